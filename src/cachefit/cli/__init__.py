@@ -1,0 +1,1 @@
+"""Command-line interface: argument parsing and error printing, nothing else."""

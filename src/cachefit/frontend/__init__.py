@@ -1,0 +1,1 @@
+"""cachefit.frontend stage."""

@@ -1,0 +1,1 @@
+"""cachefit.layout stage."""

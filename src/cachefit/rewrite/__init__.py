@@ -1,0 +1,1 @@
+"""cachefit.rewrite stage."""

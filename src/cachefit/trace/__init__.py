@@ -1,0 +1,1 @@
+"""cachefit.trace stage."""
