@@ -44,6 +44,9 @@ class Field:
     bit_offset: int | None = None
     bit_size: int | None = None
     extent: SourceExtent | None = None
+    # For a member of an anonymous struct/union: a tag naming that anonymous member; the
+    # members sharing a tag move together.
+    anonymous_parent: str | None = None
 
     @property
     def is_bitfield(self) -> bool:
@@ -82,6 +85,7 @@ class Base:
     offset: int
     size: int
     virtual: bool = False
+    empty: bool = False  # an empty base occupies no bytes (empty-base optimisation)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "offset": self.offset, "size": self.size,
@@ -120,7 +124,7 @@ class Record:
         spans: list[tuple[int, int]] = []
         if self.vptr_offset is not None:
             spans.append((self.vptr_offset, self.vptr_offset + 8))
-        spans += [(b.offset, b.offset + b.size) for b in self.bases if b.size > 0]
+        spans += [(b.offset, b.offset + b.size) for b in self.bases if b.size > 0 and not b.empty]
         spans += [(f.offset, f.end) for f in self.fields if f.end > f.offset]
         spans.sort()
         merged: list[tuple[int, int]] = []

@@ -1,0 +1,39 @@
+# cachefit: two commands on a fresh machine — `make demo` and `make test`.
+# Each installs what it needs: Debian packages with apt-get when root, Python packages in .venv.
+
+PYTHON   ?= $(shell command -v python3.11 || command -v python3)
+VENV     := .venv
+BIN      := $(VENV)/bin
+DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
+CXXFLAGS_DEMO := -std=c++17
+
+.PHONY: all deps system-deps venv demo test lint clean
+
+all: test
+
+system-deps:
+	@scripts/install-system-deps.sh $(DEB_PKGS)
+
+$(BIN)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "cachefit: installing Python packages into $(VENV)"
+	@$(BIN)/pip install -q --upgrade pip >/dev/null
+	@$(BIN)/pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(BIN)/.installed
+
+deps: system-deps venv
+
+demo: deps
+	@scripts/demo.sh
+
+lint: venv
+	$(BIN)/ruff check src tests bench
+
+test: deps
+	$(BIN)/ruff check src tests bench
+	$(BIN)/pytest
+
+clean:
+	rm -rf out .pytest_cache

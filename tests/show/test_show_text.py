@@ -1,0 +1,119 @@
+"""`cachefit show` text output and the compile_commands.json path, against clang's layout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cachefit.cli.main import main
+
+SRC = textwrap.dedent("""\
+    #include <stdint.h>
+    struct hot {
+        char flag;          /* 7-byte hole follows */
+        uint64_t key;
+        char pad[60];       /* crosses the first cache line */
+        uint32_t tail;
+    };
+    namespace kern {
+    struct B { virtual ~B() {} int x; };
+    struct V { int v; };
+    struct D : B, virtual V { char c; };
+    }
+    """)
+
+
+@pytest.fixture()
+def src(tmp_path: Path) -> Path:
+    p = tmp_path / "hot.cpp"
+    p.write_text(SRC)
+    return p
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_text_shows_hole_boundary_and_totals(src: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", "hot", str(src), "--", "-std=c++17")
+    assert code == 0
+    assert "XXX 7 bytes hole" in out
+    assert "cacheline 1 boundary (64 bytes)" in out
+    assert "/* size: 80, cachelines: 2, members: 4 */" in out
+    # The boundary marker comes before the member that starts past it.
+    assert out.index("cacheline 1 boundary") < out.index("tail;")
+
+
+def test_cache_line_option_changes_markers(src: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", "hot", str(src), "--cache-line", "32", "--", "-std=c++17")
+    assert code == 0
+    assert "cacheline 2 boundary (64 bytes)" in out
+    assert "cachelines: 3" in out
+
+
+def test_bad_cache_line_is_user_error(src: Path, capsys) -> None:
+    code, _, err = run(capsys, "show", "hot", str(src), "--cache-line", "48")
+    assert code == 2 and "power of two" in err
+
+
+def test_bases_and_vptr_come_from_compiler(src: Path, capsys) -> None:
+    code, out, _ = run(capsys, "show", "D", str(src), "--json", "--", "-std=c++17")
+    assert code == 0
+    rec = json.loads(out)
+    assert rec["name"] == "kern::D" and rec["vptr_offset"] == 0
+    bases = {b["name"]: b for b in rec["bases"]}
+    assert bases["kern::B"]["offset"] == 0 and not bases["kern::B"]["virtual"]
+    assert bases["kern::V"]["virtual"]
+    # Check against g++'s own answer.
+    probe = src.parent / "probe.cpp"
+    probe.write_text(f'#include "{src}"\n#include <cstdio>\nint main(){{ kern::D d; '
+                     'std::printf("%zu %td %td\\n", sizeof d, '
+                     '(char*)static_cast<kern::V*>(&d) - (char*)&d, (char*)&d.c - (char*)&d); }')
+    exe = src.parent / "probe"
+    subprocess.run(["g++", "-std=c++17", "-w", str(probe), "-o", str(exe)], check=True)
+    size, voff, coff = map(int, subprocess.run([str(exe)], capture_output=True, text=True,
+                                               check=True).stdout.split())
+    assert rec["size"] == size and bases["kern::V"]["offset"] == voff
+    assert {f["name"]: f["offset"] for f in rec["fields"]}["c"] == coff
+
+
+def test_compile_commands(tmp_path: Path, src: Path, capsys) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "cfg.h").write_text("#define NREGS 12\n")
+    unit = tmp_path / "unit.c"
+    unit.write_text('#include "cfg.h"\nstruct regs { long r[NREGS]; int n; };\n')
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path), "file": "unit.c",
+        "arguments": ["cc", "-Iinc", "-c", "unit.c", "-o", "build/unit.o", "-MD",
+                      "-MF", "build/unit.d"]}]))
+    cwd = os.getcwd()
+    os.chdir(build)  # relative include paths are resolved against the entry's directory
+    try:
+        code, out, err = run(capsys, "show", "regs", "-p", str(build), "--json")
+    finally:
+        os.chdir(cwd)
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["size"] == 12 * 8 + 8
+    assert rec["fields"][1] == {"name": "n", "type": "int", "offset": 96, "size": 4,
+                                "align": 4, "bit_offset": None, "bit_size": None,
+                                "access": "public"}
+
+
+def test_missing_compile_commands_is_user_error(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "show", "x", "-p", str(tmp_path))
+    assert code == 2 and "compile_commands.json" in err
+
+
+def test_no_source_is_user_error(capsys) -> None:
+    code, _, err = run(capsys, "show", "x")
+    assert code == 2 and "no source given" in err
