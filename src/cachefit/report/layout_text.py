@@ -8,6 +8,14 @@ from cachefit.model import Record
 _COL = 40
 
 
+def _declarator(type_spelling: str, name: str) -> str:
+    """`int[16]` + `buf` -> `int buf[16]` (array bounds follow the name, as in C)."""
+    if type_spelling.endswith("]") and "[" in type_spelling and "(" not in type_spelling:
+        head, _, dims = type_spelling.partition("[")
+        return f"{head.rstrip()} {name}[{dims}"
+    return f"{type_spelling} {name}"
+
+
 def _member_line(decl: str, offset: str, size: int, indent: str = "\t") -> str:
     pad = max(1, _COL - len(decl))
     return f"{indent}{decl}{' ' * pad}/* {offset:>6} {size:>5} */"
@@ -23,7 +31,7 @@ def format_layout(rec: Record, cache_line: int = 64) -> str:
     out = [f"{rec.kind} {rec.name} {{"]
     items: list[tuple[int, int, str]] = []  # (offset, order, text)
     if rec.vptr_offset is not None:
-        items.append((rec.vptr_offset, 0, _member_line("void * *  __vptr;  /* vtable */",
+        items.append((rec.vptr_offset, 0, _member_line("void * * _vptr;",
                                                        str(rec.vptr_offset), 8)))
     for b in rec.bases:
         virt = "virtual " if b.virtual else ""
@@ -32,10 +40,10 @@ def format_layout(rec: Record, cache_line: int = 64) -> str:
     for i, f in enumerate(rec.fields):
         if f.is_bitfield:
             assert f.bit_offset is not None
-            decl = f"{f.type} {f.name}:{f.bit_size};"
+            decl = f"{_declarator(f.type, f.name)}:{f.bit_size};"
             off = f"{f.offset}:{f.bit_offset - f.offset * 8}"
         else:
-            decl = f"{f.type} {f.name};"
+            decl = f"{_declarator(f.type, f.name)};"
         if f.anonymous_parent:
             decl = f"{decl}  /* in {f.anonymous_parent} */"
         items.append((f.offset, 2 + i, _member_line(decl, off if f.is_bitfield else
