@@ -87,7 +87,8 @@ def load_compile_db(build_dir: str) -> list[CompileCommand]:
     try:
         entries = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {exc}", "regenerate it with your build system") from exc
+        raise UserError(f"cannot read {path}: {exc}",
+                        "regenerate it with your build system") from exc
     commands: list[CompileCommand] = []
     for e in entries:
         directory = e.get("directory", ".")
