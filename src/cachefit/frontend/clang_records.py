@@ -121,7 +121,14 @@ def _explicit_alignment(cursor: ci.Cursor) -> int:
     best = 0
     for child in cursor.get_children():
         if child.kind == CK.ALIGNED_ATTR:
-            for tok in child.get_tokens():
+            tokens = list(child.get_tokens())
+            if [t.spelling for t in tokens] in (["alignas"], ["_Alignas"]):
+                # The attribute's extent covers only the keyword: read `(N)` after it.
+                span = ci.SourceRange.from_locations(child.extent.start, cursor.extent.end)
+                tokens = list(cursor.translation_unit.get_tokens(extent=span))[:4]
+                if [t.spelling for t in tokens[1:4:2]] != ["(", ")"]:
+                    tokens = []
+            for tok in tokens:
                 if tok.kind == ci.TokenKind.LITERAL and tok.spelling.isdigit():
                     best = max(best, int(tok.spelling))
     return best
@@ -135,7 +142,8 @@ def _type_size_align(t: ci.Type) -> tuple[int, int]:
     return max(size, 0), max(align, 1)
 
 
-def _fields(record_type: ci.Type, base_bits: int, anon: str | None) -> Iterator[Field]:
+def _fields(record_type: ci.Type, base_bits: int, anon: str | None,
+            anon_access: str | None = None) -> Iterator[Field]:
     for fc in record_type.get_fields():
         off = fc.get_field_offsetof()
         if off < 0:
@@ -144,26 +152,33 @@ def _fields(record_type: ci.Type, base_bits: int, anon: str | None) -> Iterator[
                             "the record is incomplete or dependent: name an instantiation")
         bits = base_bits + off
         decl = fc.type.get_canonical().get_declaration()
-        if not fc.spelling and decl.kind in RECORD_KINDS:
+        if decl.kind in RECORD_KINDS and (not fc.spelling or _is_anonymous_name(fc.spelling)):
             # An anonymous struct/union member: its fields are members of this record.
+            # (libclang 19 spells the implicit field like its type, "(anonymous ...)".)
             loc = fc.location
             tag = f"(anonymous {RECORD_KINDS[decl.kind]} at line {loc.line}:{loc.column})"
-            yield from _fields(fc.type.get_canonical(), bits, anon or tag)
+            # Its members have the access of the anonymous member's declaration (they are
+            # public within it: [class.union.anon]).
+            yield from _fields(fc.type.get_canonical(), bits, anon or tag,
+                               anon_access or _access(fc))
             continue
         if fc.is_bitfield() and not fc.spelling:
             continue  # an unnamed bit-field is padding, not a member
         size, align = _type_size_align(fc.type)
         align = max(align, _explicit_alignment(fc))
+        access = anon_access or _access(fc)
         if fc.is_bitfield():
-            yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, _access(fc),
+            yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, access,
                         bits, fc.get_bitfield_width(), _extent(fc), anon)
         else:
-            yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, _access(fc),
+            yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, access,
                         None, None, _extent(fc), anon)
 
 
 def _is_dynamic_candidate(decl: ci.Cursor) -> bool:
     """Whether the record may have bases or a vtable pointer (then ask the layout dump)."""
+    if decl.type.get_num_template_arguments() > 0:
+        return True  # an implicit instantiation shows libclang no base specifiers or methods
     for child in decl.get_children():
         if child.kind == CK.CXX_BASE_SPECIFIER:
             return True
@@ -209,7 +224,7 @@ def record_from_cursor(decl: ci.Cursor, path: str, args: Sequence[str]) -> Recor
             for b in dumped.bases:
                 bt = types.get(b.name) or next(
                     (t for n, t in types.items() if _norm(n) == _norm(b.name)), None)
-                bsize = bt.get_size() if bt is not None else 0
+                bsize = bt.get_size() if bt is not None else b.size
                 bases.append(Base(b.name, b.offset, max(bsize, 0), b.virtual, b.empty))
             vptr = min(dumped.vptr_offsets) if dumped.vptr_offsets else None
     return Record(name=name, kind=kind, size=size, align=align, fields=fields, bases=bases,

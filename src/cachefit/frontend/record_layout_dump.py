@@ -19,7 +19,7 @@ from cachefit.frontend.clang_parse import clang_compiler, language_args
 
 _LINE = re.compile(r"^\s*(\d+)(?::\d+-\d+)?\s*\|(.*)$")
 _KIND_WORDS = ("struct ", "class ", "union ")
-_BASE_SUFFIXES = (" (primary base)", " (virtual base)", " (base)")
+_BASE_SUFFIXES = (" (primary base)", " (primary virtual base)", " (virtual base)", " (base)")
 
 
 @dataclass
@@ -29,6 +29,7 @@ class DumpedBase:
     virtual: bool
     primary: bool
     empty: bool
+    size: int = 0  # sizeof the base, from its own block of the dump (0 when not dumped)
 
 
 @dataclass
@@ -42,11 +43,17 @@ class DumpedRecord:
     vptr_offsets: list[int] = field(default_factory=list)
 
 
+_INNER_KIND = re.compile(r"(?<=[<,(]) ?(?:struct|class|union|enum) ")
+
+
 def _strip_kind(text: str) -> str:
+    """The name without kind keywords, also inside template arguments (the dump writes
+    `ns::node_base<struct ns::list_node>`; type spellings say `ns::node_base<ns::list_node>`)."""
     for word in _KIND_WORDS:
         if text.startswith(word):
-            return text[len(word):]
-    return text
+            text = text[len(word):]
+            break
+    return _INNER_KIND.sub(lambda m: " " if m.group(0).startswith(" ") else "", text)
 
 
 def parse_dump(text: str) -> dict[str, DumpedRecord]:
@@ -79,13 +86,17 @@ def parse_dump(text: str) -> dict[str, DumpedRecord]:
                     suffix = next(s for s in _BASE_SUFFIXES if body.endswith(s))
                     rec.bases.append(DumpedBase(
                         name=_strip_kind(body[: -len(suffix)]), offset=offset,
-                        virtual=suffix == " (virtual base)",
-                        primary=suffix == " (primary base)", empty=is_empty))
+                        virtual=suffix.endswith("virtual base)"),
+                        primary=suffix.startswith(" (primary"), empty=is_empty))
                 continue
             sm = re.search(r"sizeof=(\d+).*?align=(\d+)", ln)
             if sm:
                 rec.size, rec.align = int(sm.group(1)), int(sm.group(2))
         records.setdefault(name, rec)
+    for rec in records.values():
+        for base in rec.bases:
+            if base.name in records:
+                base.size = records[base.name].size
     return records
 
 

@@ -1,0 +1,1206 @@
+/* cf_core.c - registry of traced objects, invocations, the table of unique access
+ * sequences, and writing the raw trace.
+ *
+ * Design (see docs/raw-trace-format.md and the paper's section IV):
+ *  - Registry: objects of target types as (base, span, element size, stride, type).
+ *    Small objects live in a hash table keyed by 256-byte granule, large and
+ *    strided ones in a sorted array.  Writers (registration, free) take a mutex and
+ *    bump a sequence counter (seqlock); the per-access path reads without locks and
+ *    retries if a writer was active.
+ *  - Invocation: per-thread state; objects touched get role numbers per type in
+ *    order of first touch; accesses become quads (role, offset, size, mode)
+ *    appended to a per-type buffer with a running hash.  Sequences longer than
+ *    max_accesses, or invocations touching more than max_objects objects, are cut
+ *    off and counted as runaway.
+ *  - At invocation end each per-type sequence is looked up (lock-free) in a table
+ *    of unique sequences and its counter incremented; only a new sequence takes
+ *    the table mutex and allocates (mmap), never the per-access path.
+ *  - The process writes a snapshot at exit, on cachefit_dump() and (optionally) on
+ *    a signal, to $CACHEFIT_TRACE_DIR/cachefit-<pid>.raw; nothing if unset.
+ * This file must not call malloc (it is called from inside malloc wrappers and
+ * from constructors that may run before the C library is fully set up).
+ */
+#define _GNU_SOURCE
+#include "cf_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+CF_TLS cf_thread cf_self;
+uintptr_t cf_lo = UINTPTR_MAX;
+uintptr_t cf_span = 0;
+unsigned long cf_regseq = 0;
+
+/* The link step of a profile build defines this blob (text, see
+ * docs/raw-trace-format.md) and patches it after linking with the globals found in
+ * the debug information and the type layouts.  Weak: absent when the runtime is
+ * linked by hand. */
+extern char __cachefit_blob[] __attribute__((weak));
+
+uint32_t cf_max_accesses = 4096;
+static uint32_t cf_max_objects = 64;
+static uint64_t cf_max_sequences = 1000000;
+static char cf_trace_dir[4096];
+static int cf_dump_signal;
+static volatile sig_atomic_t cf_dump_requested;
+static struct timespec cf_start;
+
+/* ------------------------------------------------------------------ helpers */
+
+static void *cf_mmap(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static uint64_t cf_env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_t hi)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (*end || v < lo || v > hi)
+        return dflt;
+    return v;
+}
+
+/* ------------------------------------------------------------------ types */
+
+static pthread_mutex_t cf_type_mu = PTHREAD_MUTEX_INITIALIZER;
+static char cf_type_names[CF_MAX_TYPES][CF_NAME_MAX];
+static int cf_ntypes;
+enum { CF_MAX_ALIASES = 256 };
+static char cf_alias_from[CF_MAX_ALIASES][CF_NAME_MAX];
+static int cf_alias_to[CF_MAX_ALIASES];
+static int cf_naliases;
+static char cf_entry_names[CF_MAX_ENTRIES][CF_NAME_MAX];
+static int cf_nentries;
+static uint64_t cf_entry_count[CF_MAX_ENTRIES];
+
+/* "struct obj", " obj " and "obj" all name type obj. */
+static void cf_normalize(const char *in, char *out, size_t cap)
+{
+    while (*in == ' ' || *in == '\t')
+        in++;
+    static const char *const kw[] = {"struct ", "class ", "union ", "enum "};
+    for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
+        size_t n = strlen(kw[i]);
+        if (strncmp(in, kw[i], n) == 0) {
+            in += n;
+            while (*in == ' ')
+                in++;
+            break;
+        }
+    }
+    size_t n = 0;
+    for (; *in && n + 1 < cap; in++)
+        if (*in != ' ' && *in != '\t' && *in != '\n')
+            out[n++] = *in;
+    out[n] = 0;
+}
+
+static int cf_type_find_locked(const char *norm)
+{
+    for (int i = 0; i < cf_ntypes; i++)
+        if (strcmp(cf_type_names[i], norm) == 0)
+            return i;
+    for (int i = 0; i < cf_naliases; i++)
+        if (strcmp(cf_alias_from[i], norm) == 0)
+            return cf_alias_to[i];
+    return -1;
+}
+
+int cf_type_id(const char *name)
+{
+    char norm[CF_NAME_MAX];
+    if (!name)
+        return -1;
+    cf_normalize(name, norm, sizeof norm);
+    if (!norm[0])
+        return -1;
+    pthread_mutex_lock(&cf_type_mu);
+    int id = cf_type_find_locked(norm);
+    if (id < 0 && cf_ntypes < CF_MAX_TYPES) {
+        id = cf_ntypes;
+        memcpy(cf_type_names[id], norm, sizeof norm);
+        __atomic_store_n(&cf_ntypes, cf_ntypes + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&cf_type_mu);
+    return id;
+}
+
+/* ------------------------------------------------------------------ registry */
+
+enum { CF_SMALL_MAX = 64 * 1024 };
+
+typedef struct cf_slot {
+    uintptr_t key; /* granule number + 1; 0 = empty */
+    cf_obj o;
+} cf_slot;
+
+typedef struct cf_htab {
+    size_t mask;
+    size_t used;
+    cf_slot s[];
+} cf_htab;
+
+typedef struct cf_rtab {
+    size_t n;
+    size_t cap;
+    cf_obj e[];
+} cf_rtab;
+
+static pthread_mutex_t cf_reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static cf_htab *cf_htable;
+static cf_rtab *cf_rtable;
+static uintptr_t cf_reg_hi;
+
+static inline size_t cf_ghash(uintptr_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static inline void cf_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static void cf_seq_write_begin(void)
+{
+    WR(cf_regseq, cf_regseq + 1);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void cf_seq_write_end(void)
+{
+    __atomic_store_n(&cf_regseq, cf_regseq + 1, __ATOMIC_RELEASE);
+}
+
+static void cf_slot_store(cf_slot *d, uintptr_t key, const cf_obj *o)
+{
+    WR(d->o.base, o->base);
+    WR(d->o.span, o->span);
+    WR(d->o.elem, o->elem);
+    WR(d->o.stride, o->stride);
+    WR(d->o.type, o->type);
+    WR(d->o.flags, o->flags);
+    WR(d->key, key);
+}
+
+static void cf_h_put(cf_htab *t, uintptr_t key, const cf_obj *o)
+{
+    size_t i = cf_ghash(key) & t->mask;
+    while (t->s[i].key)
+        i = (i + 1) & t->mask;
+    cf_slot_store(&t->s[i], key, o);
+    t->used++;
+}
+
+/* Backward-shift deletion keeps linear probing free of tombstones. */
+static void cf_h_del(cf_htab *t, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & t->mask;
+        uintptr_t kj = t->s[j].key;
+        if (!kj)
+            break;
+        size_t k = cf_ghash(kj) & t->mask;
+        int stays = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
+        if (stays)
+            continue;
+        cf_slot_store(&t->s[i], kj, &t->s[j].o);
+        i = j;
+    }
+    WR(t->s[i].key, (uintptr_t)0);
+    t->used--;
+}
+
+static cf_htab *cf_h_new(size_t cap)
+{
+    cf_htab *t = cf_mmap(sizeof(cf_htab) + cap * sizeof(cf_slot));
+    if (t)
+        t->mask = cap - 1;
+    return t;
+}
+
+/* Make room for `extra` more slots (caller holds the lock inside a write section).
+ * Old tables are never unmapped: a reader may still be walking one. */
+static int cf_h_reserve(size_t extra)
+{
+    cf_htab *t = cf_htable;
+    size_t cap = t ? t->mask + 1 : 0;
+    size_t need = (t ? t->used : 0) + extra;
+    if (t && need * 2 <= cap)
+        return 1;
+    size_t ncap = cap ? cap : 4096;
+    while (need * 2 > ncap)
+        ncap *= 2;
+    cf_htab *n = cf_h_new(ncap);
+    if (!n)
+        return 0;
+    if (t)
+        for (size_t i = 0; i <= t->mask; i++)
+            if (t->s[i].key)
+                cf_h_put(n, t->s[i].key, &t->s[i].o);
+    __atomic_store_n(&cf_htable, n, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static int cf_h_lookup(const cf_htab *t, uintptr_t a, cf_obj *out, int *granule_used)
+{
+    if (!t)
+        return 0;
+    size_t mask = t->mask;
+    uintptr_t key = (a >> CF_GRAN_SHIFT) + 1;
+    size_t i = cf_ghash(key) & mask;
+    for (size_t n = 0; n <= mask; n++, i = (i + 1) & mask) {
+        uintptr_t k = RD(t->s[i].key);
+        if (!k)
+            return 0;
+        if (k != key)
+            continue;
+        *granule_used = 1;
+        uintptr_t base = RD(t->s[i].o.base), span = RD(t->s[i].o.span);
+        if (a - base < span) {
+            out->base = base;
+            out->span = span;
+            out->elem = RD(t->s[i].o.elem);
+            out->stride = RD(t->s[i].o.stride);
+            out->type = RD(t->s[i].o.type);
+            out->flags = RD(t->s[i].o.flags);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Index of the last range whose base <= a, or -1. */
+static long cf_r_floor(const cf_rtab *r, size_t n, uintptr_t a)
+{
+    long lo = 0, hi = (long)n - 1, best = -1;
+    while (lo <= hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (RD(r->e[mid].base) <= a) {
+            best = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return best;
+}
+
+static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_used)
+{
+    if (!r)
+        return 0;
+    size_t n = RD(r->n);
+    if (n > r->cap)
+        n = r->cap;
+    uintptr_t g0 = a & ~(((uintptr_t)1 << CF_GRAN_SHIFT) - 1);
+    uintptr_t g1 = g0 + ((uintptr_t)1 << CF_GRAN_SHIFT);
+    /* Any range starting inside the granule, or one of the ranges before it reaching in. */
+    long gi = cf_r_floor(r, n, g1 - 1);
+    for (long k = gi; k >= 0 && k > gi - 4; k--) {
+        uintptr_t base = RD(r->e[k].base);
+        if (base >= g0 || base + RD(r->e[k].span) > g0)
+            *granule_used = 1;
+    }
+    long i = cf_r_floor(r, n, a);
+    /* Ranges never overlap each other except when one type nests another; look
+     * back a few entries for an enclosing range. */
+    for (long k = i; k >= 0 && k > i - 4; k--) {
+        uintptr_t base = RD(r->e[k].base), span = RD(r->e[k].span);
+        if (a - base < span) {
+            out->base = base;
+            out->span = span;
+            out->elem = RD(r->e[k].elem);
+            out->stride = RD(r->e[k].stride);
+            out->type = RD(r->e[k].type);
+            out->flags = RD(r->e[k].flags);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Lock-free lookup: 0 = not in any registered range, 1 = inside an object
+ * (out = the range, *seq = the registry version it is valid for). */
+static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used)
+{
+    for (;;) {
+        *granule_used = 0;
+        unsigned long s1 = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) {
+            cf_relax();
+            continue;
+        }
+        const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
+        const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
+        int found = cf_h_lookup(h, a, out, granule_used) ||
+                    cf_r_lookup(r, a, out, granule_used);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (RD(cf_regseq) == s1) {
+            *seq = s1;
+            return found;
+        }
+    }
+}
+
+static int cf_remove_locked(uintptr_t base, int type)
+{
+    int removed = 0;
+    cf_htab *t = cf_htable;
+    if (t) {
+        uintptr_t key = (base >> CF_GRAN_SHIFT) + 1;
+        size_t i = cf_ghash(key) & t->mask;
+        cf_obj victim;
+        int have = 0;
+        for (size_t n = 0; n <= t->mask && t->s[i].key; n++, i = (i + 1) & t->mask) {
+            if (t->s[i].key == key && t->s[i].o.base == base &&
+                (type < 0 || (int)t->s[i].o.type == type)) {
+                victim = t->s[i].o;
+                have = 1;
+                break;
+            }
+        }
+        if (have) {
+            /* Remove the object's slot in every granule it covers. */
+            uintptr_t g0 = victim.base >> CF_GRAN_SHIFT;
+            uintptr_t g1 = (victim.base + victim.span - 1) >> CF_GRAN_SHIFT;
+            for (uintptr_t g = g0; g <= g1; g++) {
+                size_t j = cf_ghash(g + 1) & t->mask;
+                for (size_t n = 0; n <= t->mask && t->s[j].key; n++, j = (j + 1) & t->mask) {
+                    if (t->s[j].key == g + 1 && t->s[j].o.base == victim.base &&
+                        t->s[j].o.type == victim.type) {
+                        cf_h_del(t, j);
+                        break;
+                    }
+                }
+            }
+            removed++;
+        }
+    }
+    cf_rtab *r = cf_rtable;
+    if (r) {
+        for (size_t i = 0; i < r->n;) {
+            if (r->e[i].base == base && (type < 0 || (int)r->e[i].type == type)) {
+                for (size_t k = i; k + 1 < r->n; k++) {
+                    WR(r->e[k].base, r->e[k + 1].base);
+                    WR(r->e[k].span, r->e[k + 1].span);
+                    WR(r->e[k].elem, r->e[k + 1].elem);
+                    WR(r->e[k].stride, r->e[k + 1].stride);
+                    WR(r->e[k].type, r->e[k + 1].type);
+                    WR(r->e[k].flags, r->e[k + 1].flags);
+                }
+                WR(r->n, r->n - 1);
+                removed++;
+            } else {
+                i++;
+            }
+        }
+    }
+    return removed;
+}
+
+static int cf_r_insert_locked(const cf_obj *o)
+{
+    cf_rtab *r = cf_rtable;
+    if (!r || r->n == r->cap) {
+        size_t ncap = r ? r->cap * 2 : 256;
+        cf_rtab *n = cf_mmap(sizeof(cf_rtab) + ncap * sizeof(cf_obj));
+        if (!n)
+            return 0;
+        n->cap = ncap;
+        if (r) {
+            memcpy(n->e, r->e, r->n * sizeof(cf_obj));
+            n->n = r->n;
+        }
+        __atomic_store_n(&cf_rtable, n, __ATOMIC_RELEASE);
+        r = n;
+    }
+    size_t pos = r->n;
+    while (pos > 0 && r->e[pos - 1].base > o->base) {
+        cf_obj *d = &r->e[pos], *s = &r->e[pos - 1];
+        WR(d->base, s->base);
+        WR(d->span, s->span);
+        WR(d->elem, s->elem);
+        WR(d->stride, s->stride);
+        WR(d->type, s->type);
+        WR(d->flags, s->flags);
+        pos--;
+    }
+    cf_obj *d = &r->e[pos];
+    WR(d->base, o->base);
+    WR(d->span, o->span);
+    WR(d->elem, o->elem);
+    WR(d->stride, o->stride);
+    WR(d->type, o->type);
+    WR(d->flags, o->flags);
+    WR(r->n, r->n + 1);
+    return 1;
+}
+
+void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
+                 uint32_t flags)
+{
+    if (type < 0 || !base || !count || !elem)
+        return;
+    if (stride < elem)
+        stride = elem;
+    if (elem > UINT32_MAX || stride > UINT32_MAX || count > UINTPTR_MAX / stride)
+        return;
+    cf_obj o = {base, count * stride, (uint32_t)elem, (uint32_t)stride, (uint32_t)type, flags};
+    if (o.span == 0 || base + o.span < base)
+        return;
+    pthread_mutex_lock(&cf_reg_mu);
+    cf_seq_write_begin();
+    cf_remove_locked(base, type); /* re-registration replaces */
+    int ok;
+    if (o.span <= CF_SMALL_MAX) {
+        uintptr_t g0 = base >> CF_GRAN_SHIFT, g1 = (base + o.span - 1) >> CF_GRAN_SHIFT;
+        ok = cf_h_reserve(g1 - g0 + 1);
+        if (ok)
+            for (uintptr_t g = g0; g <= g1; g++)
+                cf_h_put(cf_htable, g + 1, &o);
+    } else {
+        ok = cf_r_insert_locked(&o);
+    }
+    if (ok) {
+        uintptr_t lo = RD(cf_lo), hi = cf_reg_hi;
+        if (base < lo)
+            lo = base;
+        if (base + o.span > hi)
+            hi = base + o.span;
+        cf_reg_hi = hi;
+        /* Widen the span first, then lower the base: every address accepted
+         * before stays accepted in between. */
+        WR(cf_span, hi - lo);
+        WR(cf_lo, lo);
+    }
+    cf_seq_write_end();
+    pthread_mutex_unlock(&cf_reg_mu);
+}
+
+int cf_is_registered(uintptr_t base)
+{
+    if (base - RD(cf_lo) >= RD(cf_span))
+        return 0;
+    cf_obj o;
+    unsigned long s;
+    int used;
+    return cf_lookup(base, &o, &s, &used) && o.base == base;
+}
+
+int cf_forget(uintptr_t base, int type)
+{
+    if (!cf_is_registered(base))
+        return 0;
+    pthread_mutex_lock(&cf_reg_mu);
+    cf_seq_write_begin();
+    int n = cf_remove_locked(base, type);
+    cf_seq_write_end();
+    pthread_mutex_unlock(&cf_reg_mu);
+    return n;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+static pthread_key_t cf_thread_key;
+static int cf_thread_key_ok;
+static CF_TLS uintptr_t cf_stack_lo, cf_stack_hi;
+static CF_TLS int cf_stack_known;
+
+static size_t cf_thread_bytes(void)
+{
+    return (size_t)cf_max_objects * sizeof(cf_role) +
+           (size_t)CF_MAX_TYPES * cf_max_accesses * sizeof(uint64_t);
+}
+
+static void cf_thread_release(void *arg)
+{
+    (void)arg;
+    cf_thread *t = &cf_self;
+    if (t->ready) {
+        t->active = 0;
+        t->ready = 0;
+        munmap(t->roles, cf_thread_bytes());
+        t->roles = NULL;
+        t->buf = NULL;
+    }
+}
+
+static int cf_thread_setup(cf_thread *t)
+{
+    char *mem = cf_mmap(cf_thread_bytes());
+    if (!mem)
+        return 0;
+    t->roles = (cf_role *)mem;
+    t->buf = (uint64_t *)(mem + (size_t)cf_max_objects * sizeof(cf_role));
+    t->ready = 1;
+    if (cf_thread_key_ok)
+        pthread_setspecific(cf_thread_key, t);
+    return 1;
+}
+
+int cf_on_own_stack(uintptr_t a)
+{
+    if (!cf_stack_known) {
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        cf_stack_known = 1;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+                cf_stack_lo = (uintptr_t)addr;
+                cf_stack_hi = (uintptr_t)addr + size;
+            }
+            pthread_attr_destroy(&attr);
+        }
+    }
+    return a >= cf_stack_lo && a < cf_stack_hi;
+}
+
+/* ------------------------------------------------------------------ recording */
+
+static inline void cf_touch(cf_thread *t, uint32_t type)
+{
+    uint64_t bit = 1ull << type;
+    if (!(t->touched & bit)) {
+        t->touched |= bit;
+        t->len[type] = 0;
+        t->nrole[type] = 0;
+        t->outside[type] = 0;
+        t->runaway[type] = 0;
+    }
+}
+
+static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
+{
+    uintptr_t gran = a >> CF_GRAN_SHIFT;
+    for (uint32_t i = 0; i < CF_NEG_CACHE; i++)
+        if (t->neg_gran[i] == gran + 1 && t->neg_seq[i] == now)
+            return NULL;
+    uint32_t type;
+    uintptr_t ebase, esize;
+    unsigned long seq;
+    const cf_role *hit = NULL;
+    for (uint32_t i = 0; i < CF_OBJ_CACHE; i++) {
+        const cf_role *c = &t->objcache[i];
+        if (c->size && a - c->base < c->size && c->seq == now) {
+            hit = c;
+            break;
+        }
+    }
+    if (hit) {
+        type = hit->type;
+        ebase = hit->base;
+        esize = hit->size;
+        seq = hit->seq;
+        cf_touch(t, type);
+    } else {
+        cf_obj o;
+        int used;
+        if (!cf_lookup(a, &o, &seq, &used)) {
+            if (!used) {
+                /* Most recent first: the per-access path checks the first two. */
+                for (uint32_t k = CF_NEG_CACHE - 1; k > 0; k--) {
+                    t->neg_gran[k] = t->neg_gran[k - 1];
+                    t->neg_seq[k] = t->neg_seq[k - 1];
+                }
+                t->neg_gran[0] = gran + 1;
+                t->neg_seq[0] = seq;
+            }
+            return NULL;
+        }
+        if (o.type >= CF_MAX_TYPES)
+            return NULL;
+        type = o.type;
+        cf_touch(t, type);
+        uintptr_t rel = a - o.base;
+        uintptr_t idx = o.stride == o.span ? 0 : rel / o.stride;
+        ebase = o.base + idx * o.stride;
+        esize = o.elem;
+        if (a - ebase >= o.elem) {
+            t->outside[type]++; /* padding of a strided array, e.g. a stack behind a TCB */
+            return NULL;
+        }
+        cf_role *c = &t->objcache[t->objcache_next++ % CF_OBJ_CACHE];
+        c->base = ebase;
+        c->size = esize;
+        c->seq = seq;
+        c->type = type;
+    }
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        cf_role *r = &t->roles[i];
+        if (r->base == ebase && r->type == type) {
+            r->size = esize;
+            r->seq = seq;
+            t->last = i;
+            return r;
+        }
+    }
+    if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
+        t->runaway[type] = 1; /* too many objects for one invocation */
+        return NULL;
+    }
+    cf_role *r = &t->roles[t->nroles];
+    r->base = ebase;
+    r->size = esize;
+    r->seq = seq;
+    r->type = type;
+    r->role = t->nrole[type]++;
+    t->last = t->nroles++;
+    return r;
+}
+
+void cf_record_slow(uintptr_t a, unsigned size, unsigned mode)
+{
+    cf_thread *t = &cf_self;
+    t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
+    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    cf_role *r = NULL;
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        cf_role *c = &t->roles[i];
+        if (a - c->base < c->size) {
+            if (c->seq == seq) {
+                r = c;
+                t->last = i;
+            }
+            break;
+        }
+    }
+    if (!r)
+        r = cf_resolve(t, a, seq);
+    if (r)
+        cf_append(t, r, a, size, mode);
+    t->active = 1;
+}
+
+/* ------------------------------------------------------------------ sequences */
+
+typedef struct cf_seq {
+    struct cf_seq *all;
+    uint64_t hash;
+    uint64_t count;
+    uint32_t type;
+    uint32_t len;
+    uint64_t q[];
+} cf_seq;
+
+typedef struct cf_stab {
+    size_t mask;
+    size_t used;
+    cf_seq *s[];
+} cf_stab;
+
+static pthread_mutex_t cf_seq_mu = PTHREAD_MUTEX_INITIALIZER;
+static cf_stab *cf_seqtab;
+static cf_seq *cf_seq_all;
+static cf_seq **cf_seq_tail = &cf_seq_all;
+static uint64_t cf_nseqs;
+static char *cf_arena;
+static size_t cf_arena_left;
+static uint64_t cf_invocations, cf_recorded_total;
+static uint64_t cf_st_runaway[CF_MAX_TYPES], cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
+
+static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint32_t len,
+                           const uint64_t *q)
+{
+    if (!st)
+        return NULL;
+    size_t i = (size_t)hash & st->mask;
+    for (size_t n = 0; n <= st->mask; n++, i = (i + 1) & st->mask) {
+        cf_seq *p = __atomic_load_n(&st->s[i], __ATOMIC_ACQUIRE);
+        if (!p)
+            return NULL;
+        if (p->hash == hash && p->type == type && p->len == len &&
+            memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static void *cf_arena_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size > cf_arena_left) {
+        size_t chunk = size > (1u << 20) ? size : (1u << 20);
+        char *p = cf_mmap(chunk);
+        if (!p)
+            return NULL;
+        cf_arena = p;
+        cf_arena_left = chunk;
+    }
+    void *r = cf_arena;
+    cf_arena += size;
+    cf_arena_left -= size;
+    return r;
+}
+
+static int cf_seq_publish_locked(cf_seq *p)
+{
+    cf_stab *st = cf_seqtab;
+    if (!st || (st->used + 1) * 2 > st->mask + 1) {
+        size_t ncap = st ? (st->mask + 1) * 2 : 1024;
+        cf_stab *n = cf_mmap(sizeof(cf_stab) + ncap * sizeof(cf_seq *));
+        if (!n)
+            return 0;
+        n->mask = ncap - 1;
+        for (cf_seq *s = cf_seq_all; s; s = s->all) {
+            size_t i = (size_t)s->hash & n->mask;
+            while (n->s[i])
+                i = (i + 1) & n->mask;
+            n->s[i] = s;
+            n->used++;
+        }
+        __atomic_store_n(&cf_seqtab, n, __ATOMIC_RELEASE);
+        st = n;
+    }
+    size_t i = (size_t)p->hash & st->mask;
+    while (st->s[i])
+        i = (i + 1) & st->mask;
+    __atomic_store_n(&st->s[i], p, __ATOMIC_RELEASE);
+    st->used++;
+    return 1;
+}
+
+static void cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const uint64_t *q)
+{
+    cf_seq *p = cf_seq_find(__atomic_load_n(&cf_seqtab, __ATOMIC_ACQUIRE), type, hash, len, q);
+    if (p) {
+        __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    pthread_mutex_lock(&cf_seq_mu);
+    p = cf_seq_find(cf_seqtab, type, hash, len, q);
+    if (p) {
+        __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
+    } else if (cf_nseqs >= cf_max_sequences) {
+        __atomic_fetch_add(&cf_st_full[type], 1, __ATOMIC_RELAXED);
+    } else {
+        p = cf_arena_alloc(sizeof(cf_seq) + (size_t)len * sizeof *q);
+        if (!p) {
+            __atomic_fetch_add(&cf_st_full[type], 1, __ATOMIC_RELAXED);
+        } else {
+            p->all = NULL;
+            p->hash = hash;
+            p->count = 1;
+            p->type = type;
+            p->len = len;
+            memcpy(p->q, q, (size_t)len * sizeof *q);
+            *cf_seq_tail = p;
+            cf_seq_tail = &p->all;
+            cf_nseqs++;
+            if (!cf_seq_publish_locked(p))
+                cf_st_full[type]++;
+        }
+    }
+    pthread_mutex_unlock(&cf_seq_mu);
+}
+
+/* ------------------------------------------------------------------ invocations */
+
+/* Hash of a sequence: four independent multiply chains (so the latency is a quarter
+ * of a single chain's), combined at the end. */
+static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint32_t len)
+{
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h0 = 0xcbf29ce484222325ull ^ type, h1 = k ^ len, h2 = ~k, h3 = 0x100000001b3ull;
+    uint32_t i = 0;
+    for (; i + 4 <= len; i += 4) {
+        h0 = (h0 ^ q[i]) * k;
+        h1 = (h1 ^ q[i + 1]) * k;
+        h2 = (h2 ^ q[i + 2]) * k;
+        h3 = (h3 ^ q[i + 3]) * k;
+    }
+    for (; i < len; i++)
+        h0 = (h0 ^ q[i]) * k;
+    uint64_t h = h0 ^ (h1 >> 17 | h1 << 47) ^ (h2 >> 31 | h2 << 33) ^ (h3 >> 47 | h3 << 17);
+    h *= k;
+    return h ^ (h >> 29);
+}
+
+static void cf_flush(cf_thread *t)
+{
+    uint64_t m = t->touched;
+    uint64_t recorded = 0;
+    while (m) {
+        uint32_t type = (uint32_t)__builtin_ctzll(m);
+        m &= m - 1;
+        if (t->outside[type] && !t->runaway[type])
+            __atomic_fetch_add(&cf_st_outside[type], t->outside[type], __ATOMIC_RELAXED);
+        if (t->runaway[type])
+            __atomic_fetch_add(&cf_st_runaway[type], 1, __ATOMIC_RELAXED);
+        else if (t->len[type]) {
+            const uint64_t *q = t->buf + (size_t)type * cf_max_accesses;
+            cf_seq_count(type, cf_seq_hash(type, q, t->len[type]), t->len[type], q);
+        }
+        recorded += t->len[type];
+    }
+    t->touched = 0;
+    __atomic_fetch_add(&cf_invocations, 1, __ATOMIC_RELAXED);
+    if (t->entry >= 0 && t->entry < CF_MAX_ENTRIES)
+        __atomic_fetch_add(&cf_entry_count[t->entry], 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cf_recorded_total, recorded, __ATOMIC_RELAXED);
+}
+
+int cf_enter(int entry, uintptr_t frame)
+{
+    cf_thread *t = &cf_self;
+    if (t->depth > 0) {
+        if (frame && t->frame && frame >= t->frame) {
+            /* The previous invocation was left without its end (longjmp): close it. */
+            t->active = 0;
+            t->depth = 0;
+            cf_flush(t);
+        } else {
+            t->depth++;
+            return 0;
+        }
+    }
+    if (!t->ready) {
+        cf_init();
+        if (!cf_thread_setup(t))
+            return 0;
+    }
+    t->depth = 1;
+    t->frame = frame;
+    t->entry = entry;
+    t->nroles = 0;
+    t->last = 0;
+    t->touched = 0;
+    t->active = 1;
+    return 0;
+}
+
+void cf_leave(void)
+{
+    cf_thread *t = &cf_self;
+    if (t->depth <= 0)
+        return;
+    if (--t->depth > 0)
+        return;
+    t->active = 0;
+    cf_flush(t);
+    if (CF_UNLIKELY(cf_dump_requested)) {
+        cf_dump_requested = 0;
+        cf_dump_now();
+    }
+}
+
+/* ------------------------------------------------------------------ output */
+
+typedef struct cf_out {
+    int fd;
+    int err;
+    size_t n;
+    char buf[1 << 16];
+} cf_out;
+
+static cf_out cf_outbuf; /* used under cf_seq_mu only */
+
+static void cf_out_flush(cf_out *o)
+{
+    size_t off = 0;
+    while (off < o->n && !o->err) {
+        ssize_t w = write(o->fd, o->buf + off, o->n - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            o->err = 1;
+        else
+            off += (size_t)w;
+    }
+    o->n = 0;
+}
+
+static void cf_out_bytes(cf_out *o, const char *s, size_t len)
+{
+    while (len) {
+        if (o->n == sizeof o->buf)
+            cf_out_flush(o);
+        size_t k = sizeof o->buf - o->n;
+        if (k > len)
+            k = len;
+        memcpy(o->buf + o->n, s, k);
+        o->n += k;
+        s += k;
+        len -= k;
+    }
+}
+
+__attribute__((format(printf, 2, 3))) static void cf_out_fmt(cf_out *o, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        cf_out_bytes(o, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+void cf_dump_now(void)
+{
+    if (!cf_trace_dir[0])
+        return;
+    char path[4200], tmp[4220];
+    pid_t pid = getpid();
+    snprintf(path, sizeof path, "%s/cachefit-%ld.raw", cf_trace_dir, (long)pid);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    pthread_mutex_lock(&cf_type_mu);
+    pthread_mutex_lock(&cf_seq_mu);
+    cf_out *o = &cf_outbuf;
+    o->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    o->err = o->fd < 0;
+    o->n = 0;
+    if (!o->err) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long ns = (long long)(now.tv_sec - cf_start.tv_sec) * 1000000000ll +
+                       (now.tv_nsec - cf_start.tv_nsec);
+        char exe[4096];
+        ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[el > 0 ? el : 0] = 0;
+        cf_out_fmt(o, "cachefit-raw 1\npid %ld\nppid %ld\nexe %s\nwall_ns %lld\n", (long)pid,
+                   (long)getppid(), exe, ns);
+        cf_out_fmt(o, "max_accesses %u\nmax_objects %u\n", cf_max_accesses, cf_max_objects);
+        cf_out_fmt(o, "invocations %llu\nrecorded %llu\n", (unsigned long long)RD(cf_invocations),
+                   (unsigned long long)RD(cf_recorded_total));
+        if (__cachefit_blob) {
+            size_t bl = strnlen(__cachefit_blob, 1u << 30);
+            cf_out_fmt(o, "blob %zu\n", bl);
+            cf_out_bytes(o, __cachefit_blob, bl);
+            cf_out_bytes(o, "\n", 1);
+        }
+        for (int i = 0; i < cf_ntypes; i++)
+            cf_out_fmt(o, "type %d %s\n", i, cf_type_names[i]);
+        for (int i = 0; i < cf_nentries; i++)
+            cf_out_fmt(o, "entry %d %llu %s\n", i, (unsigned long long)RD(cf_entry_count[i]),
+                       cf_entry_names[i]);
+        for (int i = 0; i < cf_ntypes; i++)
+            cf_out_fmt(o, "stat %d %llu %llu %llu\n", i, (unsigned long long)RD(cf_st_runaway[i]),
+                       (unsigned long long)RD(cf_st_outside[i]),
+                       (unsigned long long)RD(cf_st_full[i]));
+        for (cf_seq *s = cf_seq_all; s; s = s->all) {
+            cf_out_fmt(o, "seq %u %llu %u", s->type, (unsigned long long)RD(s->count), s->len);
+            for (uint32_t k = 0; k < s->len; k++) {
+                uint64_t q = s->q[k];
+                cf_out_fmt(o, " %u:%u:%u:%c", (unsigned)((q >> 48) & 0x7fff), (unsigned)(uint32_t)q,
+                           (unsigned)((q >> 32) & 0xffff), (q >> 63) ? 'w' : 'r');
+            }
+            cf_out_bytes(o, "\n", 1);
+        }
+        cf_out_bytes(o, "end\n", 4);
+        cf_out_flush(o);
+        if (close(o->fd) != 0)
+            o->err = 1;
+        if (!o->err)
+            rename(tmp, path);
+        else
+            unlink(tmp);
+    }
+    pthread_mutex_unlock(&cf_seq_mu);
+    pthread_mutex_unlock(&cf_type_mu);
+}
+
+/* ------------------------------------------------------------------ startup */
+
+static const char *cf_parse_word(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (*s == ' ')
+        s++;
+    while (*s && *s != ' ' && *s != '\n') {
+        if (n + 1 < cap)
+            out[n++] = *s;
+        s++;
+    }
+    out[n] = 0;
+    return s;
+}
+
+/* The blob: "CACHEFIT-BLOB-1\n" then lines "self HEX", "limit NAME N", "type NAME",
+ * "alias NAME TYPE", "entry NAME", "global HEXADDR COUNT ELEM STRIDE TYPE",
+ * "layout JSON" (ignored here).  Addresses are link-time; `self` is the blob's own
+ * link-time address, so the load bias is &blob - self. */
+static void cf_load_blob(void)
+{
+    const char *b = __cachefit_blob;
+    if (!b || strncmp(b, "CACHEFIT-BLOB-1\n", 16) != 0)
+        return;
+    uintptr_t bias = 0;
+    for (const char *line = b + 16; *line;) {
+        const char *eol = strchr(line, '\n');
+        char word[CF_NAME_MAX], a1[CF_NAME_MAX], a2[CF_NAME_MAX];
+        const char *s = cf_parse_word(line, word, sizeof word);
+        if (strcmp(word, "self") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            bias = (uintptr_t)b - (uintptr_t)strtoull(a1, NULL, 16);
+        } else if (strcmp(word, "limit") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            s = cf_parse_word(s, a2, sizeof a2);
+            unsigned long long v = strtoull(a2, NULL, 10);
+            if (strcmp(a1, "max_accesses") == 0 && v >= 1 && v <= (1u << 24))
+                cf_max_accesses = (uint32_t)v;
+            else if (strcmp(a1, "max_objects") == 0 && v >= 1 && v <= 32767)
+                cf_max_objects = (uint32_t)v;
+            else if (strcmp(a1, "max_sequences") == 0 && v >= 1)
+                cf_max_sequences = v;
+        } else if (strcmp(word, "type") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            cf_type_id(a1);
+        } else if (strcmp(word, "alias") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            s = cf_parse_word(s, a2, sizeof a2);
+            int id = cf_type_id(a2);
+            if (id >= 0 && cf_naliases < CF_MAX_ALIASES) {
+                cf_normalize(a1, cf_alias_from[cf_naliases], CF_NAME_MAX);
+                cf_alias_to[cf_naliases++] = id;
+            }
+        } else if (strcmp(word, "entry") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            if (cf_nentries < CF_MAX_ENTRIES)
+                memcpy(cf_entry_names[cf_nentries++], a1, sizeof a1);
+        } else if (strcmp(word, "global") == 0) {
+            char ad[32], cn[32], el[32], st[32];
+            s = cf_parse_word(s, ad, sizeof ad);
+            s = cf_parse_word(s, cn, sizeof cn);
+            s = cf_parse_word(s, el, sizeof el);
+            s = cf_parse_word(s, st, sizeof st);
+            s = cf_parse_word(s, a1, sizeof a1);
+            uintptr_t addr = (uintptr_t)strtoull(ad, NULL, 16) + bias;
+            cf_register(addr, strtoull(cn, NULL, 10), strtoull(el, NULL, 10),
+                        strtoull(st, NULL, 10), cf_type_id(a1), 0);
+        }
+        (void)s;
+        if (!eol)
+            break;
+        line = eol + 1;
+    }
+}
+
+static void cf_atexit(void)
+{
+    cf_thread *t = &cf_self;
+    if (t->depth > 0) { /* exit() called inside an invocation: count what we have */
+        t->depth = 1;
+        cf_leave();
+    }
+    cf_dump_now();
+}
+
+static void cf_fork_prepare(void)
+{
+    pthread_mutex_lock(&cf_type_mu);
+    pthread_mutex_lock(&cf_reg_mu);
+    pthread_mutex_lock(&cf_seq_mu);
+}
+
+static void cf_fork_parent(void)
+{
+    pthread_mutex_unlock(&cf_seq_mu);
+    pthread_mutex_unlock(&cf_reg_mu);
+    pthread_mutex_unlock(&cf_type_mu);
+}
+
+/* The child starts with an empty sequence table: the parent writes what it
+ * counted before the fork, the child writes only its own invocations. */
+static void cf_fork_child(void)
+{
+    pthread_mutex_init(&cf_seq_mu, NULL);
+    pthread_mutex_init(&cf_reg_mu, NULL);
+    pthread_mutex_init(&cf_type_mu, NULL);
+    cf_seqtab = NULL;
+    cf_seq_all = NULL;
+    cf_seq_tail = &cf_seq_all;
+    cf_nseqs = 0;
+    cf_arena = NULL;
+    cf_arena_left = 0;
+    cf_invocations = cf_recorded_total = 0;
+    memset(cf_st_runaway, 0, sizeof cf_st_runaway);
+    memset(cf_st_outside, 0, sizeof cf_st_outside);
+    memset(cf_st_full, 0, sizeof cf_st_full);
+    memset(cf_entry_count, 0, sizeof cf_entry_count);
+    cf_stack_known = 0;
+    clock_gettime(CLOCK_MONOTONIC, &cf_start);
+}
+
+static void cf_on_signal(int sig)
+{
+    (void)sig;
+    cf_dump_requested = 1;
+}
+
+static int cf_signal_number(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    if (strcmp(s, "USR1") == 0)
+        return SIGUSR1;
+    if (strcmp(s, "USR2") == 0)
+        return SIGUSR2;
+    if (strcmp(s, "HUP") == 0)
+        return SIGHUP;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return (*end || v <= 0 || v >= 65) ? 0 : (int)v;
+}
+
+static pthread_once_t cf_once = PTHREAD_ONCE_INIT;
+
+static void cf_init_once(void)
+{
+    clock_gettime(CLOCK_MONOTONIC, &cf_start);
+    const char *dir = getenv("CACHEFIT_TRACE_DIR");
+    if (dir && strlen(dir) < sizeof cf_trace_dir)
+        strcpy(cf_trace_dir, dir);
+    cf_load_blob();
+    cf_max_accesses = (uint32_t)cf_env_u64("CACHEFIT_MAX_ACCESSES", cf_max_accesses, 1, 1u << 24);
+    cf_max_objects = (uint32_t)cf_env_u64("CACHEFIT_MAX_OBJECTS", cf_max_objects, 1, 32767);
+    cf_max_sequences = cf_env_u64("CACHEFIT_MAX_SEQUENCES", cf_max_sequences, 1, UINT64_MAX);
+    cf_thread_key_ok = pthread_key_create(&cf_thread_key, cf_thread_release) == 0;
+    pthread_atfork(cf_fork_prepare, cf_fork_parent, cf_fork_child);
+    atexit(cf_atexit);
+    cf_dump_signal = cf_signal_number(getenv("CACHEFIT_DUMP_SIGNAL"));
+    if (cf_dump_signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = cf_on_signal;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(cf_dump_signal, &sa, NULL);
+    }
+}
+
+void cf_init(void)
+{
+    pthread_once(&cf_once, cf_init_once);
+}
+
+__attribute__((constructor(101))) static void cf_constructor(void)
+{
+    cf_init();
+}
+
+/* Referenced by the link-step object so the core is always linked in. */
+void __cachefit_rt_anchor(void) {}

@@ -1,0 +1,146 @@
+/* cf_internal.h - shared state of the cachefit tracing runtime and its per-access path.
+ *
+ * The per-access path (cf_access) is what every instrumented load and store calls.
+ * It must stay a few instructions for accesses outside an invocation or outside the
+ * address range of registered objects, and must never allocate, lock or make a
+ * system call.  Everything that allocates or locks lives in cf_core.c and runs at
+ * registration, at invocation begin/end, or at dump time.
+ */
+#ifndef CF_INTERNAL_H
+#define CF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CF_HIDDEN __attribute__((visibility("hidden")))
+#define CF_TLS __thread __attribute__((tls_model("initial-exec")))
+#define CF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+enum { CF_MAX_TYPES = 64, CF_MAX_ENTRIES = 64, CF_NAME_MAX = 128 };
+enum { CF_READ = 0, CF_WRITE = 1 };
+/* Roles the per-access path checks inline; invocations rarely touch more objects. */
+enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8 };
+
+/* One registered object or array: `span` bytes from `base`; elements of `elem`
+ * bytes every `stride` bytes (a single object has elem == stride == span). */
+typedef struct cf_obj {
+    uintptr_t base;
+    uintptr_t span;
+    uint32_t elem;
+    uint32_t stride;
+    uint32_t type;
+    uint32_t flags;
+} cf_obj;
+
+/* An object this invocation has touched: its role number within its type. */
+typedef struct cf_role {
+    uintptr_t base;
+    uintptr_t size;
+    unsigned long seq; /* registry version at which base/size were confirmed */
+    uint32_t type;
+    uint32_t role;
+} cf_role;
+
+/* Per-thread invocation state.  `active` is the first thing the per-access path
+ * reads; everything else is touched only for accesses inside registered ranges. */
+typedef struct cf_thread {
+    int active;
+    int depth;
+    int entry;
+    int ready;
+    uintptr_t frame;
+    uint32_t nroles;
+    uint32_t last;
+    /* Across invocations: objects resolved recently and 256-byte granules known to hold
+     * no object, each valid while the registry version is unchanged. */
+    cf_role objcache[CF_OBJ_CACHE];
+    uintptr_t neg_gran[CF_NEG_CACHE];
+    unsigned long neg_seq[CF_NEG_CACHE];
+    uint32_t objcache_next;
+    uint64_t touched;
+    cf_role *roles;
+    uint64_t *buf; /* CF_MAX_TYPES slices of cf_max_accesses quads */
+    uint32_t len[CF_MAX_TYPES];
+    uint32_t nrole[CF_MAX_TYPES];
+    uint32_t outside[CF_MAX_TYPES];
+    uint8_t runaway[CF_MAX_TYPES];
+} cf_thread;
+
+extern CF_TLS cf_thread cf_self CF_HIDDEN;
+extern uintptr_t cf_lo CF_HIDDEN;
+extern uintptr_t cf_span CF_HIDDEN;
+extern unsigned long cf_regseq CF_HIDDEN;
+extern uint32_t cf_max_accesses CF_HIDDEN;
+
+void cf_record_slow(uintptr_t a, unsigned size, unsigned mode) CF_HIDDEN;
+
+/* Append one quad to the role's per-type sequence (or note the cut-off). */
+static inline __attribute__((always_inline)) void cf_append(cf_thread *t, const cf_role *r,
+                                                            uintptr_t a, unsigned size,
+                                                            unsigned mode)
+{
+    uint32_t type = r->type;
+    uint32_t len = t->len[type];
+    if (t->runaway[type])
+        return;
+    if (CF_UNLIKELY(len >= cf_max_accesses)) {
+        t->runaway[type] = 1;
+        return;
+    }
+    uint64_t q = (uint64_t)(uint32_t)(a - r->base) | (uint64_t)(size & 0xffffu) << 32 |
+                 (uint64_t)(r->role & 0x7fffu) << 48 | (uint64_t)(mode & 1u) << 63;
+    t->buf[(size_t)type * cf_max_accesses + len] = q;
+    t->len[type] = len + 1;
+}
+
+/* The per-access path: thread-local "in invocation" flag, then one unsigned
+ * compare against the [lowest, highest) address of all registered objects, then
+ * the object this invocation touched last (if the registry has not changed since).
+ * Everything else (other objects, new roles, registry lookups) is cf_record_slow. */
+static inline __attribute__((always_inline)) void cf_access(const volatile void *p, unsigned size,
+                                                            unsigned mode)
+{
+    if (CF_LIKELY(!cf_self.active))
+        return;
+    uintptr_t a = (uintptr_t)p;
+    if (CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
+        return;
+    cf_thread *t = &cf_self;
+    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
+    for (uint32_t i = 0; i < n; i++) {
+        const cf_role *r = &t->roles[i];
+        if (a - r->base < r->size) {
+            if (r->seq != seq)
+                break;
+            cf_append(t, r, a, size, mode);
+            return;
+        }
+    }
+    /* Between objects (e.g. the stack kept behind a TCB): a granule known to be empty. */
+    uintptr_t g = (a >> CF_GRAN_SHIFT) + 1;
+    if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
+        (t->neg_gran[1] == g && t->neg_seq[1] == seq))
+        return;
+    cf_record_slow(a, size, mode);
+}
+
+/* Registry (cf_core.c). */
+int cf_type_id(const char *name) CF_HIDDEN;
+void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
+                 uint32_t flags) CF_HIDDEN;
+int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */
+int cf_is_registered(uintptr_t base) CF_HIDDEN;
+int cf_on_own_stack(uintptr_t a) CF_HIDDEN;
+
+/* Invocations (cf_core.c). */
+int cf_enter(int entry, uintptr_t frame) CF_HIDDEN;
+void cf_leave(void) CF_HIDDEN;
+void cf_init(void) CF_HIDDEN;
+void cf_dump_now(void) CF_HIDDEN;
+
+#endif /* CF_INTERNAL_H */

@@ -1,0 +1,18 @@
+/* cf_sancov.c - callbacks of clang's -fsanitize-coverage=trace-loads,trace-stores.
+ *
+ * clang calls __sanitizer_cov_loadN / __sanitizer_cov_storeN with the address just
+ * before each N-byte load or store of an instrumented function.  Each callback is
+ * the per-access path (cf_access): no allocation, no locks.  The access itself is
+ * still done by the program, so atomics stay atomic.
+ */
+#include "cf_internal.h"
+
+#define CF_SANCOV(n)                                                                       \
+    void __sanitizer_cov_load##n(const volatile void *p) { cf_access(p, n, CF_READ); }     \
+    void __sanitizer_cov_store##n(const volatile void *p) { cf_access(p, n, CF_WRITE); }
+
+CF_SANCOV(1)
+CF_SANCOV(2)
+CF_SANCOV(4)
+CF_SANCOV(8)
+CF_SANCOV(16)

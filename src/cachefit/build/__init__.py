@@ -1,0 +1,1 @@
+"""cachefit.build stage."""

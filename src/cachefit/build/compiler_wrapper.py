@@ -1,0 +1,373 @@
+"""`cachefit cc` / `cachefit c++`: a drop-in compiler that builds plain or profile builds.
+
+plain    runs the real compiler with the arguments unchanged.
+profile  compiles every C/C++ source as: preprocess with the real compiler, edit the
+         preprocessed unit (cachefit.trace.unit_instrument: invocation begin/end in the
+         entry functions, heap registrations), compile it with load/store
+         instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, optionally
+         with an allowlist; gcc: -fsanitize=thread served by the cachefit runtime). A link
+         adds the runtime library and a blob object, then fills the blob in the output
+         with the static objects and type layouts found in its debug information.
+optimize is built by another stage: `optimize_hook` raises until that stage exists.
+The module runs compilers and edits only temporary files and the link output; the
+CLI (cachefit.cli.cc_cmd) prints what it returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from cachefit.build.compiler_args import (
+    CompilerCommand,
+    Source,
+    dependency_options,
+    parse_command,
+    select,
+)
+from cachefit.build.project_config import (
+    ProjectConfig,
+    effective_mode,
+    load_config,
+    real_compiler,
+)
+from cachefit.errors import ToolMissing, UserError
+
+Language = Literal["c", "c++"]
+Backend = Literal["sanitizer-coverage", "tsan"]
+
+BLOB_CAPACITY = 16 * 1024
+GUARD_ENV = "CACHEFIT_WRAPPER_ACTIVE"
+
+
+@dataclass
+class WrapperResult:
+    returncode: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(language: Language, argv: list[str], env: Mapping[str, str] | None = None) -> WrapperResult:
+    """Run the wrapper for `cachefit cc` (language "c") or `cachefit c++`."""
+    env = dict(os.environ if env is None else env)
+    config = load_config(env)
+    mode = effective_mode(config, env)
+    compiler = real_compiler(config, language, env)
+    if env.get(GUARD_ENV):
+        raise UserError("the real compiler calls cachefit again",
+                        "set CACHEFIT_CC/CACHEFIT_CXX (or [build] cc/cxx) to a real compiler")
+    if shutil.which(compiler[0]) is None:
+        raise ToolMissing(f"compiler {compiler[0]} not found",
+                          "install it or set CACHEFIT_CC/CACHEFIT_CXX")
+    if mode == "plain":
+        return WrapperResult(_call([*compiler, *argv], env))
+    if mode == "optimize":
+        return optimize_hook(language, argv, config, compiler, env)
+    return ProfileBuild(config, compiler, language, env).run(argv)
+
+
+def optimize_hook(language: Language, argv: list[str], config: ProjectConfig,
+                  compiler: list[str], env: Mapping[str, str]) -> WrapperResult:
+    """Optimize mode lives in `cachefit.build.optimize_wrapper` (another stage); it must
+    provide `run(language, argv, config, compiler, env) -> WrapperResult`."""
+    try:
+        module = importlib.import_module("cachefit.build.optimize_wrapper")
+    except ModuleNotFoundError as exc:
+        if exc.name != "cachefit.build.optimize_wrapper":
+            raise
+        raise UserError("CACHEFIT_MODE=optimize is not implemented yet",
+                        "use CACHEFIT_MODE=plain or profile") from exc
+    result: WrapperResult = module.run(language, argv, config, compiler, env)
+    return result
+
+
+def _call(cmd: Sequence[str], env: Mapping[str, str]) -> int:
+    child_env = dict(env)
+    child_env[GUARD_ENV] = "1"
+    try:
+        return subprocess.run(list(cmd), env=child_env, check=False).returncode
+    except OSError as exc:
+        raise ToolMissing(f"cannot run {cmd[0]}: {exc.strerror}") from exc
+
+
+_backend_cache: dict[str, Backend] = {}
+
+
+def detect_backend(compiler: list[str], env: Mapping[str, str]) -> Backend:
+    """clang gets sanitizer coverage, gcc gets -fsanitize=thread."""
+    key = " ".join(compiler)
+    if key not in _backend_cache:
+        try:
+            out = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
+                                 env=dict(env), check=False).stdout
+        except OSError as exc:
+            raise ToolMissing(f"cannot run {compiler[0]}: {exc.strerror}") from exc
+        _backend_cache[key] = "sanitizer-coverage" if "clang" in out.lower() else "tsan"
+    return _backend_cache[key]
+
+
+def _has_debug(args: Sequence[str]) -> bool:
+    level = False
+    for a in args:
+        if a.startswith("-g"):
+            level = a not in ("-g0", "-gno-record-gcc-switches") and not a.startswith("-gz")
+    return level
+
+
+def _mangled_patterns(name: str) -> list[str]:
+    simple = name.rsplit("::", 1)[-1]
+    return [name, f"_Z{len(simple)}{simple}*", f"_ZN*{len(simple)}{simple}*"]
+
+
+def allowlist_text(functions: Sequence[str], files: Sequence[str]) -> str:
+    """A clang sanitizer-coverage allowlist: both a `src:` and a `fun:` entry must match."""
+    lines = ["# cachefit: functions instrumented in the profile build"]
+    for f in files:
+        lines.append(f"src:{f}")
+        if f != "*":
+            lines.append(f"src:*{f}.i")
+            lines.append(f"src:*{f}.ii")
+    for fn in functions:
+        lines.extend(f"fun:{p}" for p in _mangled_patterns(fn))
+    return "\n".join(lines) + "\n"
+
+
+class ProfileBuild:
+    """One profile-mode compiler invocation."""
+
+    def __init__(self, config: ProjectConfig, compiler: list[str], language: Language,
+                 env: Mapping[str, str]) -> None:
+        if config.path is None:
+            raise UserError("profile mode needs a project file",
+                            "create cachefit.toml with [trace] types and entry, or set "
+                            "CACHEFIT_CONFIG")
+        if not config.trace.types or not config.trace.entry:
+            raise UserError(f"{config.path}: [trace] needs `types` and `entry`",
+                            "name the traced types and the entry functions")
+        self.config = config
+        self.trace = config.trace
+        self.compiler = compiler
+        self.language = language
+        self.env = dict(env)
+        self.warnings: list[str] = []
+        backend = self.trace.backend
+        detected = detect_backend(compiler, env)
+        if backend == "auto":
+            backend = detected
+        elif backend == "sanitizer-coverage" and detected != "sanitizer-coverage":
+            raise UserError(f"backend sanitizer-coverage needs clang, but {compiler[0]} is not "
+                            "clang", "set CACHEFIT_CC=clang-19 or backend = \"tsan\"")
+        self.backend: Backend = backend
+
+    # ---------------------------------------------------------------- driver
+
+    def run(self, argv: list[str]) -> WrapperResult:
+        cmd = parse_command(argv)
+        if cmd.action in ("query", "preprocess") or (not cmd.sources and cmd.action != "link"):
+            return WrapperResult(_call([*self.compiler, *argv], self.env), self.warnings)
+        self._check_conflicts(cmd)
+        with tempfile.TemporaryDirectory(prefix="cachefit-cc-") as tmp:
+            tmpdir = Path(tmp)
+            objects: dict[int, str] = {}
+            for n, src in enumerate(cmd.sources):
+                out = self._output_for(cmd, src, tmpdir, n)
+                code = self._compile(cmd, src, out, tmpdir)
+                if code != 0:
+                    return WrapperResult(code, self.warnings)
+                objects[src.index] = out
+            if cmd.action != "link":
+                return WrapperResult(0, self.warnings)
+            code = self._link(cmd, objects, tmpdir)
+            return WrapperResult(code, self.warnings)
+
+    def _check_conflicts(self, cmd: CompilerCommand) -> None:
+        for a in cmd.args:
+            if a.startswith("-fsanitize-coverage") or (
+                    self.backend == "tsan" and a.startswith("-fsanitize=") and "thread" in a):
+                raise UserError(f"{a} conflicts with the profile build's instrumentation",
+                                "remove it from the flags of the profile build")
+
+    def _output_for(self, cmd: CompilerCommand, src: Source, tmpdir: Path, n: int) -> str:
+        if cmd.action == "link":
+            return str(tmpdir / f"{n}-{Path(src.path).stem}.o")
+        if cmd.output and len(cmd.sources) == 1:
+            return cmd.output
+        suffix = ".s" if cmd.action == "assemble" else ".o"
+        return Path(src.path).stem + suffix
+
+    # ---------------------------------------------------------------- compile
+
+    def _instrument_flags(self, tmpdir: Path) -> list[str]:
+        if self.backend == "tsan":
+            return ["-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
+        flags = ["-fsanitize-coverage=func,trace-loads,trace-stores"]
+        if self.trace.instrument is not None:
+            text = allowlist_text(self.trace.instrument, self.trace.instrument_files)
+            digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+            from cachefit.trace.runtime_build import cache_dir
+            path = cache_dir() / "allowlists" / f"{digest}.txt"
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(text)
+                os.replace(tmp, path)
+            flags.append(f"-fsanitize-coverage-allowlist={path}")
+        return flags
+
+    def _compile(self, cmd: CompilerCommand, src: Source, out: str, tmpdir: Path) -> int:
+        final = "-S" if cmd.action == "assemble" else "-c"
+        if not src.is_c_family:
+            # Assembler and other languages: compile as the driver would, uninstrumented.
+            args = [*select(cmd, keep={"pp", "other", "deps"}), "-x", _x_name(src), src.path,
+                    "-x", "none", final, "-o", out]
+            return _call([*self.compiler, *args], self.env)
+        from cachefit.trace.runtime_build import include_dir
+        from cachefit.trace.unit_instrument import instrument_preprocessed
+
+        lang: Language = "c++" if src.is_cxx else "c"
+        stem = Path(src.path).resolve()
+        unit_dir = tmpdir / "units" / str(stem.parent).lstrip("/")
+        unit_dir.mkdir(parents=True, exist_ok=True)
+        pre = unit_dir / (stem.name + (".ii" if lang == "c++" else ".i"))
+        if src.lang in ("c-cpp-output", "c++-cpp-output"):
+            text = Path(src.path).read_bytes()
+        else:
+            pp = [*self.compiler, *select(cmd, keep={"pp", "other"}),
+                  *self._dependency_args(cmd, src, out),
+                  "-DCACHEFIT_PROFILE=1", "-I", str(include_dir()),
+                  "-E", "-x", "c++" if lang == "c++" else "c", src.path, "-o", str(pre)]
+            code = _call(pp, self.env)
+            if code != 0:
+                return code
+            text = pre.read_bytes()
+        edited, report = instrument_preprocessed(text, lang, self.trace, cmd.args,
+                                                 source=src.path)
+        self.warnings.extend(report.warnings)
+        pre.write_bytes(edited)
+        flags = select(cmd, keep={"other"})
+        compile_cmd = [*self.compiler, *flags, *self._instrument_flags(tmpdir)]
+        if not _has_debug(flags):
+            compile_cmd.append("-g")
+        compile_cmd += [final, "-x", "c++-cpp-output" if lang == "c++" else "cpp-output",
+                        str(pre), "-o", out]
+        return _call(compile_cmd, self.env)
+
+    def _dependency_args(self, cmd: CompilerCommand, src: Source, out: str) -> list[str]:
+        deps = dependency_options(cmd)
+        if not any(d in ("-MD", "-MMD") for d in deps):
+            return []
+        args = list(deps)
+        if not any(d.startswith("-MF") for d in deps):
+            if cmd.action != "link" and cmd.output:
+                dfile = str(Path(cmd.output).with_suffix(".d"))
+            else:
+                dfile = Path(src.path).stem + ".d"
+            args += ["-MF", dfile]
+        if not any(d.startswith(("-MT", "-MQ")) for d in deps):
+            target = out if cmd.action != "link" else Path(src.path).stem + ".o"
+            args += ["-MT", target]
+        return args
+
+    # ---------------------------------------------------------------- link
+
+    def _link(self, cmd: CompilerCommand, objects: dict[int, str], tmpdir: Path) -> int:
+        args: list[str] = []
+        for g in cmd.groups:
+            first = cmd.args[g[0]]
+            if g[0] in objects:
+                args.append(objects[g[0]])
+                continue
+            if first == "-x" or (first.startswith("-x") and len(first) > 2):
+                continue
+            if first in ("-MD", "-MMD", "-MP", "-MG") or first in ("-MF", "-MT", "-MQ") or \
+                    first.startswith(("-MF", "-MT", "-MQ")):
+                continue
+            if first in ("-s", "-Wl,-s", "-Wl,--strip-all", "-Wl,--strip-debug", "-Wl,-S"):
+                self.warnings.append(f"profile build: ignoring {first} (the link step needs "
+                                     "the symbols and debug information)")
+                continue
+            args.extend(cmd.args[i] for i in g)
+        if cmd.shared or cmd.relocatable:
+            # Shared objects and partial links are instrumented, but the runtime and the
+            # blob belong to the executable.
+            return _call([*self.compiler, *args], self.env)
+        from cachefit.trace.elf_objects import analyze, blob_text, find_blob, patch_blob
+        from cachefit.trace.runtime_build import runtime_library
+
+        output = cmd.output or "a.out"
+        c_compiler = [*self.compiler]
+        runtime = runtime_library(c_compiler)
+        capacity = BLOB_CAPACITY
+        for _attempt in range(3):
+            blob_obj = self._blob_object(tmpdir, capacity, cmd)
+            code = _call([*self.compiler, *args, str(blob_obj), str(runtime), "-lpthread"],
+                         self.env)
+            if code != 0:
+                return code
+            facts = analyze(output, self.trace.types)
+            slot = find_blob(output)
+            if slot is None:
+                self.warnings.append(f"{output}: the cachefit blob is missing from the output; "
+                                     "static objects are not registered")
+                return 0
+            meta = {"instrumentation": self.backend, "program": str(Path(output).resolve()),
+                    "entry": list(self.trace.entry)}
+            limits = {"max_accesses": self.trace.max_accesses,
+                      "max_objects": self.trace.max_objects,
+                      "max_sequences": self.trace.max_sequences}
+            payload = blob_text(slot.address, facts, self.trace.types, self.trace.entry,
+                                limits, meta)
+            if len(payload) + 1 <= slot.capacity:
+                patch_blob(output, slot, payload)
+                if not facts.has_debug_info:
+                    self.warnings.append(f"{output}: no debug information; static objects of "
+                                         "the traced types are not found and the profile will "
+                                         "lack field layouts (compile with -g)")
+                for t in self.trace.types:
+                    if t not in facts.layouts and facts.has_debug_info:
+                        self.warnings.append(f"{output}: type {t} is not in the debug "
+                                             "information of the program")
+                return 0
+            capacity = 1 << (len(payload) + 1024).bit_length()
+        raise UserError(f"{output}: could not fit the cachefit blob", "report this as a bug")
+
+    def _blob_object(self, tmpdir: Path, capacity: int, cmd: CompilerCommand) -> Path:
+        src = tmpdir / f"cachefit_blob_{capacity}.c"
+        obj = src.with_suffix(".o")
+        if obj.is_file():
+            return obj
+        src.write_text(
+            "/* generated by cachefit: filled in after linking */\n"
+            f"__attribute__((used, aligned(64))) char __cachefit_blob[{capacity}] = "
+            '"CACHEFIT-BLOB-1\\n";\n'
+            "extern void __cachefit_rt_anchor(void);\n"
+            "__attribute__((used)) void (*const __cachefit_anchor)(void) = "
+            "__cachefit_rt_anchor;\n")
+        from cachefit.trace.unit_instrument import libclang_flags
+        target: list[str] = []
+        flags = libclang_flags(cmd.args)
+        for i, a in enumerate(flags):
+            if a.startswith(("-m32", "-m64", "-mx32", "--target=")):
+                target.append(a)
+            elif a == "-target" and i + 1 < len(flags):
+                target += [a, flags[i + 1]]
+        code = _call([*self.compiler, *target, "-x", "c", "-O0", "-fPIC", "-c", str(src), "-o",
+                      str(obj)], self.env)
+        if code != 0:
+            raise UserError("compiling the cachefit blob object failed",
+                            f"check that {self.compiler[0]} can compile C")
+        return obj
+
+
+def _x_name(src: Source) -> str:
+    if src.lang == "assembler":
+        return "assembler-with-cpp" if Path(src.path).suffix in (".S", ".sx") else "assembler"
+    return {"c": "c", "c++": "c++", "c-cpp-output": "cpp-output",
+            "c++-cpp-output": "c++-cpp-output"}.get(src.lang, "none")

@@ -1,0 +1,189 @@
+"""The project file `cachefit.toml`: build mode, real compilers and tracing options.
+
+Found through CACHEFIT_CONFIG, else in the current directory or the nearest parent
+directory that has one (docs/cachefit-toml.md). CACHEFIT_MODE, CACHEFIT_CC and
+CACHEFIT_CXX override the file. This module only reads and validates the settings the
+build wrapper and tracer use ([build] and [trace]); other sections belong to other
+stages and are kept untouched in `sections`. It never runs a compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cachefit.errors import UserError
+
+CONFIG_NAME = "cachefit.toml"
+Mode = Literal["plain", "profile", "optimize"]
+MODES: tuple[Mode, ...] = ("plain", "profile", "optimize")
+Backend = Literal["auto", "sanitizer-coverage", "tsan"]
+BACKENDS: tuple[Backend, ...] = ("auto", "sanitizer-coverage", "tsan")
+
+_TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses",
+               "max_objects", "max_sequences", "allocators", "deallocators", "backend",
+               "cache_line"}
+
+
+@dataclass(frozen=True)
+class TraceConfig:
+    """The [trace] table: what to trace and how."""
+
+    types: tuple[str, ...] = ()
+    entry: tuple[str, ...] = ()
+    # Functions to instrument (clang allowlist `fun:` patterns); None = every function.
+    instrument: tuple[str, ...] | None = None
+    # Source files to instrument (clang allowlist `src:` patterns).
+    instrument_files: tuple[str, ...] = ("*",)
+    max_accesses: int = 4096
+    max_objects: int = 64
+    max_sequences: int = 1_000_000
+    allocators: tuple[str, ...] = ()
+    deallocators: tuple[str, ...] = ()
+    backend: Backend = "auto"
+    cache_line: int = 64
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """The [build] table: mode and the real compilers."""
+
+    mode: Mode | None = None
+    cc: str | None = None
+    cxx: str | None = None
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """A parsed project file (or the defaults when there is none); `raw` is the whole
+    decoded TOML, for backends that read their own tables."""
+
+    path: Path | None
+    trace: TraceConfig = field(default_factory=TraceConfig)
+    build: BuildConfig = field(default_factory=BuildConfig)
+    sections: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _err(path: Path, what: str) -> UserError:
+    return UserError(f"{path}: {what}", "see docs/cachefit-toml.md")
+
+
+def _names(path: Path, table: str, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _err(path, f"[{table}] {key} must be a list of names")
+    return tuple(v.strip() for v in value)
+
+
+def _positive(path: Path, key: str, value: Any, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        raise _err(path, f"[trace] {key} must be an integer from 1 to {limit}")
+    return value
+
+
+def parse_config(text: str, path: Path) -> ProjectConfig:
+    """Parse and validate the TOML text of a project file."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _err(path, f"invalid TOML: {exc}") from exc
+    trace_raw = data.get("trace", {})
+    build_raw = data.get("build", {})
+    if not isinstance(trace_raw, dict) or not isinstance(build_raw, dict):
+        raise _err(path, "[trace] and [build] must be tables")
+    # Sub-tables ([trace.qemu], ...) belong to other tracing backends.
+    unknown = sorted(k for k in set(trace_raw) - _TRACE_KEYS if not isinstance(trace_raw[k], dict))
+    if unknown:
+        raise _err(path, f"unknown key(s) in [trace]: {', '.join(unknown)}")
+    kw: dict[str, Any] = {}
+    for key in ("types", "entry", "allocators", "deallocators", "instrument_files"):
+        if key in trace_raw:
+            kw[key] = _names(path, "trace", key, trace_raw[key])
+    if "instrument" in trace_raw:
+        inst = trace_raw["instrument"]
+        kw["instrument"] = None if inst == "all" else _names(path, "trace", "instrument", inst)
+    if "max_accesses" in trace_raw:
+        kw["max_accesses"] = _positive(path, "max_accesses", trace_raw["max_accesses"], 1 << 24)
+    if "max_objects" in trace_raw:
+        kw["max_objects"] = _positive(path, "max_objects", trace_raw["max_objects"], 32767)
+    if "max_sequences" in trace_raw:
+        kw["max_sequences"] = _positive(path, "max_sequences", trace_raw["max_sequences"],
+                                        1 << 40)
+    if "cache_line" in trace_raw:
+        kw["cache_line"] = _positive(path, "cache_line", trace_raw["cache_line"], 4096)
+    if "backend" in trace_raw:
+        if trace_raw["backend"] not in BACKENDS:
+            raise _err(path, f"[trace] backend must be one of {', '.join(BACKENDS)}")
+        kw["backend"] = trace_raw["backend"]
+    bkw: dict[str, Any] = {}
+    if "mode" in build_raw:
+        if build_raw["mode"] not in MODES:
+            raise _err(path, f"[build] mode must be one of {', '.join(MODES)}")
+        bkw["mode"] = build_raw["mode"]
+    for key in ("cc", "cxx"):
+        if key in build_raw:
+            if not isinstance(build_raw[key], str) or not build_raw[key].strip():
+                raise _err(path, f"[build] {key} must be a compiler command")
+            bkw[key] = build_raw[key].strip()
+    sections = {k: v for k, v in data.items() if k not in ("trace", "build")}
+    return ProjectConfig(path=path, trace=TraceConfig(**kw), build=BuildConfig(**bkw),
+                         sections=sections, raw=data)
+
+
+def find_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:
+    """CACHEFIT_CONFIG, else cachefit.toml in `cwd` or its nearest parent that has one."""
+    env = os.environ if env is None else env
+    named = env.get("CACHEFIT_CONFIG")
+    if named:
+        p = Path(named)
+        if not p.is_file():
+            raise UserError(f"CACHEFIT_CONFIG names {named}, which is not a file",
+                            "point it at a cachefit.toml or unset it")
+        return p.resolve()
+    here = (cwd or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        candidate = d / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> ProjectConfig:
+    """The project's configuration, or the defaults when no project file exists."""
+    path = find_config(env, cwd)
+    if path is None:
+        return ProjectConfig(path=None)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
+    return parse_config(text, path)
+
+
+def effective_mode(config: ProjectConfig, env: Mapping[str, str] | None = None) -> Mode:
+    """CACHEFIT_MODE, else [build] mode, else plain."""
+    env = os.environ if env is None else env
+    value = env.get("CACHEFIT_MODE")
+    if value:
+        if value not in MODES:
+            raise UserError(f"CACHEFIT_MODE={value} is not a mode",
+                            f"use one of {', '.join(MODES)}")
+        return value  # type: ignore[return-value]
+    return config.build.mode or "plain"
+
+
+def real_compiler(config: ProjectConfig, language: Literal["c", "c++"],
+                  env: Mapping[str, str] | None = None) -> list[str]:
+    """The real compiler command (split on spaces, so `ccache gcc` works)."""
+    env = os.environ if env is None else env
+    if language == "c":
+        chosen = env.get("CACHEFIT_CC") or config.build.cc or "cc"
+    else:
+        chosen = env.get("CACHEFIT_CXX") or config.build.cxx or "c++"
+    return chosen.split()

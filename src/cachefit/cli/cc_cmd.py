@@ -1,0 +1,32 @@
+"""`cachefit cc ARGS` / `cachefit c++ ARGS`: the drop-in compiler (use as CC/CXX).
+
+main() hands the compiler arguments verbatim to `run_wrapper`; the mode (plain, profile,
+optimize) and the real compiler come from CACHEFIT_MODE/CACHEFIT_CC/CACHEFIT_CXX or
+cachefit.toml. This module only prints the wrapper's warnings; the work is in
+cachefit.build.compiler_wrapper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cachefit.build.compiler_wrapper import run
+
+
+def run_wrapper(name: str, args: list[str]) -> int:
+    result = run("c++" if name == "c++" else "c", list(args))
+    for w in result.warnings:
+        print(f"cachefit: warning: {w}", file=sys.stderr)
+    return result.returncode
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for name in ("cc", "c++"):
+        p = subparsers.add_parser(
+            name, help=f"drop-in {'C++' if name == 'c++' else 'C'} compiler "
+                       "(CACHEFIT_MODE=plain|profile|optimize)",
+            description="All arguments go to the real compiler. In profile mode the build is "
+                        "instrumented for `cachefit trace`; see docs/cachefit-toml.md.")
+        p.add_argument("compiler_args", nargs=argparse.REMAINDER)
+        p.set_defaults(func=lambda args, n=name: run_wrapper(n, args.compiler_args))

@@ -1,0 +1,65 @@
+"""`cachefit profile merge|show|import`: combine, print and convert profiles.
+
+merge   sums the counts of identical sequences of several profiles into one;
+show    prints the sequences of each type, heaviest first, with field names;
+import  builds a profile from raw traces written by profile builds run outside
+        `cachefit trace` (with CACHEFIT_TRACE_DIR set).
+Only argument handling and printing live here; the work is in cachefit.trace.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cachefit.errors import UserError
+from cachefit.trace.profile_format import load, merge, save
+from cachefit.trace.profile_show import render
+from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("profile", help="merge, show or import field-access profiles")
+    sub = p.add_subparsers(dest="profile_command", metavar="ACTION")
+    m = sub.add_parser("merge", help="sum the counts of several profiles")
+    m.add_argument("profiles", nargs="+", metavar="PROFILE")
+    m.add_argument("-o", "--output", required=True, help="profile to write")
+    m.set_defaults(func=run_merge)
+    s = sub.add_parser("show", help="print sequences with field names, heaviest first")
+    s.add_argument("profile", metavar="PROFILE")
+    s.add_argument("--type", action="append", dest="types", metavar="TYPE",
+                   help="only this type (repeatable)")
+    s.add_argument("--top", type=int, metavar="N", help="only the N heaviest sequences")
+    s.set_defaults(func=run_show)
+    i = sub.add_parser("import", help="build a profile from raw trace files or directories")
+    i.add_argument("raw", nargs="+", metavar="RAW")
+    i.add_argument("-o", "--output", required=True, help="profile to write")
+    i.set_defaults(func=run_import)
+    p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    profiles = [load(p) for p in args.profiles]
+    merged = merge(profiles, names=args.profiles)
+    save(merged, args.output)
+    print(f"cachefit: wrote {args.output}: {merged.invocations} invocations from "
+          f"{len(profiles)} profiles", file=sys.stderr)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    prof = load(args.profile)
+    if args.types:
+        missing = [t for t in args.types if t not in prof.types]
+        if missing:
+            raise UserError(f"{args.profile} has no type {missing[0]}",
+                            f"traced types: {', '.join(sorted(prof.types)) or 'none'}")
+    sys.stdout.write(render(prof, types=args.types, top=args.top, title=args.profile))
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    prof = profile_from_raw(collect_raw_files(args.raw))
+    save(prof, args.output)
+    print(f"cachefit: wrote {args.output}: {prof.invocations} invocations", file=sys.stderr)
+    return 0

@@ -1,0 +1,205 @@
+"""`cachefit reorder TYPE`: reorder a record's members for a profile (or a given order).
+
+Parses the arguments, runs the analysis (cachefit.reorder.analysis) and the rewrite
+(cachefit.rewrite.reorder_source), then writes: the rewritten file to stdout, to `-o OUT`,
+in place, or as a diff; generated headers; a summary (or `--json`). Everything is computed
+and verified before the first byte is written; a refusal writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from cachefit.errors import UserError
+from cachefit.reorder.analysis import analyse, units_for
+from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic, write_atomic
+from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome, reorder_source
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """Lets FILEs follow options (`reorder tcb --order x file.h`), like most compilers."""
+
+    _inside = False
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        if self._inside:
+            return super().parse_known_args(args, namespace)
+        self._inside = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inside = False
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser_class = sub._parser_class
+    sub._parser_class = type("ReorderParser", (_IntermixedParser, parser_class), {})
+    try:
+        p = _add_parser(sub)
+    finally:
+        sub._parser_class = parser_class
+    p.set_defaults(func=run)
+
+
+def _add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "reorder", help="reorder a record's members for a profile and rewrite the source",
+        description="Choose the member order of TYPE that touches the fewest cache lines for "
+                    "the profile (or apply --order), honouring what the code base relies on "
+                    "(offsetof ranges, first-member casts, macro groups, ...), rewrite the "
+                    "definition and check the result with the compiler. Refuses (exit 2, "
+                    "nothing written) where reordering would change behaviour or an ABI.",
+        usage="cachefit reorder TYPE (--profile P | --order SPEC) [FILE...] [-p BUILD_DIR] "
+              "[-o OUT | --in-place | --diff] [--object-align N] [--relax-align] "
+              "[--pin F]... [--fix-initializers] [--offsets-header FILE] "
+              "[--assert-header FILE] [--json] [-- ARGS...]")
+    p.add_argument("type", metavar="TYPE", help="record name: tcb, ns::tcb")
+    p.add_argument("files", metavar="FILE", nargs="*",
+                   help="sources to analyse (the first that defines TYPE is rewritten)")
+    p.add_argument("-p", dest="build_dir", help="directory holding compile_commands.json "
+                   "(every unit is analysed when no FILE is given)")
+    p.add_argument("--profile", metavar="P", help="cachefit profile (JSON, maybe gzipped)")
+    p.add_argument("--order", metavar="SPEC",
+                   help="apply this order instead of optimizing: a,b,c or 'alphabetical'")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-o", dest="output", metavar="OUT", help="write the rewritten file here")
+    out.add_argument("--in-place", action="store_true", help="rewrite the files in place")
+    out.add_argument("--diff", action="store_true", help="print a unified diff (git apply)")
+    p.add_argument("--object-align", type=int, metavar="N",
+                   help="objects start at multiples of N bytes (default: the record's "
+                        "alignment)")
+    p.add_argument("--relax-align", action="store_true",
+                   help="allow fields below natural alignment where every access allows it")
+    p.add_argument("--pin", action="append", default=[], metavar="F",
+                   help="keep field F at its offset (repeatable)")
+    p.add_argument("--fix-initializers", action="store_true",
+                   help="rewrite positional initialisers into designated ones")
+    p.add_argument("--offsets-header", metavar="FILE",
+                   help="write #define TYPE_FIELD_OFFSET n for assembly")
+    p.add_argument("--assert-header", metavar="FILE",
+                   help="write static_asserts that pin the new layout")
+    p.add_argument("--cache-line", type=int, metavar="N",
+                   help="cache-line size (default: the profile's, else 64)")
+    p.add_argument("--time-limit", type=float, default=10.0, metavar="S",
+                   help="optimizer time limit in seconds (default 10)")
+    p.add_argument("--allow-growth", action="store_true",
+                   help="let sizeof grow beyond the original rounded up to whole lines")
+    p.add_argument("--merge", action="store_true",
+                   help="merge sequences by footprint inclusion before solving")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _take_output_from_passthrough(args: argparse.Namespace) -> None:
+    """`-o OUT` after `--` is not a parse option; take it as the output file."""
+    rest = list(args.passthrough)
+    if "-o" in rest:
+        i = rest.index("-o")
+        if i + 1 >= len(rest):
+            raise UserError("-o needs a file name")
+        if args.output or args.in_place or args.diff:
+            raise UserError("-o after '--' conflicts with -o/--in-place/--diff",
+                            "give the output once, before '--'")
+        args.output = rest[i + 1]
+        del rest[i:i + 2]
+    args.passthrough = rest
+
+
+def _options(args: argparse.Namespace) -> ReorderOptions:
+    if args.profile and args.order:
+        raise UserError("--profile and --order exclude each other",
+                        "use --profile to optimize, --order to apply a given order")
+    for name in ("object_align", "cache_line"):
+        v = getattr(args, name)
+        if v is not None and (v <= 0 or v & (v - 1)):
+            raise UserError(f"--{name.replace('_', '-')} {v} is not a power of two",
+                            "use e.g. 64")
+    return ReorderOptions(order=args.order, profile=args.profile, cache_line=args.cache_line,
+                          object_align=args.object_align, relax_align=args.relax_align,
+                          pins=list(args.pin), fix_initializers=args.fix_initializers,
+                          allow_growth=args.allow_growth, time_limit=args.time_limit,
+                          merge=args.merge, offsets_header=args.offsets_header,
+                          assert_header=args.assert_header)
+
+
+def _summary(o: ReorderOutcome) -> str:
+    r = o.result
+    lines = []
+    if r is not None:
+        lines.append(f"{o.before.name}: {r.lines_before:.2f} -> {r.lines_after:.2f} cache lines "
+                     f"per invocation (lower bound {r.lines_lower_bound:.2f}), dirty "
+                     f"{r.dirty_before:.2f} -> {r.dirty_after:.2f}; "
+                     f"{'optimal' if r.optimal else f'gap {r.gap:.0%}'} ({r.method}, "
+                     f"{r.solver_seconds:.1f} s)")
+    elif o.eval_before is not None and o.eval_after is not None:
+        lines.append(f"{o.before.name}: given order; {o.eval_before.lines:.2f} -> "
+                     f"{o.eval_after.lines:.2f} cache lines per invocation")
+    lines.append(f"sizeof {o.before.size} -> {o.after.size} (checked with the compiler)")
+    lines.append("new order: " + ", ".join(o.new_order))
+    if o.split:
+        lines.append("split declarations: " + ", ".join(o.split))
+    if o.initializers_fixed:
+        lines.append(f"initialisers rewritten: {o.initializers_fixed}")
+    lines.append(f"constraints ({len(o.constraints)}):" if o.constraints else
+                 "constraints: none found")
+    for c in o.constraints:
+        lines.append(f"  {c.location or display_path(o.analysis.file)}: {c.describe()}")
+    lines += [f"warning: {w}" for w in o.warnings]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    _take_output_from_passthrough(args)
+    opts = _options(args)
+    units = units_for(args.files, args.build_dir, args.passthrough)
+    analysis = analyse(args.type, units, offsets_header=os.path.abspath(args.offsets_header)
+                       if args.offsets_header else None)
+    outcome = reorder_source(analysis, opts)
+    target = analysis.file
+    changed = {f: d for f, d in outcome.contents.items() if d != outcome.originals.get(f)}
+    others = sorted(f for f in changed if f != target)
+    if others and not (args.in_place or args.diff):
+        needed = [f for f in others if f not in outcome.cosmetic_files]
+        if needed:
+            raise UserError("--fix-initializers also changes " + ", ".join(
+                display_path(f) for f in needed), "use --in-place or --diff to get every file")
+        for f in others:
+            outcome.warnings.append(
+                f"{display_path(f)} not rewritten: its constructor initialiser lists are no "
+                "longer in declaration order (-Wreorder); use --in-place or --diff")
+            del changed[f]
+    new_text = outcome.contents.get(target, outcome.originals[target])
+    text_on_stdout = not args.json and not args.output and not args.in_place
+    # Write: nothing above this line has touched a file.
+    if args.in_place and changed:
+        write_all_atomic(changed)
+    if args.output:
+        write_atomic(args.output, new_text)
+    for path, text in outcome.headers.items():
+        write_atomic(path, text.encode())
+    diff = unified_diffs(outcome.originals, outcome.contents) if args.diff else ""
+    if args.json:
+        data = outcome.to_json()
+        data["file"] = display_path(target)
+        data["changed_files"] = [display_path(f) for f in sorted(changed)]
+        if args.diff:
+            data["diff"] = diff
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    summary = _summary(outcome)
+    if args.diff:
+        sys.stdout.write(diff)
+    elif text_on_stdout:
+        sys.stdout.write(new_text.decode("utf-8", errors="surrogateescape"))
+    if text_on_stdout or args.diff:
+        print(summary, file=sys.stderr)
+    else:
+        print(summary)
+    return 0

@@ -1,0 +1,89 @@
+"""`cachefit trace [-o PROFILE] -- COMMAND...`: run a profile build and write its profile.
+
+Parses the command line, runs cachefit.trace.trace_run and reports what was written. The
+exit status is the traced command's, so scripts see its failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cachefit.trace.profile_format import save
+from cachefit.trace.trace_run import trace_command
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "trace", help="run a profile build and write the field-access profile",
+        description="Run COMMAND (a profile build made with CACHEFIT_MODE=profile cachefit cc, "
+                    "or a script running it) and merge the traces of all its processes into "
+                    "one profile.",
+        usage="cachefit trace [-o PROFILE] [--keep-raw DIR] [--qemu] -- COMMAND...")
+    p.add_argument("-o", "--output", default="cachefit-profile.json",
+                   help="profile to write (.json, or .json.gz to compress); "
+                        "default %(default)s")
+    p.add_argument("--keep-raw", metavar="DIR",
+                   help="write the per-process raw traces into DIR and keep them")
+    p.add_argument("--max-accesses", type=int, metavar="N",
+                   help="runaway cut-off: longest sequence per type and invocation "
+                        "(overrides cachefit.toml)")
+    p.add_argument("--max-objects", type=int, metavar="N",
+                   help="most objects one invocation may touch before it counts as runaway")
+    p.add_argument("--qemu", action="store_true",
+                   help="trace an unmodified binary in QEMU instead (docs/qemu-tracing.md)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.qemu:
+        return run_qemu(args)
+    limits = {}
+    if args.max_accesses:
+        limits["max_accesses"] = args.max_accesses
+    if args.max_objects:
+        limits["max_objects"] = args.max_objects
+    result = trace_command(args.passthrough,
+                           raw_dir=Path(args.keep_raw) if args.keep_raw else None,
+                           limits=limits)
+    save(result.profile, args.output)
+    prof = result.profile
+    kinds = sum(len(t.sequences) for t in prof.types.values())
+    print(f"cachefit: wrote {args.output}: {prof.invocations} invocations, "
+          f"{len(prof.types)} type{'s' if len(prof.types) != 1 else ''}, "
+          f"{kinds} distinct sequence{'s' if kinds != 1 else ''} "
+          f"({result.seconds:.2f} s)", file=sys.stderr)
+    if prof.invocations == 0:
+        print("cachefit: note: no entry function ran; check [trace] entry in cachefit.toml",
+              file=sys.stderr)
+    if result.returncode != 0:
+        print(f"cachefit: note: the traced command exited with status {result.returncode}",
+              file=sys.stderr)
+    return result.returncode
+
+
+def run_qemu(args: argparse.Namespace) -> int:
+    """Delegate to the QEMU backend (cachefit.trace.qemu_backend), same profile format."""
+    from cachefit.build.project_config import load_config
+    from cachefit.errors import UserError
+    try:
+        from cachefit.trace.qemu_backend import trace_qemu
+    except ImportError as exc:
+        raise UserError("the QEMU backend is not available") from exc
+    if not args.passthrough:
+        raise UserError("no command to trace", "use: cachefit trace --qemu -o P -- COMMAND...")
+    config = load_config()
+    data = dict(config.raw)
+    if args.max_accesses or args.max_objects:
+        trace = dict(data.get("trace", {}))
+        qemu = dict(trace.get("qemu", {}))
+        if args.max_accesses:
+            qemu["max_accesses"] = args.max_accesses
+        if args.max_objects:
+            qemu["max_objects"] = args.max_objects
+        trace["qemu"] = qemu
+        data["trace"] = trace
+    trace_qemu(list(args.passthrough), data, args.output)
+    print(f"cachefit: wrote {args.output} (qemu backend)", file=sys.stderr)
+    return 0

@@ -1,0 +1,58 @@
+"""Merge sequences by footprint inclusion (paper §IV.B.4), an optional pre-solve step.
+
+A sequence whose footprint, role by role, is included in that of a heavier sequence adds
+its count to that sequence and is dropped from what the solver optimises. Only touched
+fields (and fixed-area spans) are compared, not the order or mode of accesses. This module
+does not decide whether to merge (the caller's `merge` flag does) and never changes the
+footprints used to predict lines before and after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cachefit.layout.profile_footprints import SequenceFootprint
+
+
+@dataclass(frozen=True)
+class MergedSequence:
+    """Sequence `index` (profile order) with `count` invocations was merged into `into`."""
+
+    index: int
+    into: int
+    count: int
+
+
+def _included(small: SequenceFootprint, big: SequenceFootprint) -> bool:
+    big_roles = dict(big.roles)
+    for role, fp in small.roles:
+        other = big_roles.get(role)
+        if other is None or not other.includes(fp):
+            return False
+    return True
+
+
+def merge_by_inclusion(
+        sequences: tuple[SequenceFootprint, ...],
+) -> tuple[tuple[SequenceFootprint, ...], tuple[MergedSequence, ...]]:
+    """Return the kept sequences (with increased counts) and what was merged into what.
+
+    Sequences are visited from heaviest to lightest (ties: profile order); each is merged
+    into the heaviest already kept sequence that includes it, if any. Deterministic.
+    """
+    order = sorted(sequences, key=lambda s: (-s.count, s.index))
+    kept: list[SequenceFootprint] = []
+    extra: dict[int, int] = {}
+    merged: list[MergedSequence] = []
+    for seq in order:
+        # `kept` is heaviest first, so the first host found is the heaviest one.
+        host = next((k for k in kept if _included(seq, k)), None) if seq.roles else None
+        if host is None:
+            kept.append(seq)
+            continue
+        extra[host.index] = extra.get(host.index, 0) + seq.count
+        merged.append(MergedSequence(seq.index, host.index, seq.count))
+    result = tuple(
+        SequenceFootprint(k.index, k.count + extra.get(k.index, 0), k.roles)
+        for k in sorted(kept, key=lambda s: s.index))
+    return result, tuple(sorted(merged, key=lambda m: m.index))

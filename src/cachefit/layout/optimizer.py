@@ -1,0 +1,318 @@
+"""The layout optimizer behind `cachefit reorder`: choose a member order for one record.
+
+`optimize_layout` builds the problem (units, constraints, footprints), collects candidate
+orders and keeps the best valid one by (lines, dirty lines, size, order changes of cold
+fields, then of hot fields):
+
+* the original order (valid whenever the caller's constraints describe the source);
+* line clustering + local search over lines, realised by cold fill (fast, any size);
+* for cache-aligned objects, the CP-SAT line-assignment relaxation (a lower bound, and
+  targets realised by cold fill);
+* local search on complete orders from the best candidate;
+* if optimality is still unproven and the record has at most EXACT_MAX_UNITS units, the
+  exact CP-SAT circuit model, hinted with the best order.
+
+The lower bound is the best of the per-footprint bound and the CP-SAT bounds.
+
+`evaluate_order` measures any given order the same way (for tests and comparisons such
+as alphabetical order). Nothing here prints; bad input raises `UserError`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cachefit.errors import UserError
+from cachefit.layout.constraints import LayoutConstraints
+from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
+from cachefit.layout.line_clustering import cluster_targets
+from cachefit.layout.line_cost import CostTotals, cost_totals, simple_bound
+from cachefit.layout.line_model import LineModel
+from cachefit.layout.order_search import improve_order
+from cachefit.layout.placement import (
+    Placement,
+    inversions,
+    original_placement,
+    place_order,
+    violations,
+)
+from cachefit.layout.problem import LayoutProblem, build_problem
+from cachefit.layout.realize import compact_tail, realize
+from cachefit.layout.result import LayoutEvaluation, LayoutResult, LineFigures
+from cachefit.model.record_layout import Record
+
+EXACT_MAX_UNITS = 32
+"""Records with at most this many units get the exact circuit model over all units
+(when the fast methods have not already proven optimality)."""
+LINE_MODEL_MAX_HOT = 200
+"""Larger records of cache-aligned objects get the line model up to this many hot units."""
+DET_PER_SECOND = 0.3
+"""CP-SAT deterministic time granted per second of `time_limit` (about 1/3 of wall time
+on a typical machine, so the deterministic limit, not the clock, ends the search)."""
+WORK_PER_SECOND = 1_500_000
+"""Order-search work (units placed + footprint members measured) per second of `time_limit`."""
+TIE_BREAK_SHARE = 0.25
+"""Share of the CP-SAT budget for the size/order stages once lines and dirty are proven."""
+EVALS_PER_HOT_UNIT = 1_500
+"""Cap on order-search evaluations per hot unit (more does not help small records)."""
+MOVES_PER_SECOND = 100_000
+"""Line-clustering move evaluations per second of `time_limit`."""
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    method: str
+    placement: Placement
+    cost: CostTotals
+    key: tuple[int, ...]
+
+
+class _Candidates:
+    def __init__(self, problem: LayoutProblem) -> None:
+        self.p = problem
+        self.items: list[_Candidate] = []
+        self.rejected: list[str] = []
+
+    def add(self, order: Sequence[int], method: str) -> _Candidate | None:
+        order = compact_tail(self.p, list(order))
+        placement = place_order(self.p, order)
+        bad = violations(self.p, placement)
+        if bad:
+            self.rejected.append(f"{method}: {bad[0]}")
+            return None
+        cost = cost_totals(self.p, placement.offsets, self.p.lines_fp, self.p.dirty_fp)
+        cold_inv, hot_inv = inversions(self.p, order)
+        key = (cost.lines, cost.dirty, placement.size, cold_inv, hot_inv)
+        cand = _Candidate(method, placement, cost, key)
+        self.items.append(cand)
+        return cand
+
+    def best(self) -> _Candidate | None:
+        return min(self.items, key=lambda c: c.key, default=None)
+
+
+def _figures(problem: LayoutProblem, totals: CostTotals) -> LineFigures:
+    n = max(problem.total_count, 1)
+    k = len(problem.starts)
+    return LineFigures(totals.lines / (n * k), totals.dirty / (n * k),
+                       totals.lines_worst / n, totals.dirty_worst / n)
+
+
+def _field_offsets(problem: LayoutProblem, placement: Placement
+                   ) -> tuple[tuple[str, ...], dict[str, int], dict[str, int]]:
+    """Field order, predicted byte offsets and bit offsets (bit-fields) for `placement`."""
+    order: list[str] = []
+    offsets: dict[str, int] = {}
+    bits: dict[str, int] = {}
+    by_name = {f.name: f for f in problem.record.fields}
+    for u in placement.order:
+        unit = problem.units[u]
+        at = placement.offsets[u]
+        for name, rel in zip(unit.fields, unit.rel, strict=True):
+            order.append(name)
+            offsets[name] = at + rel
+            f = by_name[name]
+            if f.bit_offset is not None and f.is_bitfield:
+                bits[name] = f.bit_offset + 8 * (at - unit.offset)
+    if problem.fam is not None:
+        order.append(problem.fam.name)
+        offsets[problem.fam.name] = placement.fam_offset or 0
+    return tuple(order), offsets, bits
+
+
+def _original_order(problem: LayoutProblem) -> list[int]:
+    return sorted(problem.movable, key=lambda u: (problem.units[u].offset, u))
+
+
+def optimize_layout(record: Record, profile_type: dict[str, Any], *, cache_line: int = 64,
+                    object_align: int | None = None, relax_align: bool = False,
+                    constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
+                    allow_growth: bool = False, time_limit: float = 10.0,
+                    merge: bool = False) -> LayoutResult:
+    """Choose a member order for `record` from one type entry of a cachefit profile.
+
+    Objectives, in order: weighted cache lines touched per (sequence, role); dirty lines;
+    size (never above the original rounded up to whole lines unless `allow_growth`); cold
+    fields then hot fields in their original relative order. See docs/layout.md.
+    """
+    began = time.monotonic()
+    if time_limit <= 0:
+        raise UserError(f"time limit {time_limit} must be positive")
+    problem = build_problem(record, profile_type, cache_line=cache_line,
+                            object_align=object_align, relax_align=relax_align,
+                            constraints=constraints, allow_growth=allow_growth, merge=merge)
+    warnings = list(problem.warnings)
+    cands = _Candidates(problem)
+    original = _original_order(problem)
+    reproduced = place_order(problem, original, natural=True)
+    if reproduced.offsets != original_placement(problem).offsets:
+        warnings.append("the C placement model does not reproduce the current layout "
+                        "(packed or explicitly aligned members?); predicted offsets may "
+                        "differ from the compiler's")
+    cands.add(original, "original")
+    if not problem.hot:
+        warnings.append(f"the profile touches no field of {record.name}; only padding "
+                        "can be reduced")
+    stages: list[StageOutcome] = []
+    if problem.units and problem.hot:
+        stages = _search(problem, cands, began, time_limit)
+    chosen = cands.best()
+    if chosen is None:
+        raise UserError(f"no layout of {record.name} satisfies the constraints",
+                        "; ".join(cands.rejected[:3]) or "check the constraints")
+    return _result(problem, chosen, stages, warnings, time.monotonic() - began)
+
+
+def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit: float
+            ) -> list[StageOutcome]:
+    """Add the solvers' candidates; return the CP-SAT stage outcomes (for bounds).
+
+    Fast methods first (line clustering; the line model for cache-aligned objects; order
+    search); if optimality is not proven by then and the record is small enough, the exact
+    circuit model gets the remaining time, hinted with the best order so far."""
+    deadline = began + time_limit
+    det_total = time_limit * DET_PER_SECOND
+    small = len(problem.units) <= EXACT_MAX_UNITS
+    aligned = problem.starts == (0,)
+    targets = cluster_targets(problem, max_evals=int(MOVES_PER_SECOND * time_limit
+                                                     * (0.02 if small else 0.2)),
+                              deadline=began + time_limit * (0.1 if small else 0.3))
+    cands.add(realize(problem, targets), "line clustering")
+    stages: list[StageOutcome] = []
+    best = cands.best()
+    search_share = 0.1 if small else 0.7
+    if aligned and len(problem.hot) <= LINE_MODEL_MAX_HOT:
+        lines = LineModel(problem)
+        if best is not None:
+            lines.hint(best.placement.offsets)
+        wall = max(began + time_limit * (0.3 if small else 0.7) - time.monotonic(), 0.1)
+        line_solution = lines.solve(det_total * (0.15 if small else 0.5), wall)
+        if line_solution is not None:
+            cands.add(realize(problem, lines.targets(line_solution)), "line model")
+            stages = line_solution.stages
+        search_share = 0.1 if small else 0.35
+    best = cands.best()
+    if best is not None and not _proven(problem, best, stages):
+        work = len(problem.units) + sum(
+            len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
+        evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
+                    EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
+        order = improve_order(problem, list(best.placement.order), max_evals=evals,
+                              deadline=deadline)
+        cands.add(order, best.method + " + local search")
+    best = cands.best()
+    if small:
+        # Exact search if not proven yet; else only the size and order tie-breaks.
+        proven = best is not None and _proven(problem, best, stages)
+        model = LayoutModel(problem)
+        if best is not None:
+            model.hint(best.placement.order, best.placement.offsets)
+        used = time.monotonic() - began
+        det = det_total * max(0.1, 1.0 - used / time_limit) * 0.9
+        known = (best.cost.lines, best.cost.dirty) if proven and best is not None else None
+        if known is not None:
+            det = min(det, det_total * TIE_BREAK_SHARE)
+        solution = model.solve(det, max(deadline - time.monotonic(), 0.1), known)
+        if solution is not None:
+            cands.add(solution.order, "cp-sat exact")
+            if not proven:
+                stages = solution.stages
+    return stages
+
+
+def _proven(problem: LayoutProblem, cand: _Candidate, stages: list[StageOutcome]) -> bool:
+    lines_lb, dirty_lb = _solver_bounds(problem, cand, stages)
+    return cand.cost.lines <= lines_lb and cand.cost.dirty <= dirty_lb
+
+
+def _solver_bounds(problem: LayoutProblem, cand: _Candidate, stages: list[StageOutcome]
+                   ) -> tuple[int, int]:
+    """Lower bounds on (lines, dirty lines given optimal lines) for the solver's weights.
+
+    The dirty bound of a stage is valid only when the stage ran with the lines fixed at a
+    value no better than the candidate's (so every lines-optimal layout was allowed)."""
+    lines_lb = simple_bound(problem, problem.lines_fp)
+    dirty_lb = simple_bound(problem, problem.dirty_fp)
+    by_name = {s.name: s for s in stages}
+    lines_stage, dirty_stage = by_name.get("lines"), by_name.get("dirty")
+    if lines_stage is not None and lines_stage.bound is not None:
+        lines_lb = max(lines_lb, lines_stage.bound)
+    if (cand.cost.lines <= lines_lb and lines_stage is not None
+            and lines_stage.value is not None and cand.cost.lines <= lines_stage.value
+            and dirty_stage is not None and dirty_stage.bound is not None):
+        dirty_lb = max(dirty_lb, dirty_stage.bound)
+    return lines_lb, dirty_lb
+
+
+def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[StageOutcome],
+            warnings: list[str], seconds: float) -> LayoutResult:
+    p = problem
+    before_place = original_placement(p)
+    before = cost_totals(p, before_place.offsets, p.report_lines_fp, p.report_dirty_fp)
+    after = cost_totals(p, chosen.placement.offsets, p.report_lines_fp, p.report_dirty_fp)
+
+    # Lower bounds for the solver's objective (equal to the report's unless merging).
+    lines_lb, dirty_lb = _solver_bounds(p, chosen, stages)
+    optimal = chosen.cost.lines <= lines_lb and chosen.cost.dirty <= dirty_lb
+    if p.merged:
+        # The solver's bounds are for merged weights; report bounds valid for the profile.
+        report_lines_lb = simple_bound(p, p.report_lines_fp)
+        report_dirty_lb = simple_bound(p, p.report_dirty_fp)
+    else:
+        report_lines_lb, report_dirty_lb = lines_lb, dirty_lb
+    scale = max(p.total_count, 1) * len(p.starts)
+    fig_before, fig_after = _figures(p, before), _figures(p, after)
+    lb = report_lines_lb / scale
+    gap = 0.0 if fig_after.lines <= 0 else max(0.0, (fig_after.lines - lb) / fig_after.lines)
+    order, offsets, bits = _field_offsets(p, chosen.placement)
+    relaxed = {name: align for name, align in sorted(p.relaxed.items())
+               if offsets[name] % p.units[p.field_unit[name]].natural_align}
+    method = chosen.method + (" (optimal)" if optimal else "")
+    hot_names = tuple(n for u in sorted(p.hot, key=lambda u: p.units[u].offset)
+                      for n in p.units[u].fields)
+    return LayoutResult(
+        record=p.record.name, order=order, offsets=offsets, bit_offsets=bits,
+        size_before=p.record.size, size_after=chosen.placement.size, size_limit=p.size_limit,
+        lines_before=fig_before.lines, lines_after=fig_after.lines, lines_lower_bound=lb,
+        dirty_before=fig_before.dirty, dirty_after=fig_after.dirty,
+        dirty_lower_bound=report_dirty_lb / scale,
+        lines_worst_before=fig_before.lines_worst, lines_worst_after=fig_after.lines_worst,
+        optimal=optimal, gap=0.0 if optimal else gap, solver_seconds=seconds, method=method,
+        merged=p.merged, constraints_honoured=p.honoured, relaxed_alignment=relaxed,
+        hot_fields=hot_names, cache_line=p.line, object_align=p.object_align,
+        start_offsets=len(p.starts), invocations=p.total_count, warnings=tuple(warnings))
+
+
+def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence[str], *,
+                   cache_line: int = 64, object_align: int | None = None,
+                   relax_align: bool = False,
+                   constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
+                   allow_growth: bool = False) -> LayoutEvaluation:
+    """Cost of declaring `record`'s fields in `order` (all field names, each once).
+
+    Fields sharing a bit-field storage unit are placed together where the first of them
+    appears; a flexible array member is placed last wherever it appears. Constraint
+    violations (including the size limit) are reported, not raised.
+    """
+    problem = build_problem(record, profile_type, cache_line=cache_line,
+                            object_align=object_align, relax_align=relax_align,
+                            constraints=constraints, allow_growth=allow_growth, merge=False)
+    names = [f.name for f in record.fields]
+    if sorted(order) != sorted(names):
+        raise UserError(f"the order must name every field of {record.name} exactly once")
+    units: list[int] = []
+    for name in order:
+        if problem.fam is not None and name == problem.fam.name:
+            continue
+        u = problem.field_unit[name]
+        if u not in units:
+            units.append(u)
+    placement = place_order(problem, units)
+    totals = cost_totals(problem, placement.offsets, problem.report_lines_fp,
+                         problem.report_dirty_fp)
+    field_order, offsets, bits = _field_offsets(problem, placement)
+    return LayoutEvaluation(field_order, offsets, bits, placement.size,
+                            _figures(problem, totals), tuple(violations(problem, placement)))

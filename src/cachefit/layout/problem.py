@@ -1,0 +1,443 @@
+"""Assemble a layout problem: movable units, resolved constraints and weighted footprints.
+
+From a `Record`, a profile type entry and the caller's options this builds the one
+`LayoutProblem` every solver and evaluator works on:
+
+* units: a field, or fields that share a bit-field storage unit (moved as a whole);
+  the flexible array member is kept apart (always last); [0, first field offset) is the
+  fixed area (vptr, bases);
+* alignment per unit (natural, or relaxed when every profiled access allows it);
+* constraints resolved to units: chains (successor links), the first unit, pins,
+  side-of-boundary rules;
+* footprints: per (sequence, role) the set of touched units, aggregated by identical sets
+  with summed counts; separately for written units (dirty lines);
+* the placement model: cache line, object start offsets, size limit.
+
+It does not search for layouts or count lines; it raises `UserError` for inputs it
+cannot model (unions, virtual bases, contradictory constraints).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from cachefit.errors import UserError
+from cachefit.layout.constraints import LayoutConstraints
+from cachefit.layout.merging import MergedSequence, merge_by_inclusion
+from cachefit.layout.profile_footprints import (
+    ProfileFootprints,
+    SequenceFootprint,
+    Span,
+    read_footprints,
+)
+from cachefit.model.record_layout import Field, Record
+
+
+def align_up(value: int, align: int) -> int:
+    return (value + align - 1) // align * align
+
+
+def is_power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Fields that move together; `rel[i]` is `fields[i]`'s byte offset from the unit start."""
+
+    index: int
+    fields: tuple[str, ...]
+    rel: tuple[int, ...]
+    offset: int
+    size: int
+    align: int
+    natural_align: int
+    bitfield: bool = False
+    fixed: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.fields[0] if len(self.fields) == 1 else "{" + ", ".join(self.fields) + "}"
+
+
+@dataclass(frozen=True)
+class WeightedFootprint:
+    """Units (and fixed-area byte spans) touched together, with the summed count."""
+
+    units: tuple[int, ...]
+    fixed: tuple[Span, ...]
+    weight: int
+
+
+@dataclass(frozen=True)
+class SideRule:
+    """Unit `unit` must stay before (or after) marker unit `marker` or byte offset `offset`."""
+
+    unit: int
+    before: bool
+    marker: int | None = None
+    offset: int | None = None
+
+
+@dataclass
+class LayoutProblem:
+    record: Record
+    units: tuple[Unit, ...]
+    fam: Field | None
+    prefix_end: int
+    record_align: int
+    line: int
+    object_align: int
+    starts: tuple[int, ...]
+    size_limit: int
+    lines_fp: tuple[WeightedFootprint, ...]
+    dirty_fp: tuple[WeightedFootprint, ...]
+    report_lines_fp: tuple[WeightedFootprint, ...]
+    report_dirty_fp: tuple[WeightedFootprint, ...]
+    total_count: int
+    succ: dict[int, int]
+    pred: dict[int, int]
+    first: int | None
+    sides: tuple[SideRule, ...]
+    relaxed: dict[str, int]
+    merged: tuple[MergedSequence, ...]
+    honoured: tuple[str, ...]
+    warnings: tuple[str, ...]
+    field_unit: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def movable(self) -> list[int]:
+        """Units a layout orders (every unit; the FAM is not a unit)."""
+        return [u.index for u in self.units]
+
+    @cached_property
+    def hot(self) -> frozenset[int]:
+        """Units touched by some footprint the solver optimises."""
+        return frozenset(u for fp in self.lines_fp for u in fp.units)
+
+    def chain_of(self, unit: int) -> list[int]:
+        """The chain (contiguity constraint) through `unit`, head first; [unit] if none."""
+        head = unit
+        while head in self.pred:
+            head = self.pred[head]
+        chain = [head]
+        while chain[-1] in self.succ:
+            chain.append(self.succ[chain[-1]])
+        return chain
+
+
+# ---------------------------------------------------------------------------- units
+
+
+def _flexible_array(record: Record) -> Field | None:
+    if not record.fields:
+        return None
+    last = record.fields[-1]
+    if last.size == 0 and not last.is_bitfield and (
+            last.type.rstrip().endswith("[]") or last.type.rstrip().endswith("[0]")):
+        return last
+    return None
+
+
+def _fixed_area_end(record: Record) -> int:
+    """End of the area that never moves: the vptr and (non-virtual) bases.
+
+    Fields start at the first field's offset, or earlier when the bases and vptr end before
+    it (the next field then goes at the next aligned offset after them, as in C++); a field
+    placed in a base's tail padding keeps the first field's offset as the limit.
+    """
+    first = min((f.offset for f in record.fields), default=0)
+    ends = [b.offset + b.size for b in record.bases if not b.virtual]
+    if record.vptr_offset is not None:
+        ends.append(record.vptr_offset + 8)
+    return min(first, max(ends)) if ends else first
+
+
+def _span(f: Field, align: int) -> tuple[int, int]:
+    """Bytes a field claims: a bit-field claims its whole storage unit."""
+    if f.bit_offset is not None and f.is_bitfield:
+        unit = max(align, 1)
+        start = f.bit_offset // (8 * unit) * unit
+        return min(start, f.offset), max(start + f.size, f.end)
+    return f.offset, f.offset + f.size
+
+
+def _build_units(record: Record, fields: list[Field], prefix_end: int,
+                 eff_align: dict[str, int]) -> list[tuple[list[Field], int, int, bool]]:
+    """Group fields into movable units: (members, start, end, fixed)."""
+    items = []
+    for pos, f in enumerate(fields):
+        b, e = _span(f, eff_align[f.name])
+        items.append((b, e, pos, f))
+    items.sort(key=lambda t: (t[0], t[2]))
+    groups: list[list[tuple[int, int, int, Field]]] = []
+    for item in items:
+        b, e = item[0], item[1]
+        overlaps = groups and any((g[0] < e and b < g[1]) if e > b else g[0] < b < g[1]
+                                  for g in groups[-1])
+        if overlaps:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    # A group must start on a multiple of its alignment so it can move as one piece:
+    # grow it downwards over the fields it then covers.
+    merged = True
+    while merged:
+        merged = False
+        for gi in range(1, len(groups)):
+            group = groups[gi]
+            align = max(eff_align[t[3].name] for t in group)
+            start = min(t[0] for t in group)
+            if start % align == 0:
+                continue
+            low = start // align * align
+            prev = groups[gi - 1]
+            if max(t[1] for t in prev) > low:
+                groups[gi - 1: gi + 1] = [prev + group]
+                merged = True
+                break
+    out = []
+    for group in groups:
+        members = [t[3] for t in sorted(group, key=lambda t: t[2])]
+        start = min(t[0] for t in group)
+        end = max(t[1] for t in group)
+        out.append((members, start, end, start < prefix_end))
+    return out
+
+
+def _relaxed_alignment(f: Field, natural: int, fps: ProfileFootprints) -> int:
+    """The smallest alignment every profiled access to `f` allows (§III.3), else `natural`."""
+    shapes = fps.access_shapes.get(f.name)
+    if not shapes or f.name in fps.straddled or f.is_bitfield:
+        return natural
+    need = 1
+    for offset, width in shapes:
+        if not is_power_of_two(width) or offset % width:
+            return natural
+        need = max(need, width)
+    return min(natural, need)
+
+
+# ------------------------------------------------------------------------ footprints
+
+
+def _aggregate(sequences: tuple[SequenceFootprint, ...], field_unit: dict[str, int],
+               written: bool) -> tuple[WeightedFootprint, ...]:
+    weights: dict[tuple[tuple[int, ...], tuple[Span, ...]], int] = {}
+    for seq in sequences:
+        if seq.count == 0:
+            continue
+        for _role, fp in seq.roles:
+            names = fp.written if written else fp.touched
+            spans = fp.fixed_written if written else fp.fixed_touched
+            units = tuple(sorted({field_unit[n] for n in names if n in field_unit}))
+            if not units and not spans:
+                continue
+            key = (units, spans)
+            weights[key] = weights.get(key, 0) + seq.count
+    return tuple(WeightedFootprint(u, s, w) for (u, s), w in sorted(weights.items()))
+
+
+# ----------------------------------------------------------------------- constraints
+
+
+def _resolve_chains(constraints: LayoutConstraints, field_unit: dict[str, int],
+                    fam: Field | None) -> tuple[dict[int, int], dict[int, int]]:
+    succ: dict[int, int] = {}
+    pred: dict[int, int] = {}
+    for rule in constraints.units:
+        if fam is not None and fam.name in rule.fields:
+            raise UserError(f"unit constraint {rule.fields} includes the flexible array "
+                            f"member {fam.name}, which always stays last")
+        chain: list[int] = []
+        for name in rule.fields:
+            u = field_unit[name]
+            if chain and chain[-1] == u:
+                continue
+            if u in chain:
+                raise UserError(f"unit constraint {rule.fields} splits the bit-field unit "
+                                f"holding {name}")
+            chain.append(u)
+        for a, b in zip(chain, chain[1:], strict=False):
+            if succ.get(a, b) != b or pred.get(b, a) != a:
+                raise UserError(f"unit constraint {rule.fields} contradicts another one")
+            succ[a] = b
+            pred[b] = a
+    for start in succ:
+        seen = {start}
+        u = start
+        while u in succ:
+            u = succ[u]
+            if u in seen:
+                raise UserError("unit constraints form a cycle")
+            seen.add(u)
+    return succ, pred
+
+
+def _resolve_sides(constraints: LayoutConstraints, record: Record,
+                   field_unit: dict[str, int], units: list[Unit],
+                   fam: Field | None) -> list[SideRule]:
+    rules: dict[tuple[int, bool, int | None, int | None], SideRule] = {}
+    for rule in constraints.same_side:
+        names = list(rule.fields) or [f.name for f in record.fields]
+        if isinstance(rule.boundary, str):
+            if fam is not None and rule.boundary == fam.name:
+                continue  # everything is before the flexible array member anyway
+            marker = field_unit[rule.boundary]
+            m_off = units[marker].offset
+            for n in names:
+                if fam is not None and n == fam.name:
+                    continue
+                u = field_unit[n]
+                if u == marker:
+                    continue
+                before = (units[u].offset, u) < (m_off, marker)
+                rules[(u, before, marker, None)] = SideRule(u, before, marker=marker)
+        else:
+            bound = rule.boundary
+            for n in names:
+                if fam is not None and n == fam.name:
+                    continue
+                u = field_unit[n]
+                unit = units[u]
+                if unit.offset + unit.size <= bound:
+                    before = True
+                elif unit.offset >= bound:
+                    before = False
+                else:
+                    raise UserError(f"field {n} straddles the same-side boundary {bound}",
+                                    "pick a boundary between fields")
+                rules[(u, before, None, bound)] = SideRule(u, before, offset=bound)
+    return [rules[k] for k in sorted(rules, key=lambda k: (k[0], k[2] or -1, k[3] or -1))]
+
+
+# -------------------------------------------------------------------------- problem
+
+
+def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: int,
+                  object_align: int | None, relax_align: bool,
+                  constraints: LayoutConstraints, allow_growth: bool,
+                  merge: bool) -> LayoutProblem:
+    """Validate the inputs and assemble the `LayoutProblem` (see the module docstring)."""
+    if record.kind == "union":
+        raise UserError(f"{record.name} is a union; its members share storage and cannot "
+                        "be reordered")
+    if any(b.virtual for b in record.bases):
+        raise UserError(f"{record.name} has virtual bases, whose placement cachefit cannot "
+                        "predict", "flatten the class first (`cachefit flatten`)")
+    if not is_power_of_two(cache_line):
+        raise UserError(f"cache line size {cache_line} is not a power of two")
+    if object_align is not None and not is_power_of_two(object_align):
+        raise UserError(f"object alignment {object_align} is not a power of two")
+    constraints.check_names(record)
+    names = [f.name for f in record.fields]
+    if len(set(names)) != len(names):
+        raise UserError(f"{record.name} has several fields with the same name")
+
+    fam = _flexible_array(record)
+    fields = [f for f in record.fields if f is not fam]
+    prefix_end = _fixed_area_end(record)
+    record_align = max(record.align, 1)
+    line = cache_line
+    obj_align = object_align if object_align is not None else record_align
+    starts = (0,) if obj_align >= line else tuple(range(0, line, obj_align))
+
+    footprints = read_footprints(record, profile_type, prefix_end)
+    warnings = list(footprints.warnings)
+    # Members of a packed (or #pragma pack) record are aligned to at most the record's.
+    natural = {f.name: max(1, min(f.align, record_align)) for f in fields}
+
+    groups = _build_units(record, fields, prefix_end, natural)
+    pins = set(constraints.pins)
+    units: list[Unit] = []
+    field_unit: dict[str, int] = {}
+    relaxed: dict[str, int] = {}
+    touched_names = {n for s in footprints.sequences for _r, fp in s.roles for n in fp.touched}
+    for members, start, end, in_prefix in groups:
+        nat = max(natural[f.name] for f in members)
+        bitfield = len(members) > 1 or members[0].is_bitfield
+        align = nat
+        if relax_align and not bitfield and members[0].name in touched_names:
+            align = _relaxed_alignment(members[0], nat, footprints)
+            if align < nat:
+                relaxed[members[0].name] = align
+        fixed = in_prefix or any(f.name in pins for f in members)
+        idx = len(units)
+        units.append(Unit(idx, tuple(f.name for f in members),
+                          tuple(f.offset - start for f in members), start, end - start,
+                          align, nat, bitfield, fixed))
+        for f in members:
+            field_unit[f.name] = idx
+
+    succ, pred = _resolve_chains(constraints, field_unit, fam)
+    first: int | None = None
+    if constraints.first is not None:
+        if fam is not None and constraints.first == fam.name:
+            raise UserError(f"the flexible array member {fam.name} cannot be first")
+        first = field_unit[constraints.first]
+        if first in pred:
+            raise UserError(f"{constraints.first} must be first but a unit constraint puts "
+                            "another field before it")
+        head = units[first]
+        if head.fixed and head.offset != align_up(prefix_end, head.align):
+            raise UserError(f"{constraints.first} is pinned at {head.offset} but must be first")
+    sides = _resolve_sides(constraints, record, field_unit, units, fam)
+
+    used = sum(u.size for u in units)
+    if allow_growth:
+        worst = prefix_end + sum(u.size + u.align - 1 for u in units)
+        size_limit = align_up(max(worst, record.size), record_align)
+    else:
+        size_limit = align_up(align_up(record.size, line), record_align)
+    if prefix_end + used > size_limit:
+        raise UserError(f"the fields of {record.name} do not fit in {size_limit} bytes")
+
+    solver_seqs = footprints.sequences
+    merged: tuple[MergedSequence, ...] = ()
+    if merge:
+        solver_seqs, merged = merge_by_inclusion(footprints.sequences)
+
+    honoured = _describe(record, units, fam, prefix_end, size_limit, allow_growth,
+                         constraints)
+    return LayoutProblem(
+        record=record, units=tuple(units), fam=fam, prefix_end=prefix_end,
+        record_align=record_align, line=line, object_align=obj_align, starts=starts,
+        size_limit=size_limit,
+        lines_fp=_aggregate(solver_seqs, field_unit, False),
+        dirty_fp=_aggregate(solver_seqs, field_unit, True),
+        report_lines_fp=_aggregate(footprints.sequences, field_unit, False),
+        report_dirty_fp=_aggregate(footprints.sequences, field_unit, True),
+        total_count=footprints.total_count, succ=succ, pred=pred, first=first,
+        sides=tuple(sides), relaxed=relaxed, merged=merged, honoured=tuple(honoured),
+        warnings=tuple(warnings), field_unit=field_unit)
+
+
+def _describe(record: Record, units: list[Unit], fam: Field | None, prefix_end: int,
+              size_limit: int, allow_growth: bool,
+              constraints: LayoutConstraints) -> list[str]:
+    """Human-readable list of the constraints the chosen layout honours."""
+    out = ["natural alignment of every field (unless relaxed, see relaxed_alignment)"]
+    if prefix_end:
+        out.append(f"fixed area [0, {prefix_end}) (vptr/bases) unchanged")
+    for u in units:
+        if u.bitfield:
+            out.append(f"bit-field storage unit {', '.join(u.fields)} moved as a whole")
+    if fam is not None:
+        out.append(f"flexible array member {fam.name} stays last")
+    offsets = {f.name: f.offset for f in record.fields}
+    for name in constraints.pins:
+        out.append(f"pin {name} at offset {offsets[name]}")
+    for unit_rule in constraints.units:
+        why = f" ({unit_rule.reason})" if unit_rule.reason else ""
+        out.append(f"unit {', '.join(unit_rule.fields)} contiguous in this order{why}")
+    if constraints.first is not None:
+        out.append(f"{constraints.first} stays first")
+    for rule in constraints.same_side:
+        why = f" ({rule.reason})" if rule.reason else ""
+        who = ", ".join(rule.fields) if rule.fields else "all fields"
+        out.append(f"{who} stay on their side of {rule.boundary!r}{why}")
+    limit = "grown if needed" if allow_growth else f"at most {size_limit} bytes"
+    out.append(f"sizeof({record.name}) {limit}")
+    return out

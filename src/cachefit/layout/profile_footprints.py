@@ -1,0 +1,224 @@
+"""Read one type's entry of a cachefit profile into per-sequence, per-role field footprints.
+
+Input is the dict under `profile["types"][name]` (format `cachefit-profile` version 1).
+Accesses are mapped to fields by byte overlap with the layout stored in the profile (the
+layout at trace time), then matched to the current record by field name. The result says,
+for every sequence and object role, which fields were touched and which written, plus the
+access widths per field (for relaxed alignment). Accesses to the fixed area before the first
+field (vptr, bases) are kept as byte spans. This module does not look at cache lines or
+choose layouts; malformed input raises `UserError`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from cachefit.errors import UserError
+from cachefit.model.record_layout import Record
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RoleFootprint:
+    """What one object role touched in one sequence: field names and fixed-area byte spans."""
+
+    touched: frozenset[str]
+    written: frozenset[str]
+    fixed_touched: tuple[Span, ...] = ()
+    fixed_written: tuple[Span, ...] = ()
+
+    def includes(self, other: RoleFootprint) -> bool:
+        """Whether `other`'s touched fields and fixed spans are all in this footprint."""
+        return other.touched <= self.touched and all(
+            any(b <= ob and oe <= e for b, e in self.fixed_touched)
+            for ob, oe in other.fixed_touched)
+
+
+@dataclass(frozen=True)
+class SequenceFootprint:
+    """One recorded sequence: its index in the profile, its count and its roles' footprints."""
+
+    index: int
+    count: int
+    roles: tuple[tuple[str, RoleFootprint], ...]
+
+
+@dataclass(frozen=True)
+class ProfileFootprints:
+    """Everything the optimizer needs from one type's profile entry."""
+
+    sequences: tuple[SequenceFootprint, ...]
+    access_shapes: dict[str, frozenset[tuple[int, int]]]
+    """Per field: the (offset in field, width) of every access lying wholly inside it."""
+    straddled: frozenset[str]
+    """Fields hit by an access that also covers bytes outside them (e.g. a struct copy)."""
+    unmapped_accesses: int
+    warnings: tuple[str, ...]
+
+    @property
+    def total_count(self) -> int:
+        return sum(s.count for s in self.sequences)
+
+
+@dataclass(frozen=True)
+class _StoredField:
+    name: str
+    offset: int
+    size: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + max(self.size, 0)
+
+
+def _bad(what: str) -> UserError:
+    return UserError(f"malformed profile entry: {what}",
+                     "regenerate it with `cachefit profile`")
+
+
+def _int(value: Any, what: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _bad(f"{what} must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def _stored_fields(entry: dict[str, Any]) -> list[_StoredField]:
+    raw = entry.get("fields")
+    if not isinstance(raw, list):
+        raise _bad("'fields' must be a list")
+    out = []
+    for i, f in enumerate(raw):
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+            raise _bad(f"fields[{i}] must be an object with a 'name'")
+        out.append(_StoredField(f["name"], _int(f.get("offset"), f"fields[{i}].offset"),
+                                _int(f.get("size"), f"fields[{i}].size")))
+    out.sort(key=lambda f: (f.offset, f.end, f.name))
+    return out
+
+
+def _merge_spans(spans: list[Span]) -> tuple[Span, ...]:
+    spans = sorted(s for s in spans if s[1] > s[0])
+    merged: list[Span] = []
+    for b, e in spans:
+        if merged and b <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((b, e))
+    return tuple(merged)
+
+
+class _Mapper:
+    """Maps an access [offset, offset+size) to the stored fields it overlaps."""
+
+    def __init__(self, fields: list[_StoredField]) -> None:
+        self.fields = fields
+        self.starts = [f.offset for f in fields]
+        self.max_size = max((f.size for f in fields), default=0)
+
+    def overlapping(self, begin: int, end: int) -> list[_StoredField]:
+        i = bisect.bisect_left(self.starts, end)
+        hits = []
+        while i > 0:
+            i -= 1
+            f = self.fields[i]
+            if f.offset + self.max_size <= begin:
+                break
+            if f.offset < end and f.end > begin:
+                hits.append(f)
+        hits.reverse()
+        return hits
+
+
+def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> ProfileFootprints:
+    """Map one type entry of a profile onto `record` (fields matched by name).
+
+    `prefix_end` is where the record's movable fields start; accesses below it (and below
+    the first stored field) are kept as fixed-area spans.
+    """
+    if not isinstance(entry, dict):
+        raise _bad("the type entry must be an object")
+    stored = _stored_fields(entry)
+    sequences = entry.get("sequences")
+    if not isinstance(sequences, list):
+        raise _bad("'sequences' must be a list")
+    warnings: list[str] = []
+    current = {f.name for f in record.fields}
+    stored_names = {f.name for f in stored}
+    missing = sorted(stored_names - current)
+    if missing:
+        warnings.append("profile fields not in the record (ignored): " + ", ".join(missing))
+    new = [f.name for f in record.fields if f.name not in stored_names]
+    if new:
+        warnings.append("record fields absent from the profile (treated as cold): "
+                        + ", ".join(new))
+    if "size" in entry and entry["size"] != record.size:
+        warnings.append(f"profile size {entry['size']} differs from the record's {record.size}")
+    stored_prefix = min((f.offset for f in stored), default=0)
+    fixed_limit = min(stored_prefix, prefix_end)
+    mapper = _Mapper(stored)
+    shapes: dict[str, set[tuple[int, int]]] = {}
+    straddled: set[str] = set()
+    unmapped = 0
+    result: list[SequenceFootprint] = []
+    for qi, seq in enumerate(sequences):
+        if not isinstance(seq, dict):
+            raise _bad(f"sequences[{qi}] must be an object")
+        count = _int(seq.get("count"), f"sequences[{qi}].count")
+        accesses = seq.get("accesses")
+        if not isinstance(accesses, list):
+            raise _bad(f"sequences[{qi}].accesses must be a list")
+        touched: dict[str, set[str]] = {}
+        written: dict[str, set[str]] = {}
+        fixed_t: dict[str, list[Span]] = {}
+        fixed_w: dict[str, list[Span]] = {}
+        for ai, acc in enumerate(accesses):
+            where = f"sequences[{qi}].accesses[{ai}]"
+            if not isinstance(acc, list) or len(acc) != 4 or acc[3] not in ("r", "w"):
+                raise _bad(f"{where} must be [role, offset, size, 'r'|'w']")
+            role = str(acc[0])
+            begin = _int(acc[1], f"{where} offset")
+            size = _int(acc[2], f"{where} size", 1)
+            end = begin + size
+            is_write = acc[3] == "w"
+            touched.setdefault(role, set())
+            written.setdefault(role, set())
+            mapped = False
+            if begin < fixed_limit:
+                span = (begin, min(end, fixed_limit))
+                fixed_t.setdefault(role, []).append(span)
+                if is_write:
+                    fixed_w.setdefault(role, []).append(span)
+                mapped = True
+            for f in mapper.overlapping(begin, end):
+                if f.name not in current:
+                    continue
+                mapped = True
+                touched[role].add(f.name)
+                if is_write:
+                    written[role].add(f.name)
+                if f.offset <= begin and end <= f.end:
+                    shapes.setdefault(f.name, set()).add((begin - f.offset, size))
+                else:
+                    straddled.add(f.name)
+            if not mapped:
+                unmapped += 1
+        roles = []
+        for role in sorted(touched):
+            fp = RoleFootprint(frozenset(touched[role]), frozenset(written[role]),
+                               _merge_spans(fixed_t.get(role, [])),
+                               _merge_spans(fixed_w.get(role, [])))
+            if fp.touched or fp.fixed_touched:
+                roles.append((role, fp))
+        result.append(SequenceFootprint(qi, count, tuple(roles)))
+    if unmapped:
+        warnings.append(f"{unmapped} access(es) hit no field of the record (padding or "
+                        "removed fields); ignored")
+    return ProfileFootprints(
+        sequences=tuple(result),
+        access_shapes={k: frozenset(v) for k, v in shapes.items()},
+        straddled=frozenset(straddled),
+        unmapped_accesses=unmapped,
+        warnings=tuple(warnings))

@@ -1,0 +1,90 @@
+"""Results of the layout optimizer and of evaluating a given order, as plain data.
+
+Line counts are per invocation: the weighted average over the profile's sequences (weight =
+count) of the lines all object roles touch, averaged over the object start offsets of the
+placement model (`*_worst`: the worst start offset). Offsets are what the C placement model
+predicts; the source rewriter re-checks them with the compiler. This module holds data and
+serialises it; it computes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cachefit.layout.merging import MergedSequence
+
+
+@dataclass(frozen=True)
+class LineFigures:
+    """Lines and dirty lines per invocation (expected over start offsets, and worst)."""
+
+    lines: float
+    dirty: float
+    lines_worst: float
+    dirty_worst: float
+
+
+@dataclass(frozen=True)
+class LayoutEvaluation:
+    """The cost of one declaration order under the placement model."""
+
+    order: tuple[str, ...]
+    offsets: dict[str, int]
+    bit_offsets: dict[str, int]
+    size: int
+    figures: LineFigures
+    violations: tuple[str, ...]
+
+    @property
+    def lines(self) -> float:
+        return self.figures.lines
+
+    @property
+    def dirty(self) -> float:
+        return self.figures.dirty
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    """What `optimize_layout` chose and how good it is."""
+
+    record: str
+    order: tuple[str, ...]
+    offsets: dict[str, int]
+    bit_offsets: dict[str, int]
+    size_before: int
+    size_after: int
+    size_limit: int
+    lines_before: float
+    lines_after: float
+    lines_lower_bound: float
+    dirty_before: float
+    dirty_after: float
+    dirty_lower_bound: float
+    lines_worst_before: float
+    lines_worst_after: float
+    optimal: bool
+    gap: float
+    """(lines_after - lines_lower_bound) / lines_after; 0 when proven optimal."""
+    solver_seconds: float
+    method: str
+    merged: tuple[MergedSequence, ...]
+    constraints_honoured: tuple[str, ...]
+    relaxed_alignment: dict[str, int]
+    """Fields placed below their natural alignment: name -> alignment used."""
+    hot_fields: tuple[str, ...]
+    cache_line: int
+    object_align: int
+    start_offsets: int
+    invocations: int
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["order"] = list(self.order)
+        out["merged"] = [asdict(m) for m in self.merged]
+        out["constraints_honoured"] = list(self.constraints_honoured)
+        out["hot_fields"] = list(self.hot_fields)
+        out["warnings"] = list(self.warnings)
+        return out

@@ -1,0 +1,154 @@
+"""Everything `cachefit reorder` must know before choosing an order, in one `Analysis`.
+
+Finds the record's definition in the units (files with arguments, or compile_commands.json),
+reads its member list (rewrite.member_units) and its layout from the compiler, and collects
+constraints and refusals from the definition itself (record_rules), the project file
+(project_config) and the whole code base (code_scan). `refuse_if_needed` raises the first
+refusal with its location. It does not choose an order or edit anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from cachefit.errors import Location, TypeNotFound, UnsafeTransformation, UserError
+from cachefit.frontend.clang_parse import parse_unit
+from cachefit.frontend.clang_records import record_from_cursor
+from cachefit.frontend.compile_db import commands_for
+from cachefit.model import Record
+from cachefit.reorder.code_scan import ScanResult, is_cxx, scan_code
+from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
+from cachefit.reorder.init_lists import InitSite
+from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
+from cachefit.reorder.record_rules import record_constraints, record_refusals
+from cachefit.rewrite.ctor_init_lists import InitList
+from cachefit.rewrite.member_units import RecordBody, read_body
+from cachefit.rewrite.record_cursor import find_record_cursor, record_usr
+
+Unit = tuple[str, list[str]]
+
+
+def units_for(files: Sequence[str], build_dir: str | None, args: Sequence[str]) -> list[Unit]:
+    """The units to analyse: FILEs with `args`, or units of BUILD_DIR (all when no FILE)."""
+    if build_dir:
+        return [(c.file, [*c.args, *args]) for c in commands_for(build_dir, list(files))]
+    if not files:
+        raise UserError("no source given", "name FILEs, or -p BUILD_DIR")
+    return [(os.path.abspath(f), list(args)) for f in files]
+
+
+@dataclass
+class Analysis:
+    """The record, where it is written, and what the code base needs from its order."""
+
+    type_name: str
+    record: Record
+    cursor: ci.Cursor
+    tu: ci.TranslationUnit
+    unit: Unit                       # the unit the definition was found in
+    units: list[Unit]
+    body: RecordBody
+    usr: str
+    cxx: bool
+    constraints: list[OrderConstraint] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    init_sites: list[InitSite] = field(default_factory=list)
+    ctor_lists: list[InitList] = field(default_factory=list)
+    config: ReorderConfig = field(default_factory=ReorderConfig)
+
+    @property
+    def file(self) -> str:
+        return self.body.file
+
+    @property
+    def type_spelling(self) -> str:
+        """How to name the record in C/C++ code (for generated asserts)."""
+        s = self.cursor.type.get_canonical().spelling
+        if "(unnamed" in s or "(anonymous" in s:
+            return self.type_name
+        return s
+
+
+def find_definition(units: Sequence[Unit], type_name: str
+                    ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor]:
+    """The first unit that defines `type_name`, parsed, with the definition's cursor."""
+    last: TypeNotFound | None = None
+    for path, args in units:
+        if path.endswith((".S", ".sx", ".s")):
+            continue
+        tu = parse_unit(path, args, detailed=True)
+        try:
+            return (path, args), tu, find_record_cursor(tu, type_name, path, args)
+        except TypeNotFound as exc:
+            last = exc
+    if last is not None:
+        raise last
+    raise UserError("no C or C++ unit to analyse", "name a source file")
+
+
+def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = None,
+            scan: bool = True, build_time: bool = False) -> Analysis:
+    """Find the record and collect every constraint and refusal (see the module doc)."""
+    unit, tu, cursor = find_definition(units, type_name)
+    path, args = unit
+    if cursor.location.is_in_system_header:
+        raise UnsafeTransformation(f"{type_name} is defined in a system header",
+                                   "only records of your own code can be reordered",
+                                   Location(cursor.location.file.name, cursor.location.line))
+    record = record_from_cursor(cursor, path, args)
+    if record.kind == "union":
+        raise UserError(f"{record.name} is a union; its members share storage, so their "
+                        "order does not change the layout", "name a struct or class")
+    file = cursor.extent.start.file.name
+    with open(file, "rb") as fh:
+        text = fh.read()
+    body = read_body(tu, cursor, text)
+    config = load_reorder_config()
+    a = Analysis(type_name, record, cursor, tu, unit, list(units), body, record_usr(cursor),
+                 is_cxx(path, args), config=config)
+    a.refusals += record_refusals(cursor, record, body, config, type_name, build_time)
+    a.constraints += record_constraints(record, body)
+    if scan:
+        header = body.units[0].macro if body.units and body.units[0].kind == "macro" else None
+        result: ScanResult = scan_code(units, a.usr, record, record.name,
+                                       header_macro=header, offsets_header=offsets_header,
+                                       parsed={path: tu})
+        a.constraints += result.constraints
+        a.refusals += result.refusals
+        a.init_sites = result.init_sites
+        a.ctor_lists = result.ctor_lists
+    return a
+
+
+def refuse_if_needed(a: Analysis, fix_initializers: bool) -> None:
+    """Raise the first refusal (with how many more there are), if any."""
+    if a.refusals:
+        raise a.refusals[0].error(len(a.refusals) - 1)
+    problems = contradictions(a.constraints)
+    if problems:
+        raise UnsafeTransformation(f"the order constraints of {a.record.name} contradict each "
+                                   f"other: {problems[0]}",
+                                   "nothing can be reordered safely; see --json for the "
+                                   "constraints", a.body.units[0].location if a.body.units
+                                   else None)
+    sites = [s for s in a.init_sites if not (fix_initializers and s.fixable)]
+    if sites:
+        s = sites[0]
+        more = len(sites) - 1
+        details = [f"and {more} more initialiser{'s' if more > 1 else ''} like it"] if more \
+            else []
+        if not s.fixable:
+            raise UnsafeTransformation(
+                f"an initialiser of {a.record.name} depends on the member order and cannot "
+                f"be rewritten automatically: {s.why_not}",
+                "rewrite it by hand with designators or a constructor", s.location, details)
+        what = ("C++ designated initialisers must follow the declaration order"
+                if s.kind == "designated" else
+                "aggregate initialisation by position depends on the member order")
+        raise UnsafeTransformation(f"{what} ({a.record.name})",
+                                   "pass --fix-initializers to rewrite such initialisers, or "
+                                   "write them with designators", s.location, details)

@@ -1,0 +1,131 @@
+"""Member offsets that reach assembly, and offsets the code asserts.
+
+* An inline `asm` statement with an operand computed from an offset of the record
+  (`"i"(offsetof(struct tcb, state))`) is refused: assembly may assume neighbours of that
+  member; it should use one symbol per member from the offsets header (`--offsets-header`).
+* `static_assert(offsetof(T, m) == K)` pins `m`. When K is a macro defined in a header that
+  an assembly file (`.S`) includes, the offset is hard-coded for assembly: refused, unless
+  that header is the generated offsets header.
+
+The list of headers assembly files include comes from the compiler (`-M`). Reads only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+import clang.cindex as ci
+
+from cachefit.reorder.clang_util import CK, children, kind_of, location
+from cachefit.reorder.constraints import OrderConstraint, Refusal
+from cachefit.reorder.offset_forms import OffsetEvaluator
+
+ASM_SUFFIXES = (".S", ".sx")
+
+
+def _uses_record_offset(c: ci.Cursor, ev: OffsetEvaluator) -> str | None:
+    stack = [c]
+    while stack:
+        cur = stack.pop()
+        if kind_of(cur) == CK.UNEXPOSED_EXPR:
+            m = ev.offsetof_member(cur)
+            if m is not None:
+                return m[0]
+        if kind_of(cur) == CK.CXX_UNARY_EXPR:
+            form = ev.int_form(cur)
+            if form is not None and form.symbolic:
+                return form.terms[0][0][1] or "sizeof"
+        stack.extend(children(cur))
+    return None
+
+
+def asm_refusal(stmt: ci.Cursor, ev: OffsetEvaluator, record_name: str) -> Refusal | None:
+    """A refusal for an inline asm statement fed with an offset of the record."""
+    member = _uses_record_offset(stmt, ev)
+    if member is None:
+        return None
+    return Refusal(
+        f"inline assembly takes the offset of {record_name}.{member} as an operand; "
+        "assembly may rely on the members around it",
+        "give assembly one symbol per member from the generated offsets header "
+        "(--offsets-header) and use only those", location(stmt))
+
+
+Macro = tuple[str, str, str, int, int]
+
+
+def _macro_in(macros: list[Macro], side: ci.SourceRange) -> tuple[str, str] | None:
+    """The macro expanded where `side` is written, as (name, defining file)."""
+    if side.start.file is None:
+        return None
+    f, b, e = side.start.file.name, side.start.offset, max(side.end.offset,
+                                                           side.start.offset + 1)
+    for name, def_file, exp_file, mb, me in macros:
+        if exp_file == f and (b <= mb < e or mb <= b < me):
+            return name, def_file
+    return None
+
+
+def static_assert_pin(stmt: ci.Cursor, ev: OffsetEvaluator, record_name: str,
+                      macros: list[Macro], asm_headers: set[str],
+                      offsets_header: str | None) -> tuple[OrderConstraint | None,
+                                                           Refusal | None]:
+    """For `static_assert(offsetof(T, m) == K)`: a pin on m, or a refusal (see module doc).
+
+    `macros` are (name, defining file, expansion file, begin, end) of the unit's macro
+    expansions.
+    """
+    kids = children(stmt)
+    if not kids:
+        return None, None
+    cond = kids[0]
+    stack = [cond]
+    while stack:
+        cur = stack.pop()
+        if kind_of(cur) == CK.BINARY_OPERATOR and cur.spelling in ("==", "!="):
+            sides = children(cur)
+            if len(sides) == 2:
+                forms = [ev.int_form(s) for s in sides]
+                for i in (0, 1):
+                    f, g = forms[i], forms[1 - i]
+                    sym = f.single() if f is not None else None
+                    if sym is None or sym[0] != "start" or g is None or g.symbolic:
+                        continue
+                    loc = location(stmt)
+                    other = sides[1 - i].extent
+                    hit = _macro_in(macros, other) if asm_headers else None
+                    if hit is not None and hit[1] in asm_headers and hit[1] != offsets_header:
+                        return None, Refusal(
+                            f"the offset of {record_name}.{sym[1]} is hard-coded in "
+                            f"macro {hit[0]} ({hit[1]}), which assembly includes",
+                            "generate the offsets with --offsets-header and include "
+                            "that header from the assembly instead", loc)
+                    return OrderConstraint("pin", (sym[1],),
+                                           f"a static_assert checks its offset ({g.const})",
+                                           loc), None
+        stack.extend(children(cur))
+    return None, None
+
+
+def asm_included_headers(units: Sequence[tuple[str, list[str]]]) -> set[str]:
+    """Absolute paths of every header an assembly unit (`.S`) includes, per the compiler."""
+    out: set[str] = set()
+    cc = shutil.which("gcc") or shutil.which("cc") or shutil.which("clang-19")
+    if cc is None:
+        return out
+    for path, args in units:
+        if not path.endswith(ASM_SUFFIXES):
+            continue
+        keep = [a for a in args if a.startswith(("-I", "-D", "-U", "-include", "-isystem"))]
+        proc = subprocess.run([cc, "-M", "-x", "assembler-with-cpp", *keep, path],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            continue
+        words = proc.stdout.replace("\\\n", " ").split()
+        for w in words[1:]:
+            if not w.endswith(":") and w != path:
+                out.add(os.path.abspath(w))
+    return out

@@ -1,0 +1,278 @@
+"""Scan every unit of the code base for uses of the record that depend on member order.
+
+Parses each unit (the files given, or every unit of `compile_commands.json`) with libclang
+and walks its AST once, handing each use of the record to the detectors: memory ranges and
+raw I/O (memory_uses), pointer casts (pointer_casts), initialiser lists (init_lists),
+inline assembly and asserted offsets (asm_uses), C++ constructors and default member
+initialisers that read other members (those members must stay before), and other records
+that start with the same macro-declared header. Returns what it found, deduplicated; it
+never edits and never chooses an order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from cachefit.frontend.clang_parse import language_args, parse_unit
+from cachefit.model import Record
+from cachefit.reorder.asm_uses import (
+    ASM_SUFFIXES,
+    Macro,
+    asm_included_headers,
+    asm_refusal,
+    static_assert_pin,
+)
+from cachefit.reorder.clang_util import (
+    CAST_KINDS,
+    CK,
+    PAREN_LIST_INIT_ID,
+    children,
+    kind_of,
+    location,
+)
+from cachefit.reorder.constraints import OrderConstraint, Refusal, dedupe
+from cachefit.reorder.init_lists import InitSite, classify_list, elided_site
+from cachefit.reorder.memory_uses import MemoryUses
+from cachefit.reorder.offset_forms import OffsetEvaluator
+from cachefit.reorder.pointer_casts import cast_constraint
+from cachefit.rewrite.ctor_init_lists import InitList, find_list
+
+_RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
+
+
+@dataclass
+class ScanResult:
+    """What the code base needs from the order, and what rules reordering out."""
+
+    constraints: list[OrderConstraint] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    init_sites: list[InitSite] = field(default_factory=list)
+    ctor_lists: list[InitList] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)
+
+
+def is_cxx(path: str, args: Sequence[str]) -> bool:
+    full = language_args(path, args)
+    for i, a in enumerate(full):
+        if a == "-x" and i + 1 < len(full):
+            return full[i + 1].startswith("c++")
+        if a.startswith("-x") and len(a) > 2:
+            return a[2:].startswith("c++")
+    return False
+
+
+class _UnitScan:
+    def __init__(self, tu: ci.TranslationUnit, usr: str, record: Record, name: str,
+                 cxx: bool, header_macro: str | None, asm_headers: set[str],
+                 offsets_header: str | None, out: ScanResult) -> None:
+        self.tu = tu
+        self.usr = usr
+        self.record = record
+        self.name = name
+        self.cxx = cxx
+        self.header_macro = header_macro
+        self.asm_headers = asm_headers
+        self.offsets_header = offsets_header
+        self.out = out
+        offsets = {f.name: f.offset for f in record.fields}
+        sizes = {f.name: max(f.end - f.offset, f.size if not f.is_bitfield else 0)
+                 for f in record.fields}
+        self.ev = OffsetEvaluator(usr, offsets, self.is_record)
+        self.mem = MemoryUses(self.ev, name, offsets, sizes, record.size)
+        self.order = {f.name: i for i, f in enumerate(record.fields)}
+        self.macros: list[Macro] = []
+        self.record_type: ci.Type | None = None
+        for c in tu.cursor.get_children():
+            if kind_of(c) == CK.MACRO_INSTANTIATION and c.extent.start.file is not None:
+                ref = c.referenced
+                def_file = ref.location.file.name if ref is not None and \
+                    ref.location.file is not None else ""
+                self.macros.append((c.spelling, def_file, c.extent.start.file.name,
+                                    c.extent.start.offset, c.extent.end.offset))
+
+    def is_record(self, t: ci.Type) -> bool:
+        decl = t.get_canonical().get_declaration()
+        if decl is not None and decl.get_usr() == self.usr:
+            if self.record_type is None:
+                self.record_type = t.get_canonical()
+            return True
+        return False
+
+    def run(self) -> None:
+        stack: list[tuple[ci.Cursor, int]] = [(c, 0) for c in
+                                              reversed(children(self.tu.cursor))]
+        ancestors: list[ci.Cursor] = []
+        while stack:
+            cur, depth = stack.pop()
+            del ancestors[depth:]
+            loc = cur.location
+            if loc.file is not None and loc.is_in_system_header:
+                continue
+            self.visit(cur, ancestors)
+            ancestors.append(cur)
+            stack.extend((c, depth + 1) for c in reversed(children(cur)))
+        self.out.constraints += self.mem.constraints
+        self.out.refusals += self.mem.refusals
+
+    def visit(self, c: ci.Cursor, ancestors: list[ci.Cursor]) -> None:
+        k = kind_of(c)
+        parent = ancestors[-1] if ancestors else None
+        if k == CK.CALL_EXPR:
+            self.mem.call(c)
+        elif k == CK.BINARY_OPERATOR and c.spelling == "-":
+            self.mem.subtraction(c, parent)
+        elif k in CAST_KINDS:
+            con = cast_constraint(c, ancestors, self.record, self.is_record)
+            if con is not None:
+                self.out.constraints.append(con)
+        elif k == CK.INIT_LIST_EXPR:
+            self._init_list(c)
+        elif k is None and c._kind_id == PAREN_LIST_INIT_ID and self.is_record(c.type):
+            site = classify_list(c, self.usr, c.type, self.cxx)
+            if site is not None:
+                self.out.init_sites.append(site)
+        elif k == CK.ASM_STMT:
+            ref = asm_refusal(c, self.ev, self.name)
+            if ref is not None:
+                self.out.refusals.append(ref)
+        elif k == CK.STATIC_ASSERT:
+            con, ref = static_assert_pin(c, self.ev, self.name, self.macros,
+                                         self.asm_headers, self.offsets_header)
+            if con is not None:
+                self.out.constraints.append(con)
+            if ref is not None:
+                self.out.refusals.append(ref)
+        elif k == CK.CONSTRUCTOR and c.semantic_parent is not None and \
+                c.semantic_parent.get_usr() == self.usr:
+            self._constructor(c)
+        elif k == CK.FIELD_DECL and c.semantic_parent is not None and \
+                c.semantic_parent.get_usr() == self.usr:
+            self._default_init(c)
+        elif k in _RECORDS and c.is_definition() and c.get_usr() != self.usr:
+            self._shared_header(c)
+
+    def _init_list(self, c: ci.Cursor) -> None:
+        if self.is_record(c.type):
+            site = classify_list(c, self.usr, c.type, self.cxx)
+        else:
+            site = elided_site(c, self.usr)
+        if site is not None:
+            self.out.init_sites.append(site)
+
+    def _reads(self, expr: ci.Cursor) -> tuple[set[str], bool]:
+        """Members of this object read by an initialiser, and whether it calls a method."""
+        names: set[str] = set()
+        calls = False
+        stack = [expr]
+        while stack:
+            cur = stack.pop()
+            k = kind_of(cur)
+            if k == CK.MEMBER_REF_EXPR:
+                kids = children(cur)
+                implicit = not kids or kind_of(kids[0]) == CK.CXX_THIS_EXPR
+                name = self.ev.field_name(cur.referenced)
+                if implicit and name is not None:
+                    names.add(name)
+            elif k == CK.CALL_EXPR:
+                ref = cur.referenced
+                if ref is not None and kind_of(ref) == CK.CXX_METHOD and \
+                        ref.semantic_parent is not None and \
+                        ref.semantic_parent.get_usr() == self.usr and not ref.is_static_method():
+                    calls = True
+            stack.extend(children(cur))
+        return names, calls
+
+    def _depends(self, member: str, reads: set[str], calls: bool, where: ci.Cursor,
+                 what: str) -> None:
+        if member not in self.order:
+            return
+        earlier = [n for n in self.order if self.order[n] < self.order[member]]
+        deps = set(earlier) if calls else {r for r in reads if r in earlier}
+        loc = location(where)
+        for dep in sorted(deps, key=lambda n: self.order[n]):
+            self.out.constraints.append(OrderConstraint(
+                "same_side", (member,), f"{what} of {member} reads {dep}, so {dep} must be "
+                "initialised first", loc, dep))
+
+    def _constructor(self, ctor: ci.Cursor) -> None:
+        lst = find_list(ctor, self.ev.field_name)
+        if lst is not None:
+            self.out.ctor_lists.append(lst)
+        current: str | None = None
+        for k in children(ctor):
+            kk = kind_of(k)
+            if kk == CK.MEMBER_REF:
+                current = self.ev.field_name(k.referenced)
+                continue
+            if kk in (CK.COMPOUND_STMT, CK.PARM_DECL, CK.TYPE_REF, CK.NAMESPACE_REF,
+                      CK.TEMPLATE_REF):
+                current = None
+                continue
+            if current is not None:
+                reads, calls = self._reads(k)
+                self._depends(current, reads, calls, k, "the constructor's initialiser")
+
+    def _default_init(self, fdecl: ci.Cursor) -> None:
+        name = fdecl.spelling
+        for k in children(fdecl):
+            kk = kind_of(k)
+            if kk in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.NAMESPACE_REF, CK.INTEGER_LITERAL) \
+                    or kk is not None and kk.is_attribute():
+                continue
+            reads, calls = self._reads(k)
+            self._depends(name, reads, calls, k, "the default member initialiser")
+
+    def _shared_header(self, decl: ci.Cursor) -> None:
+        if self.header_macro is None:
+            return
+        first = next((c for c in children(decl) if kind_of(c) == CK.FIELD_DECL), None)
+        if first is None or first.extent.start.file is None:
+            return
+        f, off = first.extent.start.file.name, first.extent.start.offset
+        for name, _def, exp_file, b, e in self.macros:
+            if name == self.header_macro and exp_file == f and b <= off < max(e, b + 1):
+                head = self.record.fields[0].name
+                self.out.constraints.append(OrderConstraint(
+                    "first", (head,), f"{decl.type.spelling} also starts with the header "
+                    f"{self.header_macro}; code may treat both through it", location(decl)))
+                return
+
+
+def scan_code(units: Sequence[tuple[str, list[str]]], usr: str, record: Record,
+              record_name: str, *, header_macro: str | None = None,
+              offsets_header: str | None = None,
+              parsed: dict[str, ci.TranslationUnit] | None = None) -> ScanResult:
+    """Scan `units` (path, parse arguments) for uses of the record with USR `usr`.
+
+    `parsed` holds units already parsed (with the detailed processing record) by path.
+    """
+    out = ScanResult()
+    asm_headers = asm_included_headers(units)
+    for path, args in units:
+        if path.endswith(ASM_SUFFIXES):
+            continue
+        tu = (parsed or {}).get(path) or parse_unit(path, args, detailed=True)
+        _UnitScan(tu, usr, record, record_name, is_cxx(path, args), header_macro,
+                  asm_headers, offsets_header, out).run()
+        out.units.append(path)
+    out.constraints = dedupe(out.constraints)
+    seen: set[tuple[str, str]] = set()
+    refusals = []
+    for r in out.refusals:
+        key = (r.what, str(r.location))
+        if key not in seen:
+            seen.add(key)
+            refusals.append(r)
+    out.refusals = refusals
+    sites: dict[tuple[str, int], InitSite] = {}
+    for s in out.init_sites:
+        sites.setdefault(s.key, s)
+    out.init_sites = list(sites.values())
+    lists: dict[tuple[str, int], InitList] = {}
+    for lst in out.ctor_lists:
+        lists.setdefault(lst.key, lst)
+    out.ctor_lists = list(lists.values())
+    return out

@@ -1,0 +1,134 @@
+"""Pointer conversions that read the record through another type: its first bytes matter.
+
+`(struct base *)p` on a record whose first member is a `struct base` (the C "base struct"
+idiom), the reverse downcast, reading the record through a header type that other records
+share, or through a `char *` to its first byte: each needs the members that cover the bytes
+the other type reads to stay where they are. When that is just the first member the
+constraint is `first`; otherwise the covering members are pinned. Casts to `void *`, byte
+pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
+casts and casts between C++ base and derived classes need nothing. Reads cursors only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import clang.cindex as ci
+
+from cachefit.model import Record
+from cachefit.reorder.clang_util import (
+    CAST_KINDS,
+    CK,
+    children,
+    is_byte_type,
+    kind_of,
+    location,
+    pointee,
+    strip,
+)
+from cachefit.reorder.constraints import OrderConstraint
+
+
+def _bases(decl: ci.Cursor, out: set[str]) -> set[str]:
+    for c in children(decl):
+        if kind_of(c) == CK.CXX_BASE_SPECIFIER:
+            b = c.type.get_canonical().get_declaration()
+            usr = b.get_usr()
+            if usr and usr not in out:
+                out.add(usr)
+                _bases(b, out)
+    return out
+
+
+def _related(a: ci.Type, b: ci.Type) -> bool:
+    """Whether one class derives from the other (a C++ cast then adjusts the pointer)."""
+    da, db = a.get_declaration(), b.get_declaration()
+    if da is None or db is None:
+        return False
+    return db.get_usr() in _bases(da, set()) or da.get_usr() in _bases(db, set())
+
+
+def _user(ancestors: list[ci.Cursor]) -> ci.Cursor | None:
+    """The nearest ancestor that is not a parenthesis."""
+    for a in reversed(ancestors):
+        if kind_of(a) != CK.PAREN_EXPR:
+            return a
+    return None
+
+
+_FUNCTIONS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
+              CK.FUNCTION_TEMPLATE, CK.LAMBDA_EXPR}
+_TRANSPARENT = {CK.PAREN_EXPR, CK.UNEXPOSED_EXPR}
+
+
+def _variable_dereferenced(var: ci.Cursor, ancestors: list[ci.Cursor]) -> bool:
+    """Whether a byte-pointer variable is dereferenced (`*p`, `p[i]`) in its function."""
+    scope = next((a for a in reversed(ancestors) if kind_of(a) in _FUNCTIONS), None)
+    if scope is None:
+        return True
+    stack: list[tuple[ci.Cursor, list[ci.Cursor]]] = [(scope, [])]
+    while stack:
+        cur, parents = stack.pop()
+        if kind_of(cur) == CK.DECL_REF_EXPR and cur.referenced == var:
+            user = next((a for a in reversed(parents) if kind_of(a) not in _TRANSPARENT),
+                        None)
+            if user is not None and kind_of(user) == CK.ARRAY_SUBSCRIPT_EXPR:
+                return True
+            if user is not None and kind_of(user) == CK.UNARY_OPERATOR:
+                operand = pointee(cur.type)
+                if operand is not None and user.type.get_canonical() == operand:
+                    return True
+            continue
+        stack.extend((c, [*parents, cur]) for c in children(cur))
+    return False
+
+
+def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
+                    is_record: Callable[[ci.Type], bool]) -> OrderConstraint | None:
+    """The constraint an explicit pointer cast to or from the record needs, if any."""
+    if kind_of(cast) not in CAST_KINDS:
+        return None
+    target = pointee(cast.type)
+    kids = children(cast)
+    if target is None or not kids:
+        return None
+    inner = strip(kids[-1], casts=True)
+    source = pointee(inner.type)
+    if source is None:
+        return None
+    if is_record(source) and not is_record(target):
+        other, upcast = target, True
+    elif is_record(target) and not is_record(source):
+        other, upcast = source, False
+    else:
+        return None
+    if other.kind == ci.TypeKind.VOID or other.kind == ci.TypeKind.FUNCTIONPROTO:
+        return None
+    if not record.fields or min(f.offset for f in record.fields) != 0 or record.bases:
+        return None
+    loc = location(cast)
+    first = record.fields[0]
+    if is_byte_type(other):
+        if not upcast:
+            return None     # memory turned into a record (allocation, container_of)
+        user = _user(ancestors)
+        if user is None:
+            return None
+        if kind_of(user) == CK.VAR_DECL:
+            if not _variable_dereferenced(user, ancestors):
+                return None
+        elif kind_of(user) not in (CK.UNARY_OPERATOR, CK.ARRAY_SUBSCRIPT_EXPR) and not (
+                kind_of(user) == CK.BINARY_OPERATOR and user.spelling == "="):
+            return None
+        return OrderConstraint("first", (first.name,),
+                               f"{record.name} is read through a pointer to its first byte",
+                               loc)
+    if other.kind == ci.TypeKind.RECORD and _related(other, source if upcast else target):
+        return None
+    size = max(other.get_size(), 1)
+    covering = tuple(f.name for f in record.fields if f.offset < size)
+    what = (f"a pointer to {record.name} is converted to/from "
+            f"{other.spelling} *, which reads its first {size} bytes")
+    if len(covering) <= 1:
+        return OrderConstraint("first", (first.name,), what, loc)
+    return OrderConstraint("pin", covering, what, loc)

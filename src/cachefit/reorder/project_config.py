@@ -1,0 +1,56 @@
+"""The `[reorder]` table of the project file `cachefit.toml`.
+
+The project file is `$CACHEFIT_CONFIG` when set, else `cachefit.toml` in the current
+directory; it is optional. `[reorder] abi = ["name", ...]` lists records whose layout is an
+ABI (shared with files, devices or other programs) and must never be reordered. Read with
+tomllib; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+
+from cachefit.errors import Location, UserError
+
+
+@dataclass(frozen=True)
+class ReorderConfig:
+    abi: tuple[str, ...] = ()
+    path: str | None = None
+
+    def is_abi(self, *names: str) -> bool:
+        wanted = {_norm(n) for n in names if n}
+        return any(_norm(a) in wanted or any(w.endswith("::" + _norm(a)) for w in wanted)
+                   for a in self.abi)
+
+
+def _norm(name: str) -> str:
+    name = name.strip()
+    for word in ("struct ", "class ", "union "):
+        name = name.removeprefix(word)
+    return name.replace(" ", "").removeprefix("::")
+
+
+def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
+    """Read the project file if there is one (UserError when it is malformed)."""
+    path = os.environ.get("CACHEFIT_CONFIG") or os.path.join(cwd or os.getcwd(),
+                                                              "cachefit.toml")
+    if not os.path.isfile(path):
+        if os.environ.get("CACHEFIT_CONFIG"):
+            raise UserError(f"CACHEFIT_CONFIG names {path}, which does not exist",
+                            "point it at the project's cachefit.toml or unset it")
+        return ReorderConfig()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}", "fix the TOML syntax",
+                        Location(path)) from exc
+    table = data.get("reorder", {})
+    abi = table.get("abi", []) if isinstance(table, dict) else None
+    if not isinstance(abi, list) or not all(isinstance(a, str) for a in abi):
+        raise UserError(f"{path}: [reorder] abi must be a list of record names",
+                        'write e.g. abi = ["wire_header", "ns::disk_block"]', Location(path))
+    return ReorderConfig(tuple(abi), path)

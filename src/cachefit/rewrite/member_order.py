@@ -1,0 +1,325 @@
+"""Rewrite a record's member list so that its fields are declared in a given order.
+
+Input is a `RecordBody` (member_units) and the wanted field order; output is the new text of
+the member list. Every field unit moves as source text with its comments and attributes; a
+declaration of several declarators (`int a, b;`) is split where its fields must separate;
+each field keeps its access level (access specifiers are emitted where needed, and ones that
+govern no member any more are dropped); fields of one macro expansion or one anonymous
+struct/union move as one unit. The fields are gathered into one block at the position of the
+first field (or of the last, when a type or constant declared between fields could be used
+by them), indented like the fields around it.
+
+It only produces text: it does not decide the order, check that the order is safe, read or
+write files, or verify the compiler's layout (see layout_check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cachefit.errors import UserError
+from cachefit.rewrite.member_units import (
+    Access,
+    AccessSpec,
+    Declarator,
+    FieldUnit,
+    Item,
+    OtherMember,
+    RecordBody,
+)
+from cachefit.rewrite.source_text import (
+    Span,
+    blank_line_before,
+    indentation,
+    line_end,
+    line_start,
+    only_blanks_after,
+    only_blanks_before,
+    skip_blanks,
+)
+
+# Members declared between fields that fields may refer to (types, constants, templates).
+_NAMING_MEMBERS = {"typedef_decl", "type_alias_decl", "type_alias_template_decl", "enum_decl",
+                   "struct_decl", "class_decl", "union_decl", "var_decl", "using_declaration",
+                   "class_template", "namespace_alias", "using_directive"}
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What the block emits: a whole unit, or some declarators of a splittable declaration."""
+
+    unit: FieldUnit
+    fields: tuple[str, ...]          # in declaration order within the piece
+
+    @property
+    def whole(self) -> bool:
+        return self.fields == self.unit.fields
+
+
+@dataclass(frozen=True)
+class MemberRewrite:
+    """The new member list: `replacement` replaces the bytes of `span` (the body).
+
+    `edits` are the same change as small (begin, end, text) pieces in file offsets:
+    removed declarations and the inserted block, so that other edits inside kept members
+    (e.g. a constructor's initialiser list) do not overlap it.
+    """
+
+    span: Span
+    replacement: bytes
+    effective_order: tuple[str, ...]   # field names as the new text declares them
+    split: tuple[str, ...]             # first field of each declaration that was split
+    changed: bool
+    edits: tuple[tuple[int, int, bytes], ...] = ()
+
+    def apply(self, text: bytes) -> bytes:
+        return text[:self.span.begin] + self.replacement + text[self.span.end:]
+
+
+def plan_pieces(body: RecordBody, order: list[str]) -> list[Piece]:
+    """The pieces of the new member list, in order; raise UserError if `order` is invalid."""
+    names = body.field_names()
+    missing = [n for n in names if n not in order]
+    extra = [n for n in order if n not in names]
+    dups = sorted({n for n in order if order.count(n) > 1})
+    if missing or extra or dups:
+        what = []
+        if missing:
+            what.append("missing " + ", ".join(missing))
+        if extra:
+            what.append("unknown " + ", ".join(extra))
+        if dups:
+            what.append("repeated " + ", ".join(dups))
+        raise UserError(f"the new order does not list the fields of the record exactly once "
+                        f"({'; '.join(what)})", "give every field once", body.units[0].location
+                        if body.units else None)
+    pos = {n: i for i, n in enumerate(order)}
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(order):
+        unit = body.unit_of(order[i])
+        if unit.splittable:
+            decl_names = [d.field for d in unit.declarators]
+            run = [order[i]]
+            k = decl_names.index(order[i])
+            while i + 1 < len(order) and k + 1 < len(decl_names) and \
+                    order[i + 1] == decl_names[k + 1]:
+                run.append(order[i + 1])
+                i += 1
+                k += 1
+            pieces.append(Piece(unit, tuple(run)))
+            i += 1
+            continue
+        span = sorted(pos[n] for n in unit.fields)
+        if span != list(range(span[0], span[0] + len(span))):
+            what = (f"one expansion of macro {unit.macro}" if unit.kind == "macro" else
+                    "one anonymous struct/union" if unit.kind == "anonymous" else
+                    "one declaration that defines a type")
+            raise UserError(f"fields {', '.join(unit.fields)} are declared by {what} and must "
+                            "stay together in the new order", "keep them adjacent",
+                            unit.location)
+        pieces.append(Piece(unit, unit.fields))
+        i += len(unit.fields)
+    # Unnamed bit-fields (padding) follow the unit they followed before.
+    units = body.units
+    for idx, unit in enumerate(units):
+        if not unit.is_padding:
+            continue
+        prev = next((u for u in reversed(units[:idx]) if not u.is_padding), None)
+        at = 0
+        if prev is not None:
+            at = max(k for k, p in enumerate(pieces) if p.unit is prev) + 1
+        pieces.insert(at, Piece(unit, ()))
+    return pieces
+
+
+def _unchanged(body: RecordBody, pieces: list[Piece]) -> bool:
+    return [p.unit for p in pieces] == body.units and all(p.whole for p in pieces)
+
+
+def _piece_text(text: bytes, p: Piece, attrs: dict[str, str]) -> bytes:
+    u = p.unit
+    wanted = [n for n in p.fields if n in attrs]
+    if p.whole and not wanted:
+        return text[u.core.begin:u.core.end]
+    if wanted and (u.kind != "decl" or (len(u.fields) > 1 and not u.splittable)):
+        by = f"macro {u.macro}" if u.macro else "one declaration"
+        raise UserError(f"cannot change the alignment of {wanted[0]}: it is declared "
+                        f"together with other members by {by}", "run without --relax-align",
+                        u.location)
+    if len(u.fields) == 1:
+        semi = u.decl.end - 1
+        return (text[u.core.begin:semi] + (" " + attrs[u.fields[0]]).encode() +
+                text[semi:u.core.end])
+    assert u.specifier is not None
+    decls = [d for d in u.declarators if d.field in p.fields]
+
+    def decl_text(d: Declarator) -> bytes:
+        extra = (" " + attrs[d.field]).encode() if d.field in attrs else b""
+        return d.span.text(text) + extra
+
+    out = u.specifier.text(text) + b" " + decl_text(decls[0])
+    for a, b in zip(decls, decls[1:], strict=False):
+        out += text[a.span.end:b.span.begin] + decl_text(b)
+    out += b";"
+    if decls[0] is u.declarators[0]:
+        out = text[u.core.begin:u.decl.begin] + out
+    if decls[-1] is u.declarators[-1]:
+        out += text[u.decl.end:u.core.end]
+    return out
+
+
+def _spec(access: Access) -> bytes:
+    return access.encode() + b":"
+
+
+def _useless_specs(items: list[Item]) -> set[int]:
+    """Access specifiers followed only by field units up to the next specifier or the end."""
+    out: set[int] = set()
+    for k, it in enumerate(items):
+        if not isinstance(it, AccessSpec):
+            continue
+        j = k + 1
+        while j < len(items) and isinstance(items[j], FieldUnit):
+            j += 1
+        if j == len(items) or isinstance(items[j], AccessSpec):
+            out.add(k)
+    return out
+
+
+def rewrite_members(body: RecordBody, order: list[str],
+                    attributes: dict[str, str] | None = None) -> MemberRewrite:
+    """The member list of `body` with its fields declared in `order`.
+
+    `attributes` maps fields to attribute text to add to their declarator (e.g. a relaxed
+    alignment: `__attribute__((packed, aligned(4)))`).
+    """
+    text = body.text
+    attrs = dict(attributes or {})
+    pieces = plan_pieces(body, order)
+    effective = tuple(n for p in pieces for n in p.fields)
+    if _unchanged(body, pieces) and not attrs:
+        return MemberRewrite(body.body, body.body.text(text), effective, (), False)
+    split = tuple(u.fields[0] for u in body.units
+                  if sum(1 for p in pieces if p.unit is u) > 1)
+    items = body.items
+    removed = {k for k, it in enumerate(items) if isinstance(it, FieldUnit)}
+    removed |= _useless_specs(items)
+    unit_idx = sorted(k for k, it in enumerate(items) if isinstance(it, FieldUnit))
+    first_u, last_u = unit_idx[0], unit_idx[-1]
+    anchor = first_u
+    if any(isinstance(items[k], OtherMember) and items[k].what in _NAMING_MEMBERS
+           for k in range(first_u, last_u)):
+        anchor = last_u
+    inline = text.count(b"\n", body.body.begin, body.body.end) == 0
+
+    removals = {k: _removal(text, items[k], inline) for k in sorted(removed)}
+    if not inline:
+        # Blank lines between two removed items go; the block brings its own spacing.
+        keys = sorted(removals)
+        for a, b in zip(keys, keys[1:], strict=False):
+            gap = text[removals[a].end:removals[b].begin]
+            if b == a + 1 and gap.strip() == b"" and gap.count(b"\n") >= 1 and \
+                    only_blanks_before(text, removals[a].end) and \
+                    removals[b].begin == line_start(text, removals[b].begin):
+                removals[b] = Span(removals[a].end, removals[b].end)
+
+    anchor_core = items[anchor].core
+    if inline:
+        p = anchor_core.begin
+    elif only_blanks_before(text, anchor_core.begin):
+        p = line_start(text, anchor_core.begin)
+    else:
+        p = min(line_end(text, anchor_core.end) + 1, line_start(text, body.body.end))
+    p = max(p, body.body.begin)
+    for r in removals.values():
+        if r.begin < p < r.end:
+            p = r.begin
+
+    kept = [(k, it) for k, it in enumerate(items) if k not in removed]
+    access: Access = body.default_access
+    for _, it in kept:
+        if it.decl.begin < p and isinstance(it, AccessSpec):
+            access = it.access
+    after = next((it for _, it in kept if it.decl.begin >= p and
+                  not (isinstance(it, OtherMember) and it.access is None)), None)
+
+    block = _block(body, pieces, access, after, inline, attrs)
+    edits = sorted([(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)],
+                   key=lambda e: (e[0], e[1]))
+    out = bytearray()
+    cur = body.body.begin
+    for b, e, rep in edits:
+        if b < cur:
+            raise AssertionError("overlapping member edits")  # pragma: no cover
+        out += text[cur:b] + rep
+        cur = e
+    out += text[cur:body.body.end]
+    return MemberRewrite(body.body, bytes(out), effective, split, True, tuple(edits))
+
+
+def _removal(text: bytes, it: Item, inline: bool) -> Span:
+    core = it.core
+    if inline:
+        return Span(core.begin, skip_blanks(text, core.end))
+    before, after = only_blanks_before(text, core.begin), only_blanks_after(text, core.end)
+    if before and after:
+        return Span(line_start(text, core.begin), min(line_end(text, core.end) + 1, len(text)))
+    if before:
+        return Span(core.begin, skip_blanks(text, core.end))
+    if after:
+        b = core.begin
+        while b > 0 and text[b - 1:b] in (b" ", b"\t"):
+            b -= 1
+        return Span(b, core.end)
+    return Span(core.begin, skip_blanks(text, core.end))
+
+
+def _field_indent(body: RecordBody) -> bytes:
+    text = body.text
+    for u in body.units:
+        if only_blanks_before(text, u.core.begin):
+            return indentation(text, u.core.begin)
+    for it in body.items:
+        if only_blanks_before(text, it.core.begin):
+            return indentation(text, it.core.begin)
+    return indentation(text, body.body.begin) + b"    "
+
+
+def _spec_indent(body: RecordBody) -> bytes:
+    text = body.text
+    for it in body.items:
+        if isinstance(it, AccessSpec) and only_blanks_before(text, it.core.begin):
+            return indentation(text, it.core.begin)
+    return indentation(text, body.body.begin)
+
+
+def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
+           inline: bool, attrs: dict[str, str]) -> bytes:
+    text = body.text
+    field_indent, spec_indent = _field_indent(body), _spec_indent(body)
+    nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
+    parts: list[bytes] = []
+    cur = access
+    for n, p in enumerate(pieces):
+        u = p.unit
+        if u.access != cur:
+            parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
+            cur = u.access
+        piece = _piece_text(text, p, attrs)
+        if inline:
+            parts.append(piece)
+            continue
+        has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
+        if n > 0 and has_lead and blank_line_before(text, u.core.begin):
+            parts.append(nl)
+        lead_line = only_blanks_before(text, u.core.begin)
+        indent = indentation(text, u.core.begin) if lead_line else field_indent
+        parts.append(indent + piece + nl)
+    if after is not None and not isinstance(after, AccessSpec) and after.access is not None \
+            and after.access != cur:
+        parts.append(_spec(after.access) if inline else
+                     spec_indent + _spec(after.access) + nl)
+    if inline:
+        return b" ".join(parts) + b" "
+    return b"".join(parts)

@@ -1,0 +1,69 @@
+"""Where the new member order comes from: `--order`, alphabetical, or the profile optimizer.
+
+Parses an explicit order (`a,b,c`), builds the alphabetical order (fields that must move
+together stay together, placed by their smallest name), finds the record's entry in a
+profile, and calls `cachefit.layout.optimize_layout` / `evaluate_order`. It neither
+analyses code nor edits text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cachefit.errors import UserError
+from cachefit.model import Record
+from cachefit.rewrite.member_units import RecordBody
+from cachefit.trace import profile_format
+
+
+def alphabetical_order(body: RecordBody) -> list[str]:
+    """Fields sorted by name; units that cannot be split keep their fields together."""
+    groups: list[tuple[str, ...]] = []
+    for u in body.units:
+        if u.is_padding:
+            continue
+        if u.splittable or len(u.fields) == 1:
+            groups += [(f,) for f in u.fields]
+        else:
+            groups.append(u.fields)
+    groups.sort(key=lambda g: (min(g).lower(), min(g)))
+    return [n for g in groups for n in g]
+
+
+def parse_order(spec: str, body: RecordBody) -> list[str]:
+    """`--order`: `alphabetical`, or field names separated by commas."""
+    if spec.strip() == "alphabetical":
+        return alphabetical_order(body)
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise UserError("--order is empty", "give field names separated by commas, or "
+                        "'alphabetical'")
+    return names
+
+
+def empty_profile_entry(record: Record) -> dict[str, Any]:
+    """A profile entry without accesses: lets the optimizer predict offsets and size."""
+    return {"size": record.size,
+            "fields": [{"name": f.name, "offset": f.offset, "size": f.size}
+                       for f in record.fields],
+            "sequences": []}
+
+
+def profile_entry(path: str, record: Record, asked: str) -> tuple[dict[str, Any], int]:
+    """The profile's entry for the record (by qualified or given name) and its line size."""
+    profile = profile_format.load(path)
+    data = profile.to_json()["types"]
+
+    def norm(n: str) -> str:
+        return n.replace(" ", "").removeprefix("::")
+
+    for key in (record.name, asked):
+        for name, entry in data.items():
+            if norm(name) == norm(key):
+                return entry, profile.cache_line
+    for name, entry in data.items():
+        if norm(name).endswith("::" + norm(asked)):
+            return entry, profile.cache_line
+    known = ", ".join(sorted(data)) or "none"
+    raise UserError(f"the profile {path} has no entry for {record.name}",
+                    f"it has: {known}; trace the program that uses {record.name}")

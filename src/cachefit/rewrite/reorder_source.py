@@ -1,0 +1,272 @@
+"""Reorder a record in its source file: choose the order, rewrite, verify, make headers.
+
+Given an `Analysis` (cachefit.reorder.analysis) and the options of `cachefit reorder`, this
+refuses when the analysis says so, takes the order from `--order` or from the optimizer
+(with the analysis's constraints), rewrites the member list (member_order) and, with
+`--fix-initializers`, the record's initialisers (initializers), then re-parses the result:
+the compiler's layout must be the predicted one (layout_check) and every unit must still
+compile. Only then does it return the new file contents and the generated headers; it
+writes nothing itself (the CLI does, atomically).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from cachefit.errors import Location, ParseError, UnsafeTransformation, UserError
+from cachefit.frontend.clang_parse import parse_unit
+from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
+from cachefit.model import Record
+from cachefit.reorder.analysis import Analysis, refuse_if_needed
+from cachefit.reorder.constraints import OrderConstraint, to_layout_constraints
+from cachefit.rewrite.ctor_init_lists import reorder_list
+from cachefit.rewrite.edits import Edit, EditList
+from cachefit.rewrite.initializers import fix_site, is_cxx20
+from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
+from cachefit.rewrite.layout_headers import assert_header, offsets_header
+from cachefit.rewrite.member_order import plan_pieces, rewrite_members
+from cachefit.rewrite.order_choice import empty_profile_entry, parse_order, profile_entry
+
+
+@dataclass
+class ReorderOptions:
+    """The choices of `cachefit reorder` that shape the result."""
+
+    order: str | None = None
+    profile: str | None = None
+    cache_line: int | None = None
+    object_align: int | None = None
+    relax_align: bool = False
+    pins: list[str] = field(default_factory=list)
+    fix_initializers: bool = False
+    allow_growth: bool = False
+    time_limit: float = 10.0
+    merge: bool = False
+    offsets_header: str | None = None
+    assert_header: str | None = None
+
+
+@dataclass
+class ReorderOutcome:
+    """What a reordering produced (nothing is written yet)."""
+
+    analysis: Analysis
+    old_order: list[str]
+    new_order: list[str]
+    before: Record
+    after: Record
+    originals: dict[str, bytes]
+    contents: dict[str, bytes]
+    headers: dict[str, str]
+    constraints: list[OrderConstraint]
+    result: LayoutResult | None = None
+    eval_before: LayoutEvaluation | None = None
+    eval_after: LayoutEvaluation | None = None
+    split: tuple[str, ...] = ()
+    initializers_fixed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    # Files changed only to keep constructor initialiser lists in declaration order.
+    cosmetic_files: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        r, eb, ea = self.result, self.eval_before, self.eval_after
+        if r is not None:
+            lines = {"before": r.lines_before, "after": r.lines_after,
+                     "lower_bound": r.lines_lower_bound}
+            dirty = {"before": r.dirty_before, "after": r.dirty_after}
+        elif eb is not None and ea is not None:
+            lines = {"before": eb.lines, "after": ea.lines, "lower_bound": None}
+            dirty = {"before": eb.dirty, "after": ea.dirty}
+        else:
+            lines = {"before": None, "after": None, "lower_bound": None}
+            dirty = {"before": None, "after": None}
+        return {
+            "type": self.before.name,
+            "file": self.analysis.file,
+            "old_order": self.old_order,
+            "new_order": self.new_order,
+            "lines": lines,
+            "dirty_lines": dirty,
+            "size": {"before": self.before.size, "after": self.after.size},
+            "optimal": r.optimal if r is not None else None,
+            "solver_seconds": r.solver_seconds if r is not None else 0.0,
+            "method": r.method if r is not None else "given order",
+            "constraints": [c.to_json() for c in self.constraints],
+            "merged": [asdict(m) for m in r.merged] if r is not None else [],
+            "relaxed_alignment": dict(r.relaxed_alignment) if r is not None else {},
+            "split_declarations": list(self.split),
+            "initializers_fixed": self.initializers_fixed,
+            "changed_files": sorted(f for f in self.contents
+                                    if self.contents[f] != self.originals.get(f)),
+            "headers": sorted(self.headers),
+            "offsets": {f.name: f.offset for f in self.after.fields},
+            "warnings": self.warnings,
+        }
+
+
+def _pin_constraints(a: Analysis, pins: list[str]) -> list[OrderConstraint]:
+    names = {f.name for f in a.record.fields}
+    for p in pins:
+        if p not in names:
+            raise UserError(f"--pin {p}: {a.record.name} has no field {p}",
+                            "fields: " + ", ".join(f.name for f in a.record.fields))
+    return [OrderConstraint("pin", (p,), "--pin", None) for p in pins]
+
+
+def violations(constraints: list[OrderConstraint], old: list[str],
+                new: list[str]) -> list[OrderConstraint]:
+    return [c for c in constraints if c.violated_by(old, new)]
+
+
+def refuse_order(a: Analysis, bad: list[OrderConstraint], what: str) -> UnsafeTransformation:
+    c = bad[0]
+    details = [f"{x.location or 'definition'}: {x.describe()}" for x in bad[1:]]
+    return UnsafeTransformation(f"{what} breaks an order constraint: {c.describe()}",
+                                "choose an order that honours the constraints (see --json), "
+                                "or use --profile to let the optimizer honour them",
+                                c.location or (a.body.units[0].location if a.body.units
+                                               else None), details)
+
+
+def _relaxed_attributes(result: LayoutResult | None) -> dict[str, str]:
+    if result is None:
+        return {}
+    return {n: f"__attribute__((packed, aligned({al})))"
+            for n, al in result.relaxed_alignment.items()}
+
+
+def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
+    """Rewrite the record of `a` in its file as `opts` ask (see the module doc)."""
+    constraints = a.constraints + _pin_constraints(a, opts.pins)
+    a.constraints = constraints
+    refuse_if_needed(a, opts.fix_initializers)
+    rec, body = a.record, a.body
+    old = [f.name for f in rec.fields]
+    lc = to_layout_constraints(constraints)
+    result: LayoutResult | None = None
+    eval_before = eval_after = None
+    warnings: list[str] = []
+    if opts.order is not None:
+        requested = parse_order(opts.order, body)
+        plan_pieces(body, requested)          # names every field once, units together
+        bad = violations(constraints, old, requested)
+        if bad:
+            raise refuse_order(a, bad, "the given order")
+        if opts.profile:
+            entry, line = profile_entry(opts.profile, rec, a.type_name)
+        else:
+            entry, line = empty_profile_entry(rec), 64
+        kw = dict(cache_line=opts.cache_line or line, object_align=opts.object_align,
+                  constraints=lc, allow_growth=True)
+        before_ev = evaluate_order(rec, entry, old, **kw)  # type: ignore[arg-type]
+        after_ev = evaluate_order(rec, entry, requested, **kw)  # type: ignore[arg-type]
+        if list(after_ev.order) != requested:
+            # Fields sharing a storage unit (bit-fields and what the compiler packs into
+            # their unit) move as a whole, as the placement model puts them.
+            warnings.append("the order was adjusted so that fields sharing a bit-field "
+                            "storage unit stay together: " + ", ".join(after_ev.order))
+            requested = list(after_ev.order)
+            plan_pieces(body, requested)
+        predicted_size, predicted = after_ev.size, after_ev.offsets
+        warnings += list(after_ev.violations)
+        if opts.profile:
+            eval_before, eval_after = before_ev, after_ev
+    elif opts.profile:
+        entry, line = profile_entry(opts.profile, rec, a.type_name)
+        result = optimize_layout(rec, entry, cache_line=opts.cache_line or line,
+                                 object_align=opts.object_align, relax_align=opts.relax_align,
+                                 constraints=lc, allow_growth=opts.allow_growth,
+                                 time_limit=opts.time_limit, merge=opts.merge)
+        requested = list(result.order)
+        bad = violations(constraints, old, requested)
+        if bad:
+            raise refuse_order(a, bad, "the optimizer's order")
+        predicted_size, predicted = result.size_after, result.offsets
+        warnings += list(result.warnings)
+    else:
+        raise UserError("no order to apply", "give --profile FILE, or --order a,b,c "
+                        "(or --order alphabetical)")
+
+    attrs = _relaxed_attributes(result)
+    mr = rewrite_members(body, requested, attrs)
+    edits = EditList()
+    for b, e, piece in mr.edits:
+        edits.add(Edit(body.file, b, e, piece.decode("utf-8", errors="surrogateescape"),
+                       "member order"))
+    originals: dict[str, bytes] = {body.file: body.text}
+
+    def read(path: str) -> bytes:
+        if path not in originals:
+            with open(path, "rb") as fh:
+                originals[path] = fh.read()
+        return originals[path]
+
+    fixed = 0
+    if opts.fix_initializers:
+        cxx20 = any(is_cxx20(args) for _, args in a.units)
+        for site in a.init_sites:
+            edits.extend(fix_site(site, list(mr.effective_order), read, cxx20))
+            fixed += 1
+    cosmetic: set[str] = set()
+    semantic = set(edits.files())
+    for lst in a.ctor_lists:
+        more = reorder_list(lst, mr.effective_order, read(lst.file))
+        edits.extend(more)
+        cosmetic |= {e.file for e in more}
+    for f in edits.files():
+        read(f)
+    contents = edits.apply(originals) if len(edits) else {}
+
+    path, args = a.unit
+    after = reparse_record(path, args, a.type_name, contents)
+    pins = {n: next(f.offset for f in rec.fields if f.name == n)
+            for c in constraints if c.kind == "pin" for n in c.fields}
+    expect = Expectation(order=mr.effective_order, size=predicted_size,
+                         offsets=predicted if tuple(requested) == mr.effective_order else None,
+                         pins=pins, relaxed=dict(result.relaxed_alignment) if result else None)
+    check_layout(rec, after, expect, body.units[0].location if body.units else None)
+    _check_byte_boundaries(rec, after, constraints)
+    _check_units_compile(a, contents)
+    headers: dict[str, str] = {}
+    if opts.offsets_header:
+        headers[opts.offsets_header] = offsets_header(after, a.type_name)
+    if opts.assert_header:
+        headers[opts.assert_header] = assert_header(after, a.type_spelling, a.cxx)
+    return ReorderOutcome(a, old, list(mr.effective_order), rec, after, originals, contents,
+                          headers, constraints, result, eval_before, eval_after, mr.split,
+                          fixed, warnings, sorted(cosmetic - semantic))
+
+
+def _check_byte_boundaries(before: Record, after: Record,
+                           constraints: list[OrderConstraint]) -> None:
+    old = {f.name: f for f in before.fields}
+    new = {f.name: f for f in after.fields}
+    for c in constraints:
+        if c.kind != "same_side" or not isinstance(c.boundary, int):
+            continue
+        b = c.boundary
+        for n in c.fields or tuple(old):
+            was, now = old[n], new[n]
+            if (was.end <= b) != (now.end <= b) or (was.offset >= b) != (now.offset >= b):
+                raise UnsafeTransformation(
+                    f"{n} moved across byte {b}, which code relies on ({c.reason})",
+                    "nothing was written; keep the members of that range in place",
+                    c.location)
+
+
+def _check_units_compile(a: Analysis, contents: dict[str, bytes]) -> None:
+    """Every unit must still compile with the new text (the defining one was re-parsed)."""
+    if not contents:
+        return
+    unsaved = [(f, d.decode("utf-8", errors="surrogateescape")) for f, d in contents.items()]
+    for path, args in a.units:
+        if (path, args) == a.unit or path.endswith((".S", ".sx", ".s")):
+            continue
+        try:
+            parse_unit(path, args, unsaved, keep_bodies=True)
+        except ParseError as exc:
+            raise UnsafeTransformation(
+                f"{path} no longer compiles after reordering: {exc.what}",
+                "nothing was written; report this with the input",
+                exc.location or Location(path), exc.details) from exc

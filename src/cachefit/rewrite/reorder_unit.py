@@ -1,0 +1,65 @@
+"""Build-time mode: apply a member order to one preprocessed translation unit (`.i`/`.ii`).
+
+The build step preprocesses each unit, calls `reorder_unit` on the result and compiles the
+returned text instead, so the original sources stay untouched and member lists that depend
+on the configuration (`#ifdef` in the member list) can be reordered after preprocessing.
+The checks are those of the source mode restricted to the unit: refusals (packed, ABI,
+raw I/O, positional initialisers unless fixed), constraints the order must honour, and the
+compiler's layout of the result (order, alignment, and sizeof when predicted).
+Returns the new text; writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cachefit.reorder.analysis import analyse, refuse_if_needed
+from cachefit.rewrite.edits import Edit, EditList
+from cachefit.rewrite.initializers import fix_site, is_cxx20
+from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
+from cachefit.rewrite.member_order import rewrite_members
+from cachefit.rewrite.reorder_source import refuse_order, violations
+
+
+def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequence[str], *,
+                 fix_initializers: bool = False,
+                 expected_size: int | None = None) -> dict[str, str]:
+    """The unit `path` with `type_name`'s fields declared in `new_order`: {path: new text}.
+
+    Raises `UnsafeTransformation` (nothing to write) when the unit rules the order out.
+    """
+    unit = (path, list(args))
+    a = analyse(type_name, [unit], build_time=True)
+    refuse_if_needed(a, fix_initializers)
+    old = [f.name for f in a.record.fields]
+    order = list(new_order)
+    bad = violations(a.constraints, old, order)
+    if bad:
+        raise refuse_order(a, bad, "the order")
+    mr = rewrite_members(a.body, order)
+    edits = EditList()
+    for b, e, piece in mr.edits:
+        edits.add(Edit(a.file, b, e, piece.decode("utf-8", errors="surrogateescape"),
+                       "member order"))
+    originals = {a.file: a.body.text}
+
+    def read(p: str) -> bytes:
+        if p not in originals:
+            with open(p, "rb") as fh:
+                originals[p] = fh.read()
+        return originals[p]
+
+    if fix_initializers:
+        for site in a.init_sites:
+            edits.extend(fix_site(site, list(mr.effective_order), read, is_cxx20(args)))
+    for f in edits.files():
+        read(f)
+    contents = edits.apply(originals) if len(edits) else {}
+    after = reparse_record(path, list(args), type_name, contents)
+    check_layout(a.record, after, Expectation(order=mr.effective_order, size=expected_size),
+                 a.body.units[0].location if a.body.units else None)
+    new = contents.get(path, originals.get(path) or read(path))
+    out = {path: new.decode("utf-8", errors="surrogateescape")}
+    for f, data in contents.items():
+        out[f] = data.decode("utf-8", errors="surrogateescape")
+    return out

@@ -1,0 +1,423 @@
+"""Link-step facts from a linked profile build: target objects in static storage, type
+layouts, typedef aliases; and patching them into the program's cachefit blob.
+
+Global and static variables whose type is, or contains, a target type (plain, arrays,
+structs holding them, arrays of such structs: a strided array) are found in the DWARF
+debug information and listed with their link-time addresses; the runtime adds the load
+bias. The blob is a fixed-size char array that the link step defines; it is filled in
+place in the output file so that no address moves. Layouts come from
+`cachefit.frontend.dwarf_records` when that module is available, else from a small
+reader here. This module never runs a compiler or the program.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elftools.common.exceptions import ELFError
+from elftools.dwarf.die import DIE
+from elftools.dwarf.dwarf_expr import DWARFExprParser
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from cachefit.errors import UserError
+from cachefit.trace.profile_format import FieldSpan
+
+BLOB_SYMBOL = "__cachefit_blob"
+BLOB_MAGIC = b"CACHEFIT-BLOB-1\n"
+MAX_OCCURRENCES = 4096
+
+_QUALIFIERS = {"DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type",
+               "DW_TAG_restrict_type", "DW_TAG_atomic_type"}
+_RECORDS = {"DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type"}
+
+
+@dataclass(frozen=True)
+class StaticObject:
+    """Objects of a target type in static storage: `count` of `elem` bytes, `stride` apart."""
+
+    address: int
+    count: int
+    elem: int
+    stride: int
+    type_name: str
+    variable: str
+
+
+@dataclass
+class TypeLayout:
+    name: str
+    size: int
+    fields: list[FieldSpan]
+
+
+@dataclass
+class ElfFacts:
+    objects: list[StaticObject] = field(default_factory=list)
+    layouts: dict[str, TypeLayout] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+    has_debug_info: bool = True
+
+
+def _name(die: DIE) -> str | None:
+    attr = die.attributes.get("DW_AT_name")
+    if attr is None:
+        return None
+    v = attr.value
+    return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+
+
+def _qualified(die: DIE) -> str | None:
+    name = _name(die)
+    if name is None:
+        return None
+    parts = [name]
+    parent = die.get_parent()
+    while parent is not None and parent.tag != "DW_TAG_compile_unit":
+        pn = _name(parent)
+        if parent.tag in ("DW_TAG_namespace", *_RECORDS) and pn:
+            parts.append(pn)
+        parent = parent.get_parent()
+    return "::".join(reversed(parts))
+
+
+def _type_of(die: DIE) -> DIE | None:
+    if "DW_AT_type" in die.attributes:
+        return die.get_DIE_from_attribute("DW_AT_type")
+    for ref in ("DW_AT_specification", "DW_AT_abstract_origin"):
+        if ref in die.attributes:
+            return _type_of(die.get_DIE_from_attribute(ref))
+    return None
+
+
+def _member_offset(die: DIE, parser: DWARFExprParser) -> int | None:
+    attr = die.attributes.get("DW_AT_data_member_location")
+    if attr is None:
+        return 0 if die.get_parent() is not None and die.get_parent().tag == \
+            "DW_TAG_union_type" else None
+    if isinstance(attr.value, int):
+        return attr.value
+    ops = parser.parse_expr(attr.value)
+    if len(ops) == 1 and ops[0].op_name == "DW_OP_plus_uconst":
+        return int(ops[0].args[0])
+    return None
+
+
+class _CuTypes:
+    """Target resolution and type sizes within one compile unit."""
+
+    def __init__(self, targets: set[str], parser: DWARFExprParser) -> None:
+        self.targets = targets
+        self.parser = parser
+        self.target_of: dict[int, str] = {}     # record DIE offset -> target name
+        self._occ: dict[int, tuple[tuple[int, int, int, int, str], ...]] = {}
+
+    def strip(self, die: DIE | None) -> DIE | None:
+        seen = 0
+        while die is not None and die.tag in _QUALIFIERS and seen < 64:
+            die = _type_of(die)
+            seen += 1
+        return die
+
+    def size(self, die: DIE | None) -> int:
+        die = self.strip(die)
+        if die is None:
+            return 0
+        if "DW_AT_byte_size" in die.attributes:
+            return int(die.attributes["DW_AT_byte_size"].value)
+        if die.tag == "DW_TAG_array_type":
+            n = 1
+            for d in self.dims(die):
+                n *= d
+            return n * self.size(_type_of(die))
+        return 0
+
+    @staticmethod
+    def dims(die: DIE) -> list[int]:
+        out = []
+        for sub in die.iter_children():
+            if sub.tag != "DW_TAG_subrange_type":
+                continue
+            if "DW_AT_count" in sub.attributes and isinstance(sub.attributes["DW_AT_count"].value,
+                                                              int):
+                out.append(int(sub.attributes["DW_AT_count"].value))
+            elif "DW_AT_upper_bound" in sub.attributes and isinstance(
+                    sub.attributes["DW_AT_upper_bound"].value, int):
+                lower = sub.attributes.get("DW_AT_lower_bound")
+                lo = int(lower.value) if lower is not None else 0
+                out.append(int(sub.attributes["DW_AT_upper_bound"].value) - lo + 1)
+            else:
+                out.append(0)   # flexible or variable length
+        return out or [0]
+
+    def occurrences(self, die: DIE | None) -> tuple[tuple[int, int, int, int, str], ...]:
+        die = self.strip(die)
+        if die is None:
+            return ()
+        if die.offset in self._occ:
+            return self._occ[die.offset]
+        self._occ[die.offset] = ()   # recursion guard
+        out: list[tuple[int, int, int, int, str]] = []
+        if die.tag in _RECORDS:
+            name = self.target_of.get(die.offset)
+            if name is not None:
+                size = self.size(die)
+                if size > 0:
+                    out.append((0, 1, size, size, name))
+            else:
+                for m in die.iter_children():
+                    if m.tag not in ("DW_TAG_member", "DW_TAG_inheritance"):
+                        continue
+                    if "DW_AT_bit_size" in m.attributes or "DW_AT_external" in m.attributes:
+                        continue
+                    off = _member_offset(m, self.parser)
+                    if off is None:
+                        continue
+                    for o in self.occurrences(_type_of(m)):
+                        out.append((o[0] + off, *o[1:]))
+        elif die.tag == "DW_TAG_array_type":
+            n = 1
+            for d in self.dims(die):
+                n *= d
+            elem = _type_of(die)
+            esize = self.size(elem)
+            for o in self.occurrences(elem):
+                if n <= 0:
+                    break
+                if o[1] == 1:
+                    out.append((o[0], n, o[2], esize, o[4]))
+                else:
+                    out.extend((i * esize + o[0], o[1], o[2], o[3], o[4]) for i in range(n))
+                if len(out) > MAX_OCCURRENCES:
+                    break
+        result = tuple(out[:MAX_OCCURRENCES])
+        self._occ[die.offset] = result
+        return result
+
+
+def _die_fields(die: DIE, cu_types: _CuTypes, base_off: int, prefix: str,
+                depth: int = 0) -> list[FieldSpan]:
+    """Members of a record, with the members of base classes flattened in as
+    `Base::member` (a base subobject is not a field one could move)."""
+    fields: list[FieldSpan] = []
+    for m in die.iter_children():
+        if m.tag == "DW_TAG_inheritance":
+            off = _member_offset(m, cu_types.parser)
+            base = cu_types.strip(_type_of(m))
+            if off is None or base is None:
+                continue
+            bname = _name(base) or "?"
+            inner = _die_fields(base, cu_types, base_off + off, f"{prefix}{bname}::", depth + 1) \
+                if depth < 16 else []
+            fields.extend(inner or [FieldSpan(f"<base {bname}>", base_off + off,
+                                              cu_types.size(base))])
+        elif m.tag == "DW_TAG_member" and "DW_AT_external" not in m.attributes:
+            mname = _name(m) or "<anonymous>"
+            size = cu_types.size(_type_of(m))
+            if "DW_AT_data_bit_offset" in m.attributes:
+                bit = int(m.attributes["DW_AT_data_bit_offset"].value)
+                bits = int(m.attributes["DW_AT_bit_size"].value) if \
+                    "DW_AT_bit_size" in m.attributes else size * 8
+                fields.append(FieldSpan(prefix + mname, base_off + bit // 8,
+                                        (bit % 8 + bits + 7) // 8))
+                continue
+            off = _member_offset(m, cu_types.parser)
+            if off is None:
+                continue
+            if mname.startswith(("_vptr.", "_vptr$")):
+                mname = "<vptr>"
+            fields.append(FieldSpan(prefix + mname if not mname.startswith("<") else
+                                    (f"<vptr {prefix[:-2]}>" if prefix else mname),
+                                    base_off + off, size))
+    return fields
+
+
+def _unique(fields: list[FieldSpan]) -> list[FieldSpan]:
+    """One entry per field: a virtual base reached on several paths, and the vtable
+    pointer a class shares with its primary bases, are listed once."""
+    out: dict[tuple[int, str], FieldSpan] = {}
+    vptrs: dict[int, FieldSpan] = {}
+    for f in fields:
+        if f.name.startswith("<vptr"):
+            have = vptrs.get(f.offset)
+            if have is None or len(f.name) < len(have.name):
+                vptrs[f.offset] = f
+        else:
+            out.setdefault((f.offset, f.name), f)
+    return sorted([*out.values(), *vptrs.values()], key=lambda f: (f.offset, f.name))
+
+
+def _die_layout(name: str, die: DIE, cu_types: _CuTypes) -> TypeLayout:
+    return TypeLayout(name, cu_types.size(die), _unique(_die_fields(die, cu_types, 0, "")))
+
+
+def _shared_layout(elf_path: str, name: str) -> TypeLayout | None:
+    """The layout from the shared DWARF front end, when it exists (bases flattened)."""
+    try:
+        from cachefit.frontend import dwarf_records  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+
+    def spans(type_name: str, base_off: int, prefix: str, depth: int) -> list[FieldSpan]:
+        rec = dwarf_records.read_record(elf_path, type_name)
+        out: list[FieldSpan] = []
+        if rec.vptr_offset is not None:
+            out.append(FieldSpan(f"<vptr {prefix[:-2]}>" if prefix else "<vptr>",
+                                 base_off + rec.vptr_offset, 8))
+        for b in rec.bases:
+            try:
+                inner = spans(b.name, base_off + b.offset, f"{prefix}{b.name}::", depth + 1) \
+                    if depth < 16 else []
+            except Exception:  # noqa: BLE001 - a base the front end cannot read
+                inner = []
+            out += inner or [FieldSpan(f"<base {b.name}>", base_off + b.offset, b.size)]
+        for f in rec.fields:
+            size = (f.end - f.offset) if f.bit_size is not None else f.size
+            out.append(FieldSpan(prefix + f.name, base_off + f.offset, size))
+        return out
+
+    try:
+        rec = dwarf_records.read_record(elf_path, name)
+        fields = spans(name, 0, "", 0)
+    except Exception:  # noqa: BLE001 - fall back to our own reader on any failure
+        return None
+    return TypeLayout(name, rec.size, _unique(fields))
+
+
+def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
+    """Static objects of the target types, their layouts and typedef aliases."""
+    facts = ElfFacts()
+    targets = set(types)
+    try:
+        fh = open(elf_path, "rb")
+    except OSError as exc:
+        raise UserError(f"cannot read {elf_path}: {exc.strerror}") from exc
+    with fh:
+        try:
+            elf = ELFFile(fh)
+        except ELFError as exc:
+            raise UserError(f"{elf_path} is not an ELF file: {exc}") from exc
+        if not elf.has_dwarf_info():
+            facts.has_debug_info = False
+            return facts
+        dwarf = elf.get_dwarf_info()
+        parser = DWARFExprParser(dwarf.structs)
+        seen_addr: set[tuple[int, str]] = set()
+        for cu in dwarf.iter_CUs():
+            cu_types = _CuTypes(targets, parser)
+            variables: list[DIE] = []
+            typedefs: list[DIE] = []
+            for die in cu.iter_DIEs():
+                tag = die.tag
+                if tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
+                    q, simple = _qualified(die), _name(die)
+                    name = q if q in targets else (simple if simple in targets else None)
+                    if name is not None:
+                        cu_types.target_of[die.offset] = name
+                        if name not in facts.layouts:
+                            facts.layouts[name] = _die_layout(name, die, cu_types)
+                elif tag == "DW_TAG_typedef":
+                    typedefs.append(die)
+                elif tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
+                    variables.append(die)
+            for td in typedefs:
+                tname = _qualified(td)
+                under = cu_types.strip(_type_of(td))
+                if under is None or under.tag not in _RECORDS:
+                    continue
+                if tname in targets and under.offset not in cu_types.target_of:
+                    cu_types.target_of[under.offset] = tname
+                    if tname not in facts.layouts and "DW_AT_declaration" not in under.attributes:
+                        facts.layouts[tname] = _die_layout(tname, under, cu_types)
+                elif under.offset in cu_types.target_of and tname and \
+                        tname != cu_types.target_of[under.offset]:
+                    facts.aliases[tname] = cu_types.target_of[under.offset]
+            if not cu_types.target_of:
+                continue
+            for var in variables:
+                loc = var.attributes["DW_AT_location"]
+                if not isinstance(loc.value, list):
+                    continue
+                ops = parser.parse_expr(loc.value)
+                if len(ops) != 1:
+                    continue
+                if ops[0].op_name == "DW_OP_addr":
+                    addr = int(ops[0].args[0])
+                elif ops[0].op_name in ("DW_OP_addrx", "DW_OP_GNU_addr_index"):
+                    addr = dwarf.get_addr(cu, int(ops[0].args[0]))
+                else:
+                    continue
+                vname = _name(var) or "?"
+                for off, count, elem, stride, tname in cu_types.occurrences(_type_of(var)):
+                    key = (addr + off, tname)
+                    if key in seen_addr or count <= 0:
+                        continue
+                    seen_addr.add(key)
+                    facts.objects.append(StaticObject(addr + off, count, elem, stride, tname,
+                                                      vname))
+    for name in types:
+        shared = _shared_layout(str(elf_path), name)
+        if shared is not None and (name not in facts.layouts
+                                   or shared.size == facts.layouts[name].size):
+            facts.layouts[name] = shared
+    return facts
+
+
+def blob_text(self_address: int, facts: ElfFacts, types: tuple[str, ...],
+              entries: tuple[str, ...], limits: dict[str, int], meta: dict[str, Any]) -> bytes:
+    """The text the runtime reads at startup (see docs/raw-trace-format.md)."""
+    lines = [BLOB_MAGIC.decode().rstrip("\n"), f"self {self_address:x}"]
+    lines += [f"limit {k} {v}" for k, v in limits.items()]
+    lines += [f"type {t}" for t in types]
+    lines += [f"alias {a} {t}" for a, t in sorted(facts.aliases.items()) if " " not in a]
+    lines += [f"entry {e}" for e in entries]
+    lines += [f"global {o.address:x} {o.count} {o.elem} {o.stride} {o.type_name}"
+              for o in facts.objects]
+    layout = {
+        "types": {name: {"size": lay.size, "fields": [f.to_json() for f in lay.fields]}
+                  for name, lay in sorted(facts.layouts.items())},
+        **meta,
+    }
+    lines.append("layout " + json.dumps(layout, separators=(",", ":"), sort_keys=True))
+    return ("\n".join(lines) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class BlobSlot:
+    address: int
+    file_offset: int
+    capacity: int
+
+
+def find_blob(elf_path: str | Path) -> BlobSlot | None:
+    """Where the blob symbol lives in the file."""
+    with open(elf_path, "rb") as fh:
+        elf = ELFFile(fh)
+        symtab = elf.get_section_by_name(".symtab")
+        if not isinstance(symtab, SymbolTableSection):
+            return None
+        syms = symtab.get_symbol_by_name(BLOB_SYMBOL)
+        if not syms:
+            return None
+        sym = syms[0]
+        sec = elf.get_section(sym["st_shndx"]) if isinstance(sym["st_shndx"], int) else None
+        if sec is None or sec["sh_type"] == "SHT_NOBITS":
+            return None
+        off = sec["sh_offset"] + (sym["st_value"] - sec["sh_addr"])
+        slot = BlobSlot(sym["st_value"], off, sym["st_size"])
+    with open(elf_path, "rb") as fh:
+        fh.seek(slot.file_offset)
+        if fh.read(len(BLOB_MAGIC)) != BLOB_MAGIC:
+            return None
+    return slot
+
+
+def patch_blob(elf_path: str | Path, slot: BlobSlot, payload: bytes) -> None:
+    if len(payload) + 1 > slot.capacity:
+        raise ValueError("blob payload larger than its slot")
+    with open(elf_path, "r+b") as fh:
+        fh.seek(slot.file_offset)
+        fh.write(payload + b"\0" * (slot.capacity - len(payload)))

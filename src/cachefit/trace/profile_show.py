@@ -1,0 +1,76 @@
+"""Render a profile as text: per type, its sequences heaviest first, with field names.
+
+Used by `cachefit profile show`. Offsets are turned into field names from the layout the
+profile stored at trace time (``name`` for an access that covers the field exactly,
+``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). It
+only formats; it never reads or writes files.
+"""
+
+from __future__ import annotations
+
+from cachefit.trace.profile_format import Access, Profile, TypeProfile
+
+
+def describe_access(t: TypeProfile, a: Access) -> str:
+    """Field name(s) an access touches."""
+    first = t.field_at(a.offset)
+    last = t.field_at(a.end - 1) if a.size else first
+    if first is None and last is None:
+        return "<padding>" if a.offset < t.size else "<beyond the object>"
+    if first is None:
+        assert last is not None
+        return f"<padding>..{last.name}"
+    if last is None or last == first:
+        rel = a.offset - first.offset
+        if rel == 0 and a.size >= first.size:
+            return first.name
+        return f"{first.name}+{rel}" if rel else first.name
+    rel = a.offset - first.offset
+    head = f"{first.name}+{rel}" if rel else first.name
+    return f"{head}..{last.name}"
+
+
+def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list[str]:
+    lines_of_obj = (t.size + cache_line - 1) // cache_line if t.size else 0
+    counted = t.counted
+    head = (f"type {t.name}: {t.size} bytes ({lines_of_obj} cache line"
+            f"{'s' if lines_of_obj != 1 else ''}), {len(t.sequences)} sequence"
+            f"{'s' if len(t.sequences) != 1 else ''}, {counted} counted; dropped: "
+            f"{t.runaway} runaway, {t.outside_objects} outside objects")
+    if t.table_full:
+        head += f", {t.table_full} over the sequence limit"
+    out = [head]
+    t.sort()
+    shown = t.sequences if top is None else t.sequences[:top]
+    width = max((len(describe_access(t, a)) for s in shown for a in s.accesses), default=4)
+    for i, s in enumerate(shown, 1):
+        share = 100.0 * s.count / counted if counted else 0.0
+        roles = s.roles
+        out.append(f"  #{i}  count {s.count} ({share:.1f}%), {len(s.accesses)} accesses, "
+                   f"{roles} object{'s' if roles != 1 else ''}")
+        for a in s.accesses:
+            name = describe_access(t, a)
+            line_no = a.offset // cache_line
+            out.append(f"      {a.role:>3} {a.mode}  {name:<{width}}  "
+                       f"@{a.offset} +{a.size}  line {line_no}")
+    if top is not None and len(t.sequences) > top:
+        out.append(f"  ... {len(t.sequences) - top} more sequences")
+    return out
+
+
+def render(profile: Profile, *, types: list[str] | None = None,
+           top: int | None = None, title: str = "") -> str:
+    """The whole profile as text."""
+    meta = profile.metadata
+    entry = ", ".join(str(e) for e in meta.get("entry", [])) or "?"
+    head = f"{title or 'profile'}: {profile.invocations} invocations of {entry}"
+    backend = meta.get("backend")
+    if backend:
+        head += f", backend {backend}"
+    head += f", cache line {profile.cache_line} bytes"
+    out = [head]
+    names = types if types else sorted(profile.types)
+    for name in names:
+        out.append("")
+        out.extend(render_type(profile.types[name], profile.cache_line, top))
+    return "\n".join(out) + "\n"

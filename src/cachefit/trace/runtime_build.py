@@ -1,0 +1,107 @@
+"""Locate the tracing runtime (runtime/) and its static library, building it on demand.
+
+Profile links need libcachefit_rt.a. The one `make -C runtime` produced is used when it
+is newer than every runtime source; otherwise the sources are compiled with the given C
+compiler into a cache directory keyed by a hash of the sources and the compiler, under a
+file lock so parallel links do not race. It never edits the runtime sources.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from cachefit.errors import ToolMissing, UserError
+
+RUNTIME_CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-Wall", "-Wextra", "-fno-strict-aliasing",
+                  "-fno-sanitize=all", "-ftls-model=initial-exec"]
+LIB_NAME = "libcachefit_rt.a"
+
+
+def runtime_dir() -> Path:
+    """The runtime source tree (CACHEFIT_RUNTIME_DIR or the repository's runtime/)."""
+    env = os.environ.get("CACHEFIT_RUNTIME_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "runtime"
+
+
+def include_dir() -> Path:
+    return runtime_dir() / "include"
+
+
+def cache_dir() -> Path:
+    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit."""
+    env = os.environ.get("CACHEFIT_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "cachefit" if xdg else Path.home() / ".cache" / "cachefit"
+
+
+def _sources() -> list[Path]:
+    src = runtime_dir() / "src"
+    files = sorted(src.glob("*.c")) + sorted(src.glob("*.h"))
+    if not any(f.suffix == ".c" for f in files):
+        raise UserError(f"the cachefit runtime sources are missing in {src}",
+                        "set CACHEFIT_RUNTIME_DIR to the runtime/ directory")
+    return files
+
+
+def _is_x86_64(compiler: list[str]) -> bool:
+    try:
+        out = subprocess.run([*compiler, "-dumpmachine"], capture_output=True, text=True,
+                             check=False).stdout
+    except OSError:
+        return False
+    return out.startswith("x86_64")
+
+
+def runtime_library(compiler: list[str]) -> Path:
+    """Path of a libcachefit_rt.a usable with `compiler` (a C compiler command)."""
+    sources = _sources()
+    prebuilt = runtime_dir() / "build" / LIB_NAME
+    newest = max(f.stat().st_mtime for f in sources)
+    if prebuilt.is_file() and prebuilt.stat().st_mtime >= newest:
+        return prebuilt
+    if shutil.which(compiler[0]) is None:
+        raise ToolMissing(f"compiler {compiler[0]} not found", "install it or set CACHEFIT_CC")
+    h = hashlib.sha256()
+    for f in sources:
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    h.update(" ".join(compiler).encode())
+    target_dir = cache_dir() / "runtime" / h.hexdigest()[:16]
+    lib = target_dir / LIB_NAME
+    if lib.is_file():
+        return lib
+    target_dir.mkdir(parents=True, exist_ok=True)
+    with open(target_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if lib.is_file():
+            return lib
+        flags = list(RUNTIME_CFLAGS) + (["-mcx16"] if _is_x86_64(compiler) else [])
+        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+            objects = []
+            for src in (f for f in sources if f.suffix == ".c"):
+                obj = Path(tmp) / (src.stem + ".o")
+                proc = subprocess.run([*compiler, "-x", "c", *flags, "-c", str(src), "-o",
+                                       str(obj)], capture_output=True, text=True, check=False)
+                if proc.returncode != 0:
+                    raise UserError(f"building the cachefit runtime with {compiler[0]} failed",
+                                    "run `make -C runtime` to see the errors",
+                                    details=proc.stderr.splitlines()[:5])
+                objects.append(str(obj))
+            tmp_lib = Path(tmp) / LIB_NAME
+            proc = subprocess.run(["ar", "rcs", str(tmp_lib), *objects], capture_output=True,
+                                  text=True, check=False)
+            if proc.returncode != 0:
+                raise UserError("archiving the cachefit runtime failed",
+                                details=proc.stderr.splitlines()[:5])
+            os.replace(tmp_lib, lib)
+    return lib

@@ -1,0 +1,749 @@
+"""Edit one preprocessed translation unit for a profile build, guided by libclang's AST.
+
+Given the text the real compiler's preprocessor produced, this finds (with libclang,
+never by matching source text):
+  * definitions of the entry functions: a cleanup-scoped variable inserted at the top of
+    the body begins the invocation and ends it on every return (and on C++ unwinding);
+  * malloc/calloc/realloc/aligned_alloc/free calls, configured allocator/deallocator
+    calls, and C++ new/delete expressions whose size is `sizeof(X)`, `n * sizeof(X)`
+    or `sizeof(X) + extra` where X is, or contains, a target type: the call is
+    redirected to the runtime, which registers the new objects;
+  * constructors and destructors of target classes: registration at the top of the
+    body, a guard that forgets the object when the destructor ends.
+Edits are computed from AST extents and applied to the preprocessed bytes; code that
+came from system headers is left alone. It never compiles, links or runs anything.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import clang.cindex as ci
+
+from cachefit.build.project_config import TraceConfig
+from cachefit.errors import Location, ParseError
+
+CK = ci.CursorKind
+TK = ci.TypeKind
+Lang = Literal["c", "c++"]
+
+LIBC_ALLOC = {"malloc", "calloc", "realloc", "aligned_alloc", "free"}
+MAX_OCCURRENCES = 256
+
+# Flags libclang needs to see the same layouts and language as the compiler.
+_PARSE_PREFIXES = ("-std=", "--std=", "-m32", "-m64", "-mx32", "--target=", "-fpack-struct",
+                   "-fshort-enums", "-fms-extensions", "-fno-exceptions", "-fexceptions",
+                   "-fno-rtti", "-frtti", "-fchar8_t", "-fno-char8_t", "-fsigned-char",
+                   "-funsigned-char", "-fgnu89-inline", "-fcoroutines", "-fmodules-ts",
+                   "-malign-double", "-mms-bitfields", "-fopenmp", "-fcf-protection")
+
+
+def libclang_flags(compiler_args: Sequence[str]) -> list[str]:
+    """The subset of the compiler's options that matters to parsing and layout."""
+    out: list[str] = []
+    it = iter(range(len(compiler_args)))
+    for i in it:
+        a = compiler_args[i]
+        if a == "-target" and i + 1 < len(compiler_args):
+            out += [a, compiler_args[i + 1]]
+            next(it, None)
+        elif a.startswith(_PARSE_PREFIXES) and a != "-fopenmp-simd":
+            out.append(a)
+    return out
+
+
+def configure_libclang() -> None:
+    """Use the frontend's library choice when that module exists (one libclang per process)."""
+    try:
+        from cachefit.frontend.clang_parse import configure_libclang as shared
+    except ImportError:
+        shared = None
+    if shared is not None:
+        shared()
+        return
+    if not ci.Config.loaded:
+        for candidate in ("/usr/lib/llvm-19/lib/libclang-19.so.1",
+                          "/usr/lib/x86_64-linux-gnu/libclang-19.so.1"):
+            if os.path.exists(candidate):
+                ci.Config.set_library_file(candidate)
+                break
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """Objects of target type `type_name` inside an element: `count` of them, `elem`
+    bytes each, `stride` apart, starting `offset` bytes into the element."""
+
+    offset: int
+    count: int
+    elem: int
+    stride: int
+    type_name: str
+
+
+@dataclass(frozen=True)
+class Site:
+    """What one rewritten allocation site or constructor allocates."""
+
+    xsize: int
+    single: bool
+    has_dtor: bool
+    occurrences: tuple[Occurrence, ...]
+
+
+@dataclass
+class _Edit:
+    start: int
+    end: int
+    text: str
+    closing: bool
+    depth: int
+
+
+@dataclass
+class UnitReport:
+    """What was done to a unit, for the wrapper's messages and for tests."""
+
+    entries: list[str] = field(default_factory=list)
+    allocation_sites: int = 0
+    frees: int = 0
+    constructors: int = 0
+    destructors: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def edited(self) -> bool:
+        return bool(self.entries or self.allocation_sites or self.frees or self.constructors
+                    or self.destructors)
+
+
+class LineMap:
+    """Maps byte offsets of preprocessed text to the original file and line, and tells
+    which offsets came from system headers (GNU line markers with flag 3)."""
+
+    def __init__(self, text: bytes) -> None:
+        self.starts: list[int] = []
+        self.files: list[str] = []
+        self.lines: list[int] = []
+        self.system: list[bool] = []
+        offset = 0
+        line_no_in_file = 1
+        for raw in text.splitlines(keepends=True):
+            if raw.startswith(b"# ") or raw.startswith(b"#line "):
+                parts = raw.split(b'"')
+                head = parts[0].split()
+                if len(head) >= 2 and head[-1].isdigit() and len(parts) >= 3:
+                    flags = parts[-1].split()
+                    self.starts.append(offset + len(raw))
+                    self.files.append(parts[1].decode(errors="replace"))
+                    self.lines.append(int(head[-1]))
+                    self.system.append(b"3" in flags)
+                    line_no_in_file = 0
+            offset += len(raw)
+            line_no_in_file += 1
+        self._text = text
+
+    def _index(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def is_system(self, offset: int) -> bool:
+        i = self._index(offset)
+        return i >= 0 and self.system[i]
+
+    def location(self, offset: int) -> Location:
+        i = self._index(offset)
+        if i < 0:
+            return Location("<preprocessed>", 0)
+        line = self.lines[i] + self._text.count(b"\n", self.starts[i], offset)
+        col = offset - (self._text.rfind(b"\n", 0, offset) + 1) + 1
+        return Location(self.files[i], line, col)
+
+
+def _qualified_name(c: ci.Cursor) -> str:
+    parts: list[str] = []
+    cur: ci.Cursor | None = c
+    while cur is not None and cur.kind != CK.TRANSLATION_UNIT:
+        if cur.kind in (CK.NAMESPACE, CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL,
+                        CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
+                        CK.FUNCTION_TEMPLATE, CK.CLASS_TEMPLATE) and cur.spelling:
+            parts.append(cur.spelling)
+        cur = cur.semantic_parent
+    return "::".join(reversed(parts))
+
+
+class UnitInstrumenter:
+    """Analyse one parsed unit and produce the edited text."""
+
+    def __init__(self, text: bytes, tu: ci.TranslationUnit, lang: Lang,
+                 trace: TraceConfig) -> None:
+        self.text = text
+        self.tu = tu
+        self.lang = lang
+        self.trace = trace
+        self.lines = LineMap(text)
+        self.edits: list[_Edit] = []
+        self.sites: list[Site] = []
+        self.site_ids: dict[Site, int] = {}
+        self.report = UnitReport()
+        self.target_usr: dict[str, str] = {}     # record USR -> configured type name
+        self._occ_cache: dict[str, tuple[Occurrence, ...] | None] = {}
+        self._tokens_cache: dict[tuple[int, int], list[ci.Token]] = {}
+        self.entry_index = {name: i for i, name in enumerate(trace.entry)}
+        self.allocators = set(trace.allocators)
+        self.deallocators = set(trace.deallocators)
+
+    # ------------------------------------------------------------ targets
+
+    def find_targets(self) -> None:
+        wanted = set(self.trace.types)
+        by_spelling: dict[str, list[tuple[str, str]]] = {}
+        qualified_hits: dict[str, str] = {}
+        for c in self.tu.cursor.walk_preorder():
+            if c.kind in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL) and c.is_definition():
+                q = _qualified_name(c)
+                usr = c.get_usr()
+                if q in wanted:
+                    qualified_hits[usr] = q
+                elif c.spelling in wanted:
+                    by_spelling.setdefault(c.spelling, []).append((usr, q))
+            elif c.kind in (CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL) and (
+                    c.spelling in wanted or _qualified_name(c) in wanted):
+                name = c.spelling if c.spelling in wanted else _qualified_name(c)
+                canon = c.underlying_typedef_type.get_canonical()
+                decl = canon.get_declaration()
+                if canon.kind == TK.RECORD and decl.kind != CK.NO_DECL_FOUND:
+                    qualified_hits.setdefault(decl.get_usr(), name)
+        self.target_usr.update(qualified_hits)
+        found_names = set(qualified_hits.values())
+        for name, hits in by_spelling.items():
+            if name not in found_names:
+                for usr, _q in hits:
+                    self.target_usr.setdefault(usr, name)
+
+    def _record_target(self, t: ci.Type) -> str | None:
+        canon = t.get_canonical()
+        if canon.kind != TK.RECORD:
+            return None
+        return self.target_usr.get(canon.get_declaration().get_usr())
+
+    def occurrences(self, t: ci.Type) -> tuple[Occurrence, ...]:
+        """Where objects of target types sit inside an object of type `t`."""
+        canon = t.get_canonical()
+        key = canon.spelling
+        if key in self._occ_cache:
+            return self._occ_cache[key] or ()
+        self._occ_cache[key] = None  # recursion guard
+        result = self._occurrences(canon)
+        if result is not None and len(result) > MAX_OCCURRENCES:
+            self.report.warnings.append(
+                f"{canon.spelling} holds more than {MAX_OCCURRENCES} target objects in nested "
+                "arrays; its allocations are not registered")
+            result = ()
+        self._occ_cache[key] = result
+        return result or ()
+
+    def _occurrences(self, canon: ci.Type) -> tuple[Occurrence, ...]:
+        if canon.kind == TK.RECORD:
+            size = canon.get_size()
+            name = self.target_usr.get(canon.get_declaration().get_usr())
+            if name is not None:
+                return (Occurrence(0, 1, size, size, name),) if size > 0 else ()
+            decl = canon.get_declaration()
+            out: list[Occurrence] = []
+            for f in decl.get_children():
+                if f.kind != CK.FIELD_DECL or f.is_bitfield():
+                    continue
+                off_bits = f.get_field_offsetof()
+                if off_bits < 0:
+                    continue
+                for o in self.occurrences(f.type):
+                    out.append(Occurrence(o.offset + off_bits // 8, o.count, o.elem, o.stride,
+                                          o.type_name))
+            return tuple(out)
+        if canon.kind == TK.CONSTANTARRAY:
+            n = canon.element_count
+            et = canon.element_type
+            esize = et.get_size()
+            inner = self.occurrences(et)
+            out = []
+            for o in inner:
+                if o.count == 1:
+                    out.append(Occurrence(o.offset, n, o.elem, esize, o.type_name))
+                else:
+                    out.extend(Occurrence(i * esize + o.offset, o.count, o.elem, o.stride,
+                                          o.type_name) for i in range(n))
+                if len(out) > MAX_OCCURRENCES:
+                    break
+            return tuple(out)
+        return ()
+
+    # ------------------------------------------------------------ helpers
+
+    def _src(self, c: ci.Cursor) -> str:
+        return self.text[c.extent.start.offset:c.extent.end.offset].decode(errors="replace")
+
+    def _tokens(self, c: ci.Cursor) -> list[ci.Token]:
+        key = (c.extent.start.offset, c.extent.end.offset)
+        if key not in self._tokens_cache:
+            self._tokens_cache[key] = list(c.get_tokens())
+        return self._tokens_cache[key]
+
+    def _user_code(self, c: ci.Cursor) -> bool:
+        f = c.extent.start.file
+        return f is not None and not self.lines.is_system(c.extent.start.offset)
+
+    @staticmethod
+    def _strip(c: ci.Cursor) -> ci.Cursor:
+        """Look through parentheses and implicit or explicit casts."""
+        while True:
+            kids = list(c.get_children())
+            if c.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR) and len(kids) == 1:
+                c = kids[0]
+            elif c.kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR,
+                            CK.CXX_FUNCTIONAL_CAST_EXPR) and kids:
+                c = kids[-1]
+            else:
+                return c
+
+    def _binary_op(self, c: ci.Cursor) -> str | None:
+        kids = list(c.get_children())
+        if len(kids) != 2:
+            return None
+        lhs_end = kids[0].extent.end.offset
+        for tok in self._tokens(c):
+            if tok.extent.start.offset >= lhs_end:
+                return str(tok.spelling)
+        return None
+
+    def _sizeof_type(self, c: ci.Cursor) -> ci.Type | None:
+        """The operand type of a `sizeof` expression (None for alignof and the like, and
+        for type names with declarators such as `struct T *`)."""
+        toks = self._tokens(c)
+        if not toks or toks[0].spelling != "sizeof":
+            return None
+        kids = list(c.get_children())
+        if not kids:
+            return None
+        first = kids[0]
+        if first.kind.is_expression():
+            return first.type
+        refs = [k for k in kids if k.kind == CK.TYPE_REF]
+        if not refs:
+            return None
+        last = refs[-1]
+        after = [t.spelling for t in toks if t.extent.start.offset >= last.extent.end.offset]
+        if after != [")"]:
+            return None
+        return last.type
+
+    def _size_of(self, arg: ci.Cursor) -> tuple[ci.Type, bool] | None:
+        """(X, single) when `arg` is sizeof(X), a product with sizeof(X) (single=False),
+        or a sum with sizeof(X) (one X with extra bytes, single=True)."""
+        c = self._strip(arg)
+        if c.kind == CK.CXX_UNARY_EXPR:
+            t = self._sizeof_type(c)
+            return (t, False) if t is not None else None
+        if c.kind == CK.BINARY_OPERATOR:
+            op = self._binary_op(c)
+            kids = list(c.get_children())
+            if op == "*":
+                for k in kids:
+                    got = self._size_of(k)
+                    if got is not None:
+                        return got
+            elif op == "+":
+                for k in kids:
+                    got = self._size_of(k)
+                    if got is not None and not got[1]:
+                        return (got[0], True)
+        return None
+
+    def _pure(self, c: ci.Cursor) -> bool:
+        """True when evaluating `c` twice is harmless: no calls, no assignments."""
+        bad_kinds = {CK.CALL_EXPR, CK.CXX_NEW_EXPR, CK.CXX_DELETE_EXPR, CK.LAMBDA_EXPR,
+                     CK.CXX_THROW_EXPR, CK.COMPOUND_STMT}
+        for d in c.walk_preorder():
+            if d.kind in bad_kinds:
+                return False
+        bad_tokens = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+                      "++", "--", ","}
+        return not any(t.spelling in bad_tokens for t in self._tokens(c))
+
+    def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False) -> int | None:
+        occ = self.occurrences(xtype)
+        size = xtype.get_canonical().get_size()
+        if not occ or size <= 0:
+            return None
+        site = Site(size, single, has_dtor, occ)
+        if site not in self.site_ids:
+            self.site_ids[site] = len(self.sites)
+            self.sites.append(site)
+        return self.site_ids[site]
+
+    def _insert(self, offset: int, text: str, *, closing: bool, depth: int) -> None:
+        self.edits.append(_Edit(offset, offset, text, closing, depth))
+
+    def _replace(self, c: ci.Cursor, text: str, depth: int) -> None:
+        self.edits.append(_Edit(c.extent.start.offset, c.extent.end.offset, text, False, depth))
+
+    def _null(self) -> str:
+        return "0"
+
+    # ------------------------------------------------------------ walking
+
+    def run(self) -> None:
+        self.find_targets()
+        self._walk(self.tu.cursor, 0)
+
+    def _walk(self, c: ci.Cursor, depth: int) -> None:
+        for child in c.get_children():
+            if child.extent.start.file is None:
+                continue
+            if not self._user_code(child):
+                continue
+            self._visit(child, depth + 1)
+
+    def _visit(self, c: ci.Cursor, depth: int) -> None:
+        kind = c.kind
+        if kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR,
+                    CK.DESTRUCTOR) and c.is_definition():
+            self._function(c, depth)
+        elif kind == CK.CALL_EXPR:
+            self._call(c, depth)
+        elif kind == CK.CXX_NEW_EXPR:
+            self._new(c, depth)
+        elif kind == CK.CXX_DELETE_EXPR:
+            self._delete(c, depth)
+        self._walk(c, depth)
+
+    def _body(self, fn: ci.Cursor) -> ci.Cursor | None:
+        for k in fn.get_children():
+            if k.kind == CK.COMPOUND_STMT:
+                return k
+        return None
+
+    def _is_constexpr(self, fn: ci.Cursor, body: ci.Cursor) -> bool:
+        return any(t.spelling in ("constexpr", "consteval") and
+                   t.extent.start.offset < body.extent.start.offset for t in self._tokens(fn))
+
+    def _function(self, fn: ci.Cursor, depth: int) -> None:
+        body = self._body(fn)
+        if body is None:
+            return
+        if self._is_constexpr(fn, body):
+            return
+        open_brace = body.extent.start.offset + 1
+        qname = _qualified_name(fn)
+        index = self.entry_index.get(qname)
+        if index is None and fn.kind != CK.CONSTRUCTOR and fn.kind != CK.DESTRUCTOR:
+            index = self.entry_index.get(fn.spelling)
+        if index is not None:
+            self._insert(open_brace,
+                         " __attribute__((cleanup(__cachefit_leave))) int __cachefit_scope = "
+                         f"__cachefit_enter({index}, &__cachefit_scope);",
+                         closing=False, depth=depth)
+            self.report.entries.append(qname or fn.spelling)
+        if self.lang != "c++" or fn.kind not in (CK.CONSTRUCTOR, CK.DESTRUCTOR):
+            return
+        cls = fn.semantic_parent
+        if cls is None or cls.kind not in (CK.CLASS_DECL, CK.STRUCT_DECL, CK.UNION_DECL):
+            return
+        name = self.target_usr.get(cls.get_usr())
+        if name is None:
+            return
+        if fn.kind == CK.CONSTRUCTOR:
+            site = self._site(cls.type, True, has_dtor=self._has_user_dtor(cls))
+            if site is not None:
+                self._insert(open_brace, f" __cachefit_ctor(this, &__cachefit_site_{site});",
+                             closing=False, depth=depth)
+                self.report.constructors += 1
+        else:
+            self._insert(open_brace,
+                         f' __cachefit_dtor_guard __cachefit_g = {{this, "{name}"}};',
+                         closing=False, depth=depth)
+            self.report.destructors += 1
+
+    @staticmethod
+    def _has_user_dtor(cls: ci.Cursor) -> bool:
+        for k in cls.get_children():
+            if k.kind == CK.DESTRUCTOR:
+                return not (k.is_default_method() or k.is_deleted_method())
+        return False
+
+    def _callee(self, call: ci.Cursor) -> tuple[ci.Cursor, ci.Cursor | None] | None:
+        """(the callee expression, the declaration it names) of a call."""
+        kids = list(call.get_children())
+        if not kids:
+            return None
+        c = kids[0]
+        while True:
+            inner = list(c.get_children())
+            if c.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR) and len(inner) == 1:
+                c = inner[0]
+            elif c.kind == CK.UNARY_OPERATOR and len(inner) == 1 and \
+                    self._tokens(c)[:1] and self._tokens(c)[0].spelling == "*":
+                c = inner[0]
+            else:
+                break
+        if c.kind in (CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR):
+            return c, c.referenced
+        return None
+
+    def _call_args(self, call: ci.Cursor) -> list[ci.Cursor]:
+        return list(call.get_arguments())
+
+    def _is_libc(self, decl: ci.Cursor | None) -> bool:
+        if decl is None or decl.kind != CK.FUNCTION_DECL or decl.spelling not in LIBC_ALLOC:
+            return False
+        parent = decl.semantic_parent
+        while parent is not None and parent.kind == CK.LINKAGE_SPEC:
+            parent = parent.semantic_parent
+        return parent is None or parent.kind == CK.TRANSLATION_UNIT or (
+            parent.kind == CK.NAMESPACE and parent.spelling == "std")
+
+    def _call(self, call: ci.Cursor, depth: int) -> None:
+        got = self._callee(call)
+        if got is None:
+            return
+        callee, decl = got
+        args = self._call_args(call)
+        close = call.extent.end.offset - 1
+        if self.text[close:close + 1] != b")":
+            return
+        if self._is_libc(decl):
+            assert decl is not None
+            fn = decl.spelling
+            if fn == "free" and len(args) == 1:
+                self._replace(callee, "__cachefit_free", depth)
+                self.report.frees += 1
+                return
+            if fn == "realloc" and len(args) == 2:
+                sized = self._size_of(args[1])
+                site = self._site(*sized) if sized else None
+                self._replace(callee, "__cachefit_realloc", depth)
+                self._insert(close, f", {self._site_ref(site)}", closing=True, depth=depth)
+                self.report.frees += 1
+                if site is not None:
+                    self.report.allocation_sites += 1
+                return
+            sized = None
+            if fn == "malloc" and len(args) == 1:
+                sized = self._size_of(args[0])
+            elif fn == "calloc" and len(args) == 2:
+                sized = self._size_of(args[1]) or self._size_of(args[0])
+                if sized is not None:
+                    sized = (sized[0], False)
+            elif fn == "aligned_alloc" and len(args) == 2:
+                sized = self._size_of(args[1])
+            if sized is None:
+                return
+            site = self._site(*sized)
+            if site is None:
+                return
+            self._replace(callee, f"__cachefit_{fn}", depth)
+            self._insert(close, f", &__cachefit_site_{site}", closing=True, depth=depth)
+            self.report.allocation_sites += 1
+            return
+        name = callee.spelling
+        if name in self.allocators:
+            self._custom_alloc(call, args, depth)
+        elif name in self.deallocators:
+            ptr_args = [a for a in args if a.type.get_canonical().kind == TK.POINTER]
+            if ptr_args:
+                arg = ptr_args[-1]
+                opener = "__cachefit_untrack_t(" if self.lang == "c++" else "__cachefit_untrack("
+                self._insert(arg.extent.start.offset, opener, closing=False, depth=depth + 1)
+                self._insert(arg.extent.end.offset, ")", closing=True, depth=depth + 1)
+                self.report.frees += 1
+
+    def _site_ref(self, site: int | None) -> str:
+        return f"&__cachefit_site_{site}" if site is not None else "0"
+
+    def _custom_alloc(self, call: ci.Cursor, args: list[ci.Cursor], depth: int) -> None:
+        for a in args:
+            sized = self._size_of(a)
+            if sized is None:
+                continue
+            xtype, single = sized
+            site = self._site(xtype, single)
+            if site is None:
+                return
+            if single or self._pure(a):
+                total = self._src(a) if not single else str(xtype.get_canonical().get_size())
+            else:
+                self.report.warnings.append(
+                    f"{self.lines.location(call.extent.start.offset)}: the size argument of "
+                    f"{self._src(call)[:60]} has side effects; registered as one object")
+                total = str(xtype.get_canonical().get_size())
+            start, end = call.extent.start.offset, call.extent.end.offset
+            if self.lang == "c++":
+                self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
+                self._insert(end, f", ({total}), &__cachefit_site_{site})", closing=True,
+                             depth=depth)
+            else:
+                original = self.text[start:end].decode(errors="replace")
+                self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
+                             depth=depth)
+                self._insert(end, f"), ({total}), &__cachefit_site_{site}))", closing=True,
+                             depth=depth)
+            self.report.allocation_sites += 1
+            return
+
+    def _new(self, c: ci.Cursor, depth: int) -> None:
+        if self.lang != "c++":
+            return
+        t = c.type
+        if t.kind != TK.POINTER:
+            return
+        xtype = t.get_pointee()
+        kids = list(c.get_children())
+        toks = self._tokens(c)
+        open_brackets = {tok.extent.end.offset for tok in toks if tok.spelling == "["}
+        size_expr = None
+        for k in kids:
+            if k.kind.is_expression() and any(
+                    self.text[o:k.extent.start.offset].strip() == b""
+                    for o in open_brackets if o <= k.extent.start.offset):
+                size_expr = k
+                break
+        if size_expr is not None and not self._pure(size_expr):
+            self.report.warnings.append(
+                f"{self.lines.location(c.extent.start.offset)}: array size of {self._src(c)[:60]} "
+                "has side effects; the array is not registered")
+            return
+        site = self._site(xtype, size_expr is None)
+        if site is None:
+            return
+        size = xtype.get_canonical().get_size()
+        total = f"({self._src(size_expr)}) * {size}ul" if size_expr is not None else f"{size}ul"
+        self._insert(c.extent.start.offset, "__cachefit_track_t(", closing=False, depth=depth)
+        self._insert(c.extent.end.offset, f", {total}, &__cachefit_site_{site})", closing=True,
+                     depth=depth)
+        self.report.allocation_sites += 1
+
+    def _delete(self, c: ci.Cursor, depth: int) -> None:
+        if self.lang != "c++":
+            return
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        if not kids:
+            return
+        operand = kids[-1]
+        t = operand.type.get_canonical()
+        if t.kind != TK.POINTER or not self.occurrences(t.get_pointee()):
+            return
+        self._insert(operand.extent.start.offset, "__cachefit_untrack_t(", closing=False,
+                     depth=depth + 1)
+        self._insert(operand.extent.end.offset, ")", closing=True, depth=depth + 1)
+        self.report.frees += 1
+
+    # ------------------------------------------------------------ output
+
+    def prologue(self) -> str:
+        decls = [
+            "struct __cachefit_occ { unsigned long off, count, elem, stride; const char *type; };",
+            "struct __cachefit_site { unsigned long xsize, single, flags, nocc; "
+            "const struct __cachefit_occ *occ; };",
+        ]
+        funcs = [
+            "void *__cachefit_malloc(unsigned long, const struct __cachefit_site *);",
+            "void *__cachefit_calloc(unsigned long, unsigned long, "
+            "const struct __cachefit_site *);",
+            "void *__cachefit_realloc(void *, unsigned long, const struct __cachefit_site *);",
+            "void *__cachefit_aligned_alloc(unsigned long, unsigned long, "
+            "const struct __cachefit_site *);",
+            "void __cachefit_free(void *);",
+            "void *__cachefit_track(const void *, unsigned long, const struct __cachefit_site *);",
+            "void *__cachefit_untrack(const void *);",
+            "void __cachefit_ctor(const void *, const struct __cachefit_site *);",
+            "void __cachefit_dtor(const void *, const char *);",
+            "int __cachefit_enter(int, void *);",
+            "void __cachefit_leave(int *);",
+        ]
+        out = list(decls)
+        if self.lang == "c++":
+            out.append('extern "C" {')
+            out.extend(funcs)
+            out.append("}")
+            out.append("template <class P> static inline P __cachefit_track_t(P p, "
+                       "unsigned long n, const struct __cachefit_site *s) "
+                       "{ __cachefit_track(p, n, s); return p; }")
+            out.append("template <class P> static inline P __cachefit_untrack_t(P p) "
+                       "{ __cachefit_untrack(p); return p; }")
+            out.append("struct __cachefit_dtor_guard { const void *p; const char *t; "
+                       "~__cachefit_dtor_guard() { __cachefit_dtor(p, t); } };")
+        else:
+            out.extend(funcs)
+        for i, site in enumerate(self.sites):
+            occ = ", ".join(f'{{{o.offset}ul, {o.count}ul, {o.elem}ul, {o.stride}ul, '
+                            f'"{o.type_name}"}}' for o in site.occurrences)
+            out.append(f"static const struct __cachefit_occ __cachefit_occ_{i}[] = {{{occ}}};")
+            out.append(f"static const struct __cachefit_site __cachefit_site_{i} = "
+                       f"{{{site.xsize}ul, {int(site.single)}ul, {int(site.has_dtor)}ul, "
+                       f"{len(site.occurrences)}ul, __cachefit_occ_{i}}};")
+        return "\n".join(out) + "\n"
+
+    def edited_text(self) -> bytes:
+        if not self.report.edited:
+            return self.text
+        edits = sorted(self.edits, key=lambda e: (
+            e.start, 0 if e.closing else 1, -e.depth if e.closing else e.depth))
+        pieces: list[bytes] = [self.prologue().encode()]
+        pos = 0
+        for e in edits:
+            if e.start < pos:
+                raise ParseError("overlapping edits in a preprocessed unit",
+                                 "report this as a cachefit bug",
+                                 self.lines.location(e.start))
+            pieces.append(self.text[pos:e.start])
+            pieces.append(e.text.encode())
+            pos = e.end
+        pieces.append(self.text[pos:])
+        return b"".join(pieces)
+
+
+def _parse(path: str, lang: Lang, flags: Sequence[str]) -> ci.TranslationUnit:
+    configure_libclang()
+    args = ["-x", "c++-cpp-output" if lang == "c++" else "cpp-output", "-ferror-limit=0",
+            "-Wno-everything", *flags]
+    try:
+        return ci.Index.create().parse(path, args=args)
+    except ci.TranslationUnitLoadError as exc:
+        raise ParseError(f"libclang could not load {path}",
+                         "check the compiler arguments") from exc
+
+
+def _errors_in_user_code(tu: ci.TranslationUnit, lines: LineMap) -> Iterator[str]:
+    for d in tu.diagnostics:
+        if d.severity < ci.Diagnostic.Error:
+            continue
+        loc = d.location
+        offset = loc.offset if loc.file is not None else -1
+        if offset >= 0 and lines.is_system(offset):
+            continue
+        where = lines.location(offset) if offset >= 0 else Location("<unit>")
+        yield f"{where}: error: {d.spelling}"
+
+
+def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
+                            compiler_args: Sequence[str] = (), *,
+                            source: str = "<unit>") -> tuple[bytes, UnitReport]:
+    """Analyse preprocessed `text` and return the edited text and what was done."""
+    with tempfile.TemporaryDirectory(prefix="cachefit-unit-") as tmp:
+        path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
+        Path(path).write_bytes(text)
+        tu = _parse(path, lang, libclang_flags(compiler_args))
+        inst = UnitInstrumenter(text, tu, lang, trace)
+        errors = list(_errors_in_user_code(tu, inst.lines))
+        if errors:
+            raise ParseError(f"libclang cannot analyse {source} for the profile build",
+                             "the unit must compile with clang; with gcc as the real compiler "
+                             "use CACHEFIT_CC=clang-19 for units libclang rejects",
+                             Location(source), errors[:5])
+        inst.run()
+        return inst.edited_text(), inst.report

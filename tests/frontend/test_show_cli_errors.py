@@ -1,0 +1,74 @@
+"""`cachefit show` user errors, from sources and from --binary: exit code 2, one message
+naming what is wrong (closest names, the qualified candidates, the compiler's first error)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from corpus_support import C_ARGS, C_FILE, CXX_ARGS, CXX_FILE, Build
+
+from cachefit.cli.main import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_unknown_type_prints_closest_names(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "show", "plian", str(C_FILE), "--", *C_ARGS)
+    assert code == 2 and out == ""
+    assert err.startswith("cachefit: error: no record named 'plian' in ")
+    assert "did you mean: plain" in err
+
+
+def test_name_in_two_scopes_lists_qualified_names(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "show", "tcb", str(CXX_FILE), "--", *CXX_ARGS)
+    assert code == 2 and out == ""
+    assert "'tcb' matches 2 records: kern::tcb, user::tcb" in err
+    assert "name one of them with its qualified name" in err
+
+
+def test_file_that_does_not_parse_prints_compiler_error(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    bad = tmp_path / "broken.c"
+    bad.write_text("struct ok { int a; };\nstruct t { undefined_t x; };\n")
+    code, out, err = run(capsys, "show", "ok", str(bad))
+    assert code == 2 and out == ""
+    first = err.splitlines()[0]
+    assert f"{bad}:2:12: {bad} does not compile: unknown type name 'undefined_t'" in first
+    assert f"  {bad}:2:12: error: unknown type name 'undefined_t'" in err
+
+
+def test_binary_unknown_type_prints_closest_names(builds: dict[tuple[str, str], Build],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    elf = builds[("gcc", "c")].exe
+    code, out, err = run(capsys, "show", "plian", "--binary", str(elf))
+    assert code == 2 and out == ""
+    assert f"no record named 'plian' in {elf}; did you mean: plain" in err
+
+
+def test_binary_name_in_two_scopes_lists_qualified_names(builds: dict[tuple[str, str], Build],
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    code, out, err = run(capsys, "show", "tcb", "--binary", str(builds[("clang", "cxx")].obj4))
+    assert code == 2 and out == ""
+    assert "'tcb' matches 2 records: kern::tcb, user::tcb" in err
+
+
+def test_binary_that_is_not_elf(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "show", "plain", "--binary", str(C_FILE))
+    assert code == 2 and out == ""
+    assert f"cachefit: error: {C_FILE} is not an ELF file" in err
+
+
+def test_binary_shows_text_layout(builds: dict[tuple[str, str], Build],
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "show", "ring<int,16>", "--binary",
+                         str(builds[("gcc", "cxx")].exe))
+    assert code == 0, err
+    assert out.startswith("struct ns::ring<int, 16> {")
+    assert "cacheline 1 boundary (64 bytes)" in out and "size: 72, cachelines: 2" in out

@@ -1,0 +1,221 @@
+"""Order dependencies found in code become constraints (with locations), not refusals."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from reorder_helpers import build_and_run, write
+
+from cachefit.reorder.analysis import analyse, units_for
+
+REC = """\
+#include <stddef.h>
+#include <string.h>
+#define offsetofend(T, m) (offsetof(T, m) + sizeof(((T *)0)->m))
+struct base { long kind; };
+struct obj {
+    struct base hdr;
+    int a;
+    char c;
+    long d;
+    int b;
+    short e;
+};
+"""
+
+
+def _constraints(tmp_path: Path, use: str, rec: str = REC, name: str = "obj"):
+    write(tmp_path, {"rec.h": rec, "use.c": '#include "rec.h"\n' + use})
+    a = analyse(name, units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
+                                ["-std=gnu11"]))
+    assert not a.refusals, a.refusals
+    return [(c.kind, c.fields, c.boundary, c.location.line if c.location else None)
+            for c in a.constraints]
+
+
+def test_memset_to_the_end(tmp_path: Path) -> None:
+    got = _constraints(tmp_path, "void clr(struct obj *p) {\n"
+                       "    memset(&p->a, 0, sizeof(*p) - offsetof(struct obj, a));\n}\n")
+    assert got == [("same_side", (), "a", 3)]
+
+
+def test_memcpy_prefix(tmp_path: Path) -> None:
+    got = _constraints(tmp_path, "void cp(struct obj *d, const struct obj *s) {\n"
+                       "    memcpy(d, s, offsetof(struct obj, d));\n}\n")
+    assert got == [("same_side", (), "d", 3)]
+
+
+def test_offsetofend_range_and_free_difference(tmp_path: Path) -> None:
+    got = _constraints(tmp_path,
+                       "void z(struct obj *p) {\n"
+                       "    memset((char *)p + offsetof(struct obj, c), 0,\n"
+                       "           offsetofend(struct obj, b) - offsetof(struct obj, c));\n"
+                       "}\n"
+                       "size_t span = offsetof(struct obj, e) - offsetof(struct obj, a);\n")
+    assert ("same_side", (), "c", 3) in got and ("same_side", (), "b", 3) in got
+    assert ("same_side", (), "a", 6) in got and ("same_side", (), "e", 6) in got
+    assert len(got) == 4
+
+
+def test_first_member_base_struct_idiom(tmp_path: Path) -> None:
+    got = _constraints(tmp_path,
+                       "long kind_of(struct obj *o) { return ((struct base *)o)->kind; }\n"
+                       "struct obj *down(struct base *b) { return (struct obj *)b; }\n")
+    assert got == [("first", ("hdr",), None, 2), ("first", ("hdr",), None, 3)]
+
+
+def test_read_through_first_byte(tmp_path: Path) -> None:
+    got = _constraints(tmp_path,
+                       "unsigned char tag(struct obj *o) { return *(unsigned char *)o; }\n"
+                       "int sum(struct obj *o) {\n"
+                       "    const unsigned char *b = (const unsigned char *)o;\n"
+                       "    return b[0] + b[1];\n}\n"
+                       "void touch(struct obj *o, void (*f)(const char *)) {\n"
+                       "    const char *p = (const char *)o;\n"
+                       "    for (size_t off = 0; off < sizeof *o; off += 64) f(p + off);\n}\n")
+    assert got == [("first", ("hdr",), None, 2), ("first", ("hdr",), None, 4)]
+
+
+def test_container_of_and_single_members_need_nothing(tmp_path: Path) -> None:
+    got = _constraints(tmp_path,
+                       "struct obj *of_b(int *pb) {\n"
+                       "    return (struct obj *)((char *)pb - offsetof(struct obj, b));\n}\n"
+                       "void zb(struct obj *p) { memset(&p->b, 0, sizeof p->b); }\n"
+                       "void cp(struct obj *d, struct obj *s) { memcpy(d, s, sizeof *d); }\n")
+    assert got == []
+
+
+def test_cacheline_group_markers(tmp_path: Path) -> None:
+    rec = """\
+struct obj {
+    long x;
+    char hot_begin[0];
+    int a;
+    int b;
+    char hot_end[0];
+    long y;
+};
+"""
+    got = _constraints(tmp_path, "", rec)
+    assert got == [("same_side", (), "hot_begin", 3), ("same_side", (), "hot_end", 6)]
+
+
+def test_struct_group_macro_is_a_unit(tmp_path: Path) -> None:
+    rec = """\
+#define struct_group(NAME, ...) \\
+    union { struct { __VA_ARGS__ }; struct { __VA_ARGS__ } NAME; }
+struct obj {
+    long x;
+    struct_group(regs, int r0; int r1;);
+    long y;
+};
+"""
+    got = _constraints(tmp_path, "", rec)
+    assert got == [("unit", ("r0", "r1", "regs"), None, 5)]
+
+
+def test_shared_header_macro_stays_first(tmp_path: Path) -> None:
+    rec = """\
+#define OBJ_HEADER int type; int refcount
+struct obj { OBJ_HEADER; long payload; char tag; };
+struct file_obj { OBJ_HEADER; int fd; };
+"""
+    got = _constraints(tmp_path, "", rec)
+    assert ("unit", ("type", "refcount"), None, 2) in got
+    assert ("first", ("type",), None, 3) in got
+
+
+REC_RUN = """\
+#include <stddef.h>
+#include <string.h>
+struct obj {
+    long keep1;
+    int keep2;
+    int a;          /* from here on, reset() clears */
+    long hot;
+    char z1;
+    long z2;
+};
+"""
+MAIN_RUN = """\
+#include <stdio.h>
+#include "rec.h"
+static void reset(struct obj *p) { memset(&p->a, 0, sizeof(*p) - offsetof(struct obj, a)); }
+int main(void) {
+    struct obj o = {.keep1 = 1, .keep2 = 2, .a = 3, .hot = 4, .z1 = 5, .z2 = 6};
+    reset(&o);
+    printf("%ld %d %d %ld %d %ld\\n", o.keep1, o.keep2, o.a, o.hot, o.z1, o.z2);
+    return 0;
+}
+"""
+# The profile touches keep1 and hot together: the optimizer would like hot next to keep1,
+# but hot must stay after `a` (the memset range).
+PROFILE = {
+    "format": "cachefit-profile", "version": 1, "cache_line": 16, "invocations": 100,
+    "types": {"obj": {
+        "size": 40,
+        "fields": [{"name": "keep1", "offset": 0, "size": 8}, {"name": "keep2", "offset": 8,
+                   "size": 4}, {"name": "a", "offset": 12, "size": 4},
+                   {"name": "hot", "offset": 16, "size": 8}, {"name": "z1", "offset": 24,
+                   "size": 1}, {"name": "z2", "offset": 32, "size": 8}],
+        "sequences": [{"count": 100, "accesses": [[0, 0, 8, "r"], [0, 16, 8, "w"],
+                                                  [0, 32, 8, "r"]]}],
+        "dropped": {}}},
+}
+
+
+def test_optimizer_honours_the_range(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"rec.h": REC_RUN, "main.c": MAIN_RUN,
+                     "p.json": json.dumps(PROFILE)})
+    before = build_and_run(tmp_path, "main.c", "gcc", "-std=c11")
+    code, out, err = cachefit("reorder", "obj", tmp_path / "rec.h", tmp_path / "main.c",
+                              "--profile", tmp_path / "p.json", "--json", "--in-place",
+                              "--", "-std=c11")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["type"] == "obj" and report["old_order"] == ["keep1", "keep2", "a", "hot",
+                                                               "z1", "z2"]
+    assert set(report["lines"]) == {"before", "after", "lower_bound"}
+    assert set(report["dirty_lines"]) == {"before", "after"}
+    assert report["size"] == {"before": 40, "after": 40}
+    assert isinstance(report["optimal"], bool) and report["solver_seconds"] >= 0
+    assert report["merged"] == [] and report["changed_files"] == [str(tmp_path / "rec.h")]
+    order = report["new_order"]
+    assert order.index("a") > order.index("keep1") and order.index("a") > \
+        order.index("keep2")
+    assert all(order.index(n) > order.index("a") for n in ("hot", "z1", "z2"))
+    assert report["constraints"] == [{
+        "kind": "same_side", "fields": [], "reason": "memset of a byte range of obj",
+        "location": f"{tmp_path / 'main.c'}:3:36", "boundary": "a"}]
+    assert report["lines"]["after"] <= report["lines"]["before"]
+    for cc in ("gcc", "clang-19"):
+        if shutil.which(cc):
+            assert build_and_run(tmp_path, "main.c", cc, "-std=c11") == before
+
+
+def test_given_order_breaking_a_range_is_refused(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"rec.h": REC_RUN, "main.c": MAIN_RUN})
+    code, _, err = cachefit("reorder", "obj", tmp_path / "rec.h", tmp_path / "main.c",
+                            "--order", "hot,keep1,keep2,a,z1,z2", "--", "-std=c11")
+    assert code == 2
+    assert "all fields stay on their side of field a (memset of a byte range of obj)" in err
+    assert f"{tmp_path / 'main.c'}:3:36" in err
+
+
+@pytest.mark.parametrize("flag", ["--json", None])
+def test_terminal_and_json_list_constraints(tmp_path: Path, cachefit, flag) -> None:
+    write(tmp_path, {"rec.h": REC_RUN, "main.c": MAIN_RUN})
+    args = ["reorder", "obj", tmp_path / "rec.h", tmp_path / "main.c", "--order",
+            "keep2,keep1,a,z2,hot,z1", "-o", tmp_path / "out.h"]
+    if flag:
+        args.append(flag)
+    code, out, err = cachefit(*args, "--", "-std=c11")
+    assert code == 0, err
+    if flag:
+        assert json.loads(out)["constraints"][0]["boundary"] == "a"
+    else:
+        assert "constraints (1):" in out
+        assert f"{tmp_path / 'main.c'}:3:36: all fields stay on their side of field a" in out

@@ -1,0 +1,131 @@
+"""Rewriting a C++ class: access levels kept, types declared before use, same behaviour."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from reorder_helpers import CXX_COMPILERS, build_and_run, write
+
+from cachefit.frontend.clang_records import load_record
+
+HEADER = """\
+#pragma once
+#include <cstdint>
+class thing {
+public:
+    thing() : id(7), twice(id * 2) {}
+    int get_id() const { return id; }
+    int get_twice() const { return twice; }
+    std::uint8_t flags = 3;     // public flags
+protected:
+    short prot_a, prot_b;
+private:
+    typedef long counter_t;
+    counter_t hits = 0;
+    static int instances;
+    int id;
+    int twice;
+    char name[5] = "abcd";
+public:
+    double ratio = 0.5;
+};
+"""
+
+MAIN = """\
+#include <cstdio>
+#include <cstddef>
+#include "k.hh"
+int thing::instances = 0;
+struct peek : thing {
+    void set() { prot_a = 11; prot_b = 22; }
+    int sum() const { return prot_a + prot_b; }
+};
+int main() {
+    peek t;
+    t.set();
+    std::printf("V %d %d %d %d %g\\n", t.get_id(), t.get_twice(), t.flags, t.sum(), t.ratio);
+    std::printf("S %zu %zu\\n", sizeof(thing), alignof(thing));
+}
+"""
+
+ORDER = "ratio,id,prot_b,hits,twice,flags,name,prot_a"
+
+
+@pytest.mark.parametrize("cxx", CXX_COMPILERS)
+def test_cxx_class_keeps_access_and_behaviour(tmp_path: Path, cachefit, cxx: str) -> None:
+    write(tmp_path, {"k.hh": HEADER, "m.cc": MAIN})
+    before = build_and_run(tmp_path, "m.cc", cxx, "-std=c++17")
+    new = tmp_path / "new"
+    new.mkdir()
+    shutil.copy(tmp_path / "m.cc", new / "m.cc")
+    code, out, err = cachefit("reorder", "thing", tmp_path / "k.hh", tmp_path / "m.cc",
+                              "--order", ORDER, "-o", new / "k.hh", "--", "-std=c++17")
+    assert code == 0, err
+    after = build_and_run(new, "m.cc", cxx, "-std=c++17")
+    assert after.splitlines()[0] == before.splitlines()[0]
+    old_rec = load_record(str(tmp_path / "k.hh"), ["-std=c++17"], "thing")
+    new_rec = load_record(str(new / "k.hh"), ["-std=c++17"], "thing")
+    assert [f.name for f in new_rec.fields] == ORDER.split(",")
+    assert {f.name: f.access for f in new_rec.fields} == \
+        {f.name: f.access for f in old_rec.fields}
+    assert all(f.offset % f.align == 0 for f in new_rec.fields)
+    assert after.splitlines()[1] == f"S {new_rec.size} {new_rec.align}"
+
+
+def test_cxx_text_layout(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"k.hh": HEADER})
+    code, out, err = cachefit("reorder", "thing", tmp_path / "k.hh", "--order", ORDER,
+                              "--", "-std=c++17")
+    assert code == 0, err
+    body = out[out.index("class thing {"):]
+    # The typedef fields use stays before them: the block goes where the last field was.
+    assert body.index("typedef long counter_t;") < body.index("counter_t hits = 0;")
+    assert "std::uint8_t flags = 3;     // public flags" in body
+    # `short prot_a, prot_b;` was split and each part is protected.
+    lines = [ln.rstrip() for ln in body.splitlines()]
+    i_b, i_a = lines.index("    short prot_b;"), lines.index("    short prot_a;")
+    assert lines[i_b - 1] == "protected:" and lines[i_a - 1] == "protected:"
+    # Methods keep their place and access.
+    assert lines[1] == "public:" and lines[2].strip().startswith("thing() :")
+
+
+def test_constructor_dependency_is_a_constraint(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"k.hh": HEADER})
+    code, _, err = cachefit("reorder", "thing", tmp_path / "k.hh", "--order",
+                            "twice,id,ratio,prot_b,hits,flags,name,prot_a", "--", "-std=c++17")
+    assert code == 2
+    assert "twice stays on its side of field id" in err
+    assert f"{tmp_path / 'k.hh'}:5:28" in err
+
+
+def test_constructor_initialiser_lists_follow_the_new_order(tmp_path: Path, cachefit) -> None:
+    header = ("#pragma once\n"
+              "struct S {\n"
+              "    S() : a(1), /* b next */ b{2}, c(3) {}\n"
+              "    S(int x);\n"
+              "    int a;\n"
+              "    long b;\n"
+              "    char c;\n"
+              "};\n")
+    source = ('#include <cstdio>\n#include "s.hh"\n'
+              "S::S(int x) : a(x), b(x + 1), c(static_cast<char>(x + 2)) {}\n"
+              'int main() { S s, t(5); std::printf("%d %ld %d %d %ld %d\\n", '
+              "s.a, s.b, s.c, t.a, t.b, t.c); }\n")
+    write(tmp_path, {"s.hh": header, "s.cc": source})
+    before = build_and_run(tmp_path, "s.cc", "g++", "-std=c++17")
+    files = [tmp_path / "s.hh", tmp_path / "s.cc"]
+    # -o: only the header is written; the other file is named in a warning.
+    code, out, err = cachefit("reorder", "S", *files, "--order", "c,b,a",
+                              "-o", tmp_path / "out.hh", "--", "-std=c++17")
+    assert code == 0, err
+    assert "S() : c(3), /* b next */ b{2}, a(1) {}" in (tmp_path / "out.hh").read_text()
+    assert "s.cc not rewritten" in out and (tmp_path / "s.cc").read_text() == source
+    code, _, err = cachefit("reorder", "S", *files, "--order", "c,b,a", "--in-place",
+                            "--", "-std=c++17")
+    assert code == 0, err
+    assert "S::S(int x) : c(static_cast<char>(x + 2)), b(x + 1), a(x) {}" in \
+        (tmp_path / "s.cc").read_text()
+    for cxx in CXX_COMPILERS:      # -Wall -Werror: -Wreorder would fail the build
+        assert build_and_run(tmp_path, "s.cc", cxx, "-std=c++17") == before

@@ -1,0 +1,213 @@
+"""Profile builds of small C and C++ programs whose access sequences are known exactly.
+
+Each program is built with `cachefit cc`/`c++` in profile mode (at -O0 so every access
+in the source is a load or store) and traced with `cachefit trace`; the profile must
+hold exactly the expected quadruples (role, offset, size, mode), roles and counts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from trace_helpers import CACHEFIT, build, needs_clang, needs_gcc, run, seqs
+
+from cachefit.trace.profile_format import load
+
+R, W = "r", "w"
+
+OP = ((0, 8, 8, R), (1, 0, 4, W), (0, 16, 1, W))
+
+
+def roles_expected() -> dict[tuple[tuple[int, int, int, str], ...], int]:
+    return {
+        OP: 6,                                          # 3 + 2 on globals, 1 on array elements
+        ((0, 8, 8, R), (0, 0, 4, W), (0, 16, 1, W)): 1,  # op(&g1, &g1): one object
+        ((0, 0, 4, W), (0, 8, 8, W), (1, 8, 8, R), (0, 0, 4, W), (1, 16, 1, W)): 1,  # nested
+    }
+
+
+@needs_clang
+def test_roles_counts_nesting_and_outside_accesses(tmp_path: Path) -> None:
+    b = build(tmp_path, ["roles.c"], types=["obj"], entry=["op", "outer"])
+    prof = b.trace()
+    assert seqs(prof, "obj") == roles_expected()
+    assert prof.invocations == 8        # the nested op() is part of outer()'s invocation
+    t = prof.types["obj"]
+    assert (t.size, t.runaway, t.outside_objects) == (24, 0, 0)
+    assert [(f.name, f.offset, f.size) for f in t.fields] == [
+        ("a", 0, 4), ("pad", 4, 4), ("b", 8, 8), ("c", 16, 1)]
+    assert prof.metadata["backend"] == "compile-time"
+    assert prof.metadata["instrumentation"] == "sanitizer-coverage"
+    assert prof.metadata["entry"] == ["op", "outer"]
+    assert prof.metadata["entry_invocations"] == {"op": 7, "outer": 1}
+
+
+@needs_gcc
+def test_gcc_tsan_backend_gives_the_same_profile(tmp_path: Path) -> None:
+    b = build(tmp_path, ["roles.c"], types=["obj"], entry=["op", "outer"], compiler="gcc")
+    prof = b.trace()
+    assert seqs(prof, "obj") == roles_expected()
+    assert prof.invocations == 8
+    assert prof.metadata["instrumentation"] == "tsan"
+
+
+@needs_clang
+def test_strided_array_from_debug_info(tmp_path: Path) -> None:
+    b = build(tmp_path, ["strided.c"], types=["obj"], entry=["push"])
+    prof = b.trace()
+    assert seqs(prof, "obj") == {
+        ((0, 0, 4, W), (1, 8, 8, W), (0, 16, 1, W)): 2,
+        ((0, 0, 4, W), (0, 8, 8, W), (0, 16, 1, W)): 1,
+    }
+    assert prof.types["obj"].outside_objects == 6   # two stack writes per push
+
+
+@needs_clang
+def test_heap_objects_freed_and_address_reused(tmp_path: Path) -> None:
+    b = build(tmp_path, ["heap.c"], types=["obj"], entry=["bump", "peek", "pair"])
+    out = b.run()
+    assert out.startswith("reused 1 1"), "malloc did not reuse the chunk; the test proves nothing"
+    prof = b.trace()
+    assert seqs(prof, "obj") == {
+        ((0, 8, 8, R), (0, 8, 8, W)): 3,               # before and after the reuse
+        ((0, 16, 1, W), (1, 0, 4, W)): 2,              # calloc'd array, then realloc'd
+        ((0, 16, 1, W), (0, 0, 4, W)): 1,
+    }
+    assert prof.invocations == 7
+
+
+@needs_clang
+def test_two_threads_allocating_and_tracing(tmp_path: Path) -> None:
+    b = build(tmp_path, ["threads.c"], types=["obj"], entry=["op"], flags=("-O0", "-g",
+                                                                          "-pthread"))
+    prof = b.trace()
+    assert seqs(prof, "obj") == {((0, 0, 4, R), (0, 0, 4, W), (0, 16, 1, W)): 40000}
+    assert prof.invocations == 40000
+
+
+@needs_clang
+def test_runaway_sequences_are_cut_off_and_counted(tmp_path: Path) -> None:
+    b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
+              config_extra="max_accesses = 100\nmax_objects = 8\n")
+    prof = b.trace()
+    assert seqs(prof, "obj") == {
+        tuple((0, 0, 4, W) for _ in range(10)): 1,
+        ((0, 16, 1, W), (1, 16, 1, W), (2, 16, 1, W)): 1,
+    }
+    assert prof.types["obj"].runaway == 3     # 1000 and 5000 accesses; 10 objects
+    assert prof.invocations == 5
+
+
+@needs_clang
+def test_trace_limits_on_the_command_line(tmp_path: Path) -> None:
+    b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
+              config_extra="max_accesses = 100\n")
+    run([*CACHEFIT, "trace", "--max-accesses", "1000", "-o", "p.json", "--", str(b.program)],
+        tmp_path, b.env)
+    prof = load(tmp_path / "p.json")
+    assert prof.types["obj"].runaway == 1     # only the 5000-access spin
+    assert tuple((0, 0, 4, W) for _ in range(1000)) in seqs(prof, "obj")
+
+
+@needs_clang
+def test_fork_parent_and_child(tmp_path: Path) -> None:
+    b = build(tmp_path, ["forks.c"], types=["obj"], entry=["op"])
+    prof = b.trace()
+    assert seqs(prof, "obj") == {((0, 8, 8, R), (0, 8, 8, W)): 6}
+    assert prof.invocations == 6
+    assert prof.metadata["processes"] == 2
+
+
+@needs_clang
+def test_public_annotations(tmp_path: Path) -> None:
+    b = build(tmp_path, ["macros.c"], types=["obj"], entry=["op", "poke"])
+    prof = b.trace()
+    assert seqs(prof, "obj") == {((0, 16, 1, W),): 2, ((0, 0, 4, W),): 1}
+    assert prof.types["obj"].outside_objects == 1
+    assert prof.invocations == 5   # 3 op, 1 poke, 1 hand-marked
+
+
+@needs_clang
+def test_cxx_constructors_new_delete_static_and_stack(tmp_path: Path) -> None:
+    b = build(tmp_path, ["tcb.cc"], types=["tcb", "msg"], entry=["ipc", "touch"],
+              compiler="clang++-19", cxx=True)
+    prof = b.trace()
+    assert seqs(prof, "tcb") == {((0, 8, 8, R), (1, 0, 8, W), (0, 120, 8, W),
+                                  (1, 120, 8, R)): 6}
+    assert seqs(prof, "msg") == {((0, 4, 4, R),): 2}
+    assert prof.invocations == 8
+    assert prof.types["tcb"].size == 128
+
+
+@needs_gcc
+def test_cxx_with_gcc(tmp_path: Path) -> None:
+    b = build(tmp_path, ["tcb.cc"], types=["tcb", "msg"], entry=["ipc", "touch"],
+              compiler="g++", cxx=True)
+    prof = b.trace()
+    assert seqs(prof, "tcb") == {((0, 8, 8, R), (1, 0, 8, W), (0, 120, 8, W),
+                                  (1, 120, 8, R)): 6}
+    assert seqs(prof, "msg") == {((0, 4, 4, R),): 2}
+
+
+@needs_gcc
+def test_gcc_atomics_stay_atomic_and_are_traced(tmp_path: Path) -> None:
+    b = build(tmp_path, ["atomics.c"], types=["cnt"], entry=["inc"], compiler="gcc",
+              flags=("-O2", "-g", "-pthread"))
+    prof = b.trace()
+    assert b.run().strip() == "100000"
+    # The atomic add is a read and a write (as in the QEMU backend).
+    assert seqs(prof, "cnt") == {((0, 0, 8, R), (0, 0, 8, W), (0, 8, 8, W)): 100000}
+
+
+@needs_clang
+def test_clang_does_not_see_atomic_read_modify_write(tmp_path: Path) -> None:
+    # sanitizer coverage instruments loads and stores only: the atomic add is invisible.
+    b = build(tmp_path, ["atomics.c"], types=["cnt"], entry=["inc"],
+              flags=("-O2", "-g", "-pthread"))
+    prof = b.trace()
+    assert seqs(prof, "cnt") == {((0, 8, 8, W),): 100000}
+
+
+@needs_clang
+def test_configured_allocators(tmp_path: Path) -> None:
+    b = build(tmp_path, ["custom_alloc.c"], types=["obj"], entry=["op"],
+              config_extra='allocators = ["pool_get"]\ndeallocators = ["pool_put"]\n')
+    prof = b.trace()
+    assert seqs(prof, "obj") == {((0, 8, 8, W),): 2}
+    assert prof.invocations == 3
+
+
+@needs_clang
+def test_allowlist_limits_instrumentation(tmp_path: Path) -> None:
+    b = build(tmp_path, ["roles.c"], types=["obj"], entry=["op", "outer"],
+              config_extra='instrument = ["op", "outer"]\n')
+    prof = b.trace()
+    expected = roles_expected()
+    # helper() is not instrumented: its write inside outer() disappears.
+    del expected[((0, 0, 4, W), (0, 8, 8, W), (1, 8, 8, R), (0, 0, 4, W), (1, 16, 1, W))]
+    expected[((0, 0, 4, W), (1, 8, 8, R), (0, 0, 4, W), (1, 16, 1, W))] = 1
+    assert seqs(prof, "obj") == expected
+
+
+@needs_clang
+@pytest.mark.parametrize("opt", ["-O2"])
+def test_optimized_build_traces_the_same_fields(tmp_path: Path, opt: str) -> None:
+    b = build(tmp_path, ["heap.c"], types=["obj"], entry=["bump", "peek", "pair"],
+              flags=(opt, "-g"))
+    prof = b.trace()
+    counted = sum(seqs(prof, "obj").values())
+    assert counted == 6 and prof.invocations == 7
+
+
+@needs_clang
+def test_trace_written_on_request(tmp_path: Path) -> None:
+    b = build(tmp_path, ["dump_signal.c"], types=["obj"], entry=["op"])
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    env = dict(b.env, CACHEFIT_TRACE_DIR=str(raw), CACHEFIT_DUMP_SIGNAL="USR2")
+    run([str(b.program)], tmp_path, env)
+    run([*CACHEFIT, "profile", "import", str(raw), "-o", "p.json"], tmp_path, b.env)
+    prof = load(tmp_path / "p.json")
+    assert prof.invocations == 4
+    assert seqs(prof, "obj") == {((0, 16, 1, W),): 4}

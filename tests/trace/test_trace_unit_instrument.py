@@ -1,0 +1,151 @@
+"""Edits computed from the AST of a preprocessed unit (no program is run here)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cachefit.build.project_config import TraceConfig
+from cachefit.errors import ParseError
+from cachefit.trace.unit_instrument import instrument_preprocessed
+
+pytestmark = pytest.mark.skipif(shutil.which("clang-19") is None, reason="needs clang-19")
+
+
+def preprocess(tmp: Path, code: str, lang: str = "c", compiler: str = "clang-19") -> bytes:
+    src = tmp / ("u.cc" if lang == "c++" else "u.c")
+    src.write_text(code)
+    out = subprocess.run([compiler, "-E", str(src)], capture_output=True, check=True).stdout
+    return out
+
+
+def user_part(text: bytes) -> str:
+    """The edited code after the last system-header line marker."""
+    s = text.decode()
+    return s[s.rfind('u.c'):]
+
+
+C_UNIT = """
+#include <stdlib.h>
+typedef struct obj { int a; long b; } obj_t;
+struct outer { int x; struct obj o[2]; };
+struct obj *f(int n) {
+  struct obj *p = malloc(sizeof(struct obj));
+  obj_t *q = calloc(n, sizeof(obj_t));
+  struct obj *r = malloc(sizeof *r);
+  struct obj *s = malloc(n * sizeof(struct obj));
+  struct obj **pp = malloc(sizeof(struct obj *));
+  struct outer *o = malloc(sizeof(struct outer));
+  char *text = malloc(100);
+  q = realloc(q, 2 * sizeof *q);
+  free(r); free(pp); free(text); free(o); free(s);
+  return p;
+}
+int op(struct obj *x) { if (x->a) return 1; return x->a + 2; }
+"""
+
+
+def test_c_allocation_sites_and_entry(tmp_path: Path) -> None:
+    text = preprocess(tmp_path, C_UNIT)
+    trace = TraceConfig(types=("obj",), entry=("op",))
+    out, rep = instrument_preprocessed(text, "c", trace)
+    code = user_part(out)
+    assert "__cachefit_malloc(sizeof(struct obj), &__cachefit_site_0)" in code
+    assert "__cachefit_calloc(n, sizeof(obj_t), &__cachefit_site_0)" in code
+    assert "__cachefit_malloc(sizeof *r, &__cachefit_site_0)" in code
+    assert "__cachefit_malloc(n * sizeof(struct obj), &__cachefit_site_0)" in code
+    assert "malloc(sizeof(struct obj *))" in code          # a pointer, not an object
+    assert "__cachefit_malloc(sizeof(struct outer), &__cachefit_site_1)" in code
+    assert "char *text = malloc(100)" in code
+    assert "__cachefit_realloc(q, 2 * sizeof *q, &__cachefit_site_0)" in code
+    assert code.count("__cachefit_free(") == 5
+    assert ("int op(struct obj *x) { __attribute__((cleanup(__cachefit_leave))) int "
+            "__cachefit_scope = __cachefit_enter(0, &__cachefit_scope); if") in code
+    prologue = out.decode().split("# ")[0]
+    # struct outer: two objs at offset 8, 16 bytes apart
+    assert '{8ul, 2ul, 16ul, 16ul, "obj"}' in prologue
+    assert '{0ul, 1ul, 16ul, 16ul, "obj"}' in prologue
+    assert rep.entries == ["op"] and rep.allocation_sites == 6 and rep.frees == 6
+    # The edited unit compiles.
+    unit = tmp_path / "e.i"
+    unit.write_bytes(out)
+    subprocess.run(["clang-19", "-c", "-x", "cpp-output", str(unit), "-o",
+                    str(tmp_path / "e.o"), "-Wall", "-Wextra", "-Werror"], check=True)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_gcc_preprocessed_c_is_accepted(tmp_path: Path) -> None:
+    text = preprocess(tmp_path, C_UNIT, compiler="gcc")
+    out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))
+    assert rep.allocation_sites == 6
+    unit = tmp_path / "e.i"
+    unit.write_bytes(out)
+    subprocess.run(["gcc", "-c", "-x", "cpp-output", str(unit), "-o", str(tmp_path / "e.o")],
+                   check=True)
+
+
+CXX_UNIT = """
+#include <cstdlib>
+#include <new>
+namespace k {
+class tcb { public: long s; tcb(); ~tcb(); long get() const { return s; } };
+tcb::tcb() { s = 0; }
+tcb::~tcb() { s = 1; }
+}
+struct plain { int a; };
+int ipc(k::tcb *a, k::tcb *b) { return (int)(a->get() + b->s); }
+void g(int n) {
+  plain *p = new plain; plain *v = new plain[n]; plain *w = new plain[n++];
+  delete p; delete[] v; delete[] w;
+  k::tcb *t = new k::tcb(); delete t;
+  void *m = std::malloc(sizeof(plain)); std::free(m);
+}
+"""
+
+
+def test_cxx_constructors_new_delete(tmp_path: Path) -> None:
+    text = preprocess(tmp_path, CXX_UNIT, "c++")
+    trace = TraceConfig(types=("k::tcb", "plain"), entry=("ipc",))
+    out, rep = instrument_preprocessed(text, "c++", trace, ["-std=c++17"])
+    code = out.decode()[out.decode().rfind("u.cc"):]
+    assert "tcb::tcb() { __cachefit_ctor(this, &__cachefit_site_" in code
+    assert 'tcb::~tcb() { __cachefit_dtor_guard __cachefit_g = {this, "k::tcb"};' in code
+    assert "__cachefit_track_t(new plain, 4ul, &__cachefit_site_" in code
+    assert "__cachefit_track_t(new plain[n], (n) * 4ul, &__cachefit_site_" in code
+    assert "plain *w = new plain[n++]" in code            # side effects: left alone
+    assert "delete __cachefit_untrack_t(p)" in code and "delete[] __cachefit_untrack_t(v)" in code
+    assert "__cachefit_malloc(sizeof(plain), &__cachefit_site_" in code
+    assert "__cachefit_free(m)" in code
+    assert rep.constructors == 1 and rep.destructors == 1 and rep.entries == ["ipc"]
+    assert any("side effects" in w for w in rep.warnings)
+    unit = tmp_path / "e.ii"
+    unit.write_bytes(out)
+    subprocess.run(["clang++-19", "-std=c++17", "-c", "-x", "c++-cpp-output", str(unit), "-o",
+                    str(tmp_path / "e.o"), "-Wall", "-Wextra", "-Werror"], check=True)
+
+
+def test_system_headers_are_not_edited(tmp_path: Path) -> None:
+    text = preprocess(tmp_path, "#include <stdlib.h>\nstruct obj { int a; };\n"
+                                 "void h(void *p) { free(p); }\n")
+    out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))
+    head = out.decode()
+    body = head[head.index("# 1 "):]          # after the prologue
+    assert body.count("__cachefit_free(") == 1 and rep.frees == 1
+    assert "extern void free (void *__ptr)" in head
+
+
+def test_errors_in_user_code_are_reported(tmp_path: Path) -> None:
+    text = b'# 1 "bad.c"\nint f(void) { return undeclared_thing; }\n'
+    with pytest.raises(ParseError) as exc:
+        instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("f",)),
+                                source="bad.c")
+    assert any("bad.c:1" in d and "undeclared_thing" in d for d in exc.value.details)
+
+
+def test_unit_without_targets_is_unchanged(tmp_path: Path) -> None:
+    text = preprocess(tmp_path, "int add(int a, int b) { return a + b; }\n")
+    out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))
+    assert out == text and not rep.edited

@@ -1,0 +1,95 @@
+"""Helpers for the tracing tests (imported as `trace_helpers`): build a program through
+`cachefit cc`/`c++` in profile mode, trace it with `cachefit trace`, read the profile back."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cachefit.trace.profile_format import Access, Profile, load
+
+REPO = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
+
+HAVE_CLANG = shutil.which("clang-19") is not None
+HAVE_GCC = shutil.which("gcc") is not None
+needs_clang = pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")
+needs_gcc = pytest.mark.skipif(not HAVE_GCC, reason="gcc is not installed")
+
+
+def env_for(tmp: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
+                "CACHEFIT_TRACE_DIR"):
+        env.pop(key, None)
+    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env.update(extra)
+    return env
+
+
+def run(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def write_config(directory: Path, types: Sequence[str], entry: Sequence[str],
+                 extra: str = "") -> None:
+    def names(xs: Sequence[str]) -> str:
+        return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+    (directory / "cachefit.toml").write_text(
+        f"[trace]\ntypes = {names(types)}\nentry = {names(entry)}\n{extra}")
+
+
+@dataclass
+class Built:
+    directory: Path
+    program: Path
+    env: dict[str, str]
+    compile_stderr: str
+
+    def trace(self, *args: str, output: str = "prof.json",
+              command: Sequence[str] | None = None) -> Profile:
+        cmd = [*CACHEFIT, "trace", "-o", output, "--", *(command or [str(self.program), *args])]
+        run(cmd, self.directory, self.env)
+        return load(self.directory / output)
+
+    def run(self, *args: str) -> str:
+        return run([str(self.program), *args], self.directory, self.env).stdout
+
+
+def build(tmp: Path, sources: Sequence[str], *, types: Sequence[str], entry: Sequence[str],
+          compiler: str = "clang-19", cxx: bool = False, flags: Sequence[str] = ("-O0", "-g"),
+          config_extra: str = "", name: str = "prog") -> Built:
+    """Copy tests/trace/programs/SOURCES into `tmp`, build them in profile mode."""
+    for s in [*sources, "obj.h"]:
+        shutil.copy(PROGRAMS / s, tmp / s)
+    write_config(tmp, types, entry, config_extra)
+    key = "CACHEFIT_CXX" if cxx else "CACHEFIT_CC"
+    env = env_for(tmp, CACHEFIT_MODE="profile", **{key: compiler})
+    proc = run([*CACHEFIT, "c++" if cxx else "cc", *flags, *sources, "-o", name, "-lpthread"],
+               tmp, env)
+    trace_env = env_for(tmp)
+    return Built(tmp, tmp / name, trace_env, proc.stderr)
+
+
+def seqs(profile: Profile, type_name: str) -> dict[tuple[tuple[int, int, int, str], ...], int]:
+    """Sequences of a type as {((role, offset, size, mode), ...): count}."""
+    t = profile.types[type_name]
+    return {tuple((a.role, a.offset, a.size, a.mode) for a in s.accesses): s.count
+            for s in t.sequences}
+
+
+def acc(*quads: tuple[int, int, int, str]) -> tuple[Access, ...]:
+    return tuple(Access(*q) for q in quads)  # type: ignore[arg-type]
