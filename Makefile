@@ -33,7 +33,7 @@ lint: venv
 
 test: deps
 	$(BIN)/ruff check src tests bench
-	$(BIN)/pytest
+	$(BIN)/pytest -q
 
 clean:
 	rm -rf out .pytest_cache
