@@ -27,6 +27,7 @@ from cachefit.flatten.cx import CK, Key, Tok
 from cachefit.flatten.layout import TargetLayout
 from cachefit.flatten.model import ClassInfo, Hierarchy, Member
 from cachefit.flatten.problems import PreconditionFailed, Unsupported
+from cachefit.frontend.clang_records import qualified_decl_name
 from cachefit.rewrite.edits import Edit, EditList, apply_to_slice, drop_contained
 
 _OPERATOR_WORDS = {
@@ -152,7 +153,7 @@ class Flattener:
                                  if c.template is not None}
         tdecl = self.T.decl
         self.t_file = cx.file_of(tdecl)
-        self.t_qualified = self._qualified_name(tdecl)
+        self.t_qualified = qualified_decl_name(tdecl)
         self.t_namespaces = self._namespaces(tdecl, semantic=True)
         for d in outside.out_of_line:
             m = h.member_of(d)
@@ -171,16 +172,6 @@ class Flattener:
             m.defs.append(d)
 
     # ==== names and places =================================================================
-    @staticmethod
-    def _qualified_name(cursor: ci.Cursor) -> str:
-        parts = []
-        c = cursor
-        while c is not None and c.kind != CK.TRANSLATION_UNIT:
-            if c.spelling and c.kind != CK.LINKAGE_SPEC:
-                parts.append(c.spelling)
-            c = c.semantic_parent
-        return "::".join(reversed(parts))
-
     @staticmethod
     def _namespaces(cursor: ci.Cursor, semantic: bool) -> list[str]:
         out = []

@@ -50,7 +50,8 @@ def _is_anonymous_name(name: str) -> bool:
     return "(unnamed" in name or "(anonymous" in name and "namespace)" not in name
 
 
-def _qualified_decl_name(cursor: ci.Cursor) -> str:
+def qualified_decl_name(cursor: ci.Cursor) -> str:
+    """`ns::outer::name` of a declaration, from its semantic parents."""
     parts = []
     c = cursor
     while c is not None and c.kind != CK.TRANSLATION_UNIT:
@@ -75,7 +76,7 @@ def iter_records(tu: ci.TranslationUnit) -> Iterator[RecordEntry]:
                 target = child.underlying_typedef_type.get_canonical()
                 decl = target.get_declaration()
                 if decl.kind in RECORD_KINDS and decl.is_definition():
-                    yield RecordEntry(_qualified_decl_name(child), type_name(target), decl,
+                    yield RecordEntry(qualified_decl_name(child), type_name(target), decl,
                                       child.location.is_in_system_header)
             if kind in _CONTAINERS:
                 stack.append(child)
@@ -274,7 +275,7 @@ def find_record(tu: ci.TranslationUnit, wanted: str, path: str,
         head = wanted.split("<", 1)[0].strip()
         candidates = [wanted]
         for tmpl in iter_class_templates(tu):
-            qn = _qualified_decl_name(tmpl)
+            qn = qualified_decl_name(tmpl)
             if _matches(qn, head) and _norm(qn) != _norm(head):
                 candidates.append(qn + wanted[len(head):].lstrip())
         for spelled in candidates:
