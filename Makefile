@@ -5,14 +5,20 @@ PYTHON   ?= $(shell command -v python3.11 || command -v python3)
 VENV     := .venv
 BIN      := $(VENV)/bin
 DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
+# Only the tests need these: build-system tests (cmake, ninja), the HTML report's
+# screenshot test (chromium), the QEMU plugin tests (qemu-user, qemu-system-x86).
+TEST_PKGS := cmake ninja-build chromium qemu-user qemu-system-x86
 CXXFLAGS_DEMO := -std=c++17
 
-.PHONY: all deps system-deps venv demo test lint clean
+.PHONY: all deps system-deps test-deps venv demo test lint clean
 
 all: test
 
 system-deps:
 	@scripts/install-system-deps.sh $(DEB_PKGS)
+
+test-deps:
+	@scripts/install-system-deps.sh $(TEST_PKGS)
 
 $(BIN)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,7 +37,7 @@ demo: deps
 lint: venv
 	$(BIN)/ruff check src tests bench
 
-test: deps
+test: deps test-deps
 	$(BIN)/ruff check src tests bench
 	$(BIN)/pytest -q
 
