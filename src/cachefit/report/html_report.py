@@ -1,114 +1,161 @@
-"""The self-contained HTML report of a profile: per type, paper 000's Figure 4 for the old and
-the new layout side by side (heaviest sequences), and a pahole-style per-field heat map.
+"""The self-contained HTML report of a profile: a summary table; per type, paper 000's
+Figure 4 for the old and the new layout side by side for the heaviest sequences, and a
+pahole-style heat map of each layout (offset, size, name, reads/writes, invocations touching
+it, cache-line rows with their share of invocations, holes).
 
-Presentation only: it receives the profile's type entry and, optionally, the new field offsets
-the optimizer chose; it maps accesses from the traced layout to a layout by field name.
+Presentation only: it receives computed `TypeReport`s and returns one HTML document with
+inline CSS and SVG, no scripts and no external references. It writes no files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
-from cachefit.report.access_figure import PlacedAccess, access_svg
+from cachefit.report.access_figure import FigureMark, access_svg
+from cachefit.report.field_heat import field_heat, holes, line_heat
+from cachefit.report.layout_view import LayoutView, place, touched_lines
+from cachefit.report.type_report import SkippedType, TypeReport
+from cachefit.trace.profile_format import AccessSequence, Profile, TypeProfile
+from cachefit.trace.profile_show import describe_access
 
-
-@dataclass(frozen=True)
-class FieldHeat:
-    name: str
-    offset: int
-    size: int
-    reads: int
-    writes: int
-
-
-def field_at(fields: Sequence[Mapping[str, Any]], offset: int,
-             size: int) -> Mapping[str, Any] | None:
-    """The traced field an access overlaps first (None when it falls in padding)."""
-    for f in fields:
-        if offset < f["offset"] + max(f["size"], 1) and f["offset"] < offset + max(size, 1):
-            return f
-    return None
-
-
-def place(ptype: Mapping[str, Any], accesses: Sequence[Sequence[Any]],
-          new_offsets: Mapping[str, int] | None) -> list[PlacedAccess]:
-    """Accesses as they fall in the traced layout, or moved with their field to `new_offsets`."""
-    fields = ptype["fields"]
-    placed = []
-    for role, offset, size, mode in accesses:
-        f = field_at(fields, offset, size)
-        name = f["name"] if f else "(padding)"
-        if new_offsets is not None and f is not None and name in new_offsets:
-            offset = new_offsets[name] + (offset - f["offset"])
-        placed.append(PlacedAccess(int(role), int(offset), int(size), str(mode), name))
-    return placed
+STYLE = (
+    "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:2px solid #ccc}"
+    "h3{font-size:15px}.row{display:flex;gap:16px;flex-wrap:wrap;margin-bottom:12px}"
+    ".fig{border:1px solid #ddd;padding:4px}"
+    "table{border-collapse:collapse;font-size:12px}"
+    "td,th{padding:2px 8px;border-bottom:1px solid #eee;text-align:right}"
+    "th{background:#f0f0f0}td.name,th.name{text-align:left}"
+    "table.heat{font-family:monospace}"
+    "tr.line td{background:#eef3fb;color:#234;font-style:italic;text-align:left}"
+    "tr.hole td{color:#a33;text-align:left}"
+    ".note{color:#555;font-size:13px}.warn{color:#a33;font-size:13px}"
+    ".pred{color:#a60}")
 
 
-def field_heat(ptype: Mapping[str, Any]) -> list[FieldHeat]:
-    """Reads and writes per traced field, weighted by sequence counts, in offset order."""
-    counts: dict[str, list[int]] = {f["name"]: [0, 0] for f in ptype["fields"]}
-    for seq in ptype["sequences"]:
-        for _, offset, size, mode in seq["accesses"]:
-            f = field_at(ptype["fields"], offset, size)
-            if f is not None:
-                counts[f["name"]][1 if mode == "w" else 0] += int(seq["count"])
-    return [FieldHeat(f["name"], f["offset"], f["size"], *counts[f["name"]])
-            for f in sorted(ptype["fields"], key=lambda f: f["offset"])]
+def _marks(tp: TypeProfile, view: LayoutView, seq: AccessSequence) -> list[FigureMark]:
+    marks = []
+    for i, a in enumerate(seq.accesses):
+        for piece in place(tp, view, a):
+            marks.append(FigureMark(i, a.role, piece.offset, piece.size, a.mode,
+                                    piece.field or describe_access(tp, a)))
+    return marks
 
 
-def _heat_table(heat: Sequence[FieldHeat], cache_line: int) -> str:
+def _figure(r: TypeReport, view: LayoutView, seq: AccessSequence, rank: int) -> str:
+    tp = r.profile
+    lines = touched_lines(tp, view, seq.accesses, r.cache_line)
+    dirty = touched_lines(tp, view, seq.accesses, r.cache_line, written_only=True)
+    kind = "old layout" if view.label == "before" else "new layout"
+    pred = " (predicted offsets)" if view.predicted else ""
+    return access_svg(f"{r.name}, sequence {rank} (×{seq.count}): {kind}{pred}",
+                      _marks(tp, view, seq), len(seq.accesses), view.size, r.cache_line,
+                      subtitle=f"{lines} (object, line) pairs touched, {dirty} dirty; "
+                               f"{view.size} bytes",
+                      axis_size=max(r.before.size, r.after.size))
+
+
+def _count(n: int, word: str, plural: str = "s") -> str:
+    return f"{n} {word}{'' if n == 1 else plural}"
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "–"
+
+
+def _heat_table(r: TypeReport, view: LayoutView) -> str:
+    tp = r.profile
+    line = r.cache_line
+    heat = field_heat(tp, view)
+    per_line = {h.line: h for h in line_heat(tp, view, line)}
+    gaps = holes(view)
+    counted = tp.counted
     peak = max((h.reads + h.writes for h in heat), default=0) or 1
-    rows = []
-    line = -1
+    items: list[tuple[int, int, str]] = []
+    for ln, lh in per_line.items():
+        items.append((ln * line, 0, f'<tr class="line"><td colspan="7">cache line {ln} '
+                      f"(bytes {ln * line}–{min((ln + 1) * line, view.size) - 1}): touched "
+                      f"in {_pct(lh.invocations, counted)} of invocations, written in "
+                      f"{_pct(lh.written_invocations, counted)}</td></tr>"))
     for h in heat:
-        if h.offset // cache_line != line:
-            line = h.offset // cache_line
-            rows.append(f'<tr class="boundary"><td colspan="5">— cacheline {line} '
-                        f'({line * cache_line} bytes) —</td></tr>')
         share = (h.reads + h.writes) / peak
-        colour = f"rgba(214,39,40,{0.08 + 0.8 * share:.2f})" if h.reads + h.writes else "#fff"
-        rows.append(f'<tr style="background:{colour}"><td>{escape(h.name)}</td>'
-                    f"<td>{h.offset}</td><td>{h.size}</td><td>{h.reads}</td>"
-                    f"<td>{h.writes}</td></tr>")
-    return ('<table class="heat"><tr><th>field</th><th>offset</th><th>size</th><th>reads</th>'
-            "<th>writes</th></tr>" + "".join(rows) + "</table>")
+        colour = (f"rgba(214,39,40,{0.10 + 0.75 * share:.2f})" if h.reads + h.writes
+                  else "#ffffff")
+        items.append((h.offset, 1, f'<tr style="background:{colour}"><td>{h.offset}</td>'
+                      f'<td>{h.size}</td><td class="name">{escape(h.name)}</td>'
+                      f"<td>{h.reads}</td><td>{h.writes}</td>"
+                      f"<td>{_pct(h.invocations, counted)}</td>"
+                      f"<td>{h.offset // line}</td></tr>"))
+    for g in gaps:
+        items.append((g.offset, 2, f'<tr class="hole"><td>{g.offset}</td><td>{g.size}</td>'
+                      f'<td colspan="5">XXX {g.size} byte hole</td></tr>'))
+    items.sort(key=lambda t: (t[0], t[1]))
+    pred = ' <span class="pred">(predicted offsets)</span>' if view.predicted else ""
+    head = (f"<h3>{'Old' if view.label == 'before' else 'New'} layout{pred}: "
+            f"{view.size} bytes, {len(gaps)} holes, {sum(g.size for g in gaps)} bytes of "
+            "holes</h3>")
+    return (f'<div>{head}<table class="heat"><tr><th>offset</th><th>size</th>'
+            '<th class="name">field</th><th>reads</th><th>writes</th><th>invocations</th>'
+            "<th>line</th></tr>" + "".join(t[2] for t in items) + "</table></div>")
 
 
-def render_html(profile: Mapping[str, Any], new_offsets: Mapping[str, Mapping[str, int]],
-                summaries: Mapping[str, str], max_sequences: int = 4) -> str:
-    """The whole report; `new_offsets[type]` holds the optimised offsets, `summaries[type]` a
-    short text (lines before/after/lower bound)."""
-    cache_line = int(profile.get("cache_line", 64))
-    body = [f"<h1>cachefit report</h1><p>{int(profile.get('invocations', 0))} invocations; "
-            f"cache line {cache_line} bytes.</p>"]
-    for tname, ptype in profile["types"].items():
-        body.append(f"<h2>{escape(tname)} ({ptype['size']} bytes)</h2>")
-        if tname in summaries:
-            body.append(f"<p>{escape(summaries[tname])}</p>")
-        seqs = sorted(ptype["sequences"], key=lambda s: -int(s["count"]))[:max_sequences]
-        new = new_offsets.get(tname)
-        new_size = max((new[f["name"]] + f["size"] for f in ptype["fields"]
-                        if new and f["name"] in new), default=ptype["size"])
-        for k, seq in enumerate(seqs):
-            old_svg = access_svg(f"sequence {k + 1} (×{seq['count']}): traced layout",
-                                 place(ptype, seq["accesses"], None), ptype["size"], cache_line)
-            cells = [f'<div class="fig">{old_svg}</div>']
-            if new is not None:
-                new_svg = access_svg(f"sequence {k + 1} (×{seq['count']}): new layout",
-                                     place(ptype, seq["accesses"], new),
-                                     max(new_size, ptype["size"]), cache_line)
-                cells.append(f'<div class="fig">{new_svg}</div>')
-            body.append('<div class="row">' + "".join(cells) + "</div>")
-        body.append("<h3>Field heat map (traced layout)</h3>")
-        body.append(_heat_table(field_heat(ptype), cache_line))
-    style = ("body{font-family:sans-serif;margin:24px;color:#222}"
-             ".row{display:flex;gap:16px;flex-wrap:wrap;margin-bottom:12px}"
-             ".fig{border:1px solid #ddd;padding:4px}"
-             "table.heat{border-collapse:collapse;font-family:monospace;font-size:12px}"
-             "table.heat td,table.heat th{padding:2px 8px;border-bottom:1px solid #eee}"
-             "tr.boundary td{color:#888;font-style:italic}")
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>cachefit report</title>"
-            f"<style>{style}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+def _summary(reports: Sequence[TypeReport]) -> str:
+    rows = []
+    for r in reports:
+        mark = "*" if r.after.predicted else ""
+        rows.append(f'<tr><td class="name">{escape(r.name)}</td><td>{r.before.size}</td>'
+                    f"<td>{r.after.size}{mark}</td>"
+                    f"<td>{r.lines_before:.2f}</td><td>{r.lines_after:.2f}{mark}</td>"
+                    f"<td>{r.lines_lower_bound:.2f}</td><td>{r.dirty_before:.2f}</td>"
+                    f"<td>{r.dirty_after:.2f}{mark}</td><td>{r.dirty_lower_bound:.2f}</td>"
+                    f"<td>{len(r.profile.sequences)}</td><td>{r.profile.counted}</td></tr>")
+    return ('<table class="summary"><tr><th class="name">type</th><th>size before</th>'
+            "<th>size after</th><th>lines before</th><th>lines after</th>"
+            "<th>lower bound</th><th>dirty before</th><th>dirty after</th>"
+            "<th>dirty bound</th><th>sequences</th><th>invocations</th></tr>"
+            + "".join(rows) + "</table><p class=\"note\">Lines and dirty lines are per "
+            "invocation, averaged over the object start offsets of the placement model. "
+            "* = predicted by the C placement model from the compiler's sizes and "
+            "alignments, not read back from a compiled layout.</p>")
+
+
+def _type_section(r: TypeReport, top: int) -> str:
+    tp = r.profile
+    body = [f'<h2 id="{escape(r.name)}">{escape(r.name)} ({tp.size} bytes)</h2>',
+            f'<p class="note">Old layout: {escape(r.before.origin)}.<br>'
+            f"New layout: {escape(r.after.origin)}.<br>New order: {escape(r.after_source)}."
+            f"<br>Lines per invocation {r.lines_before:.2f} → {r.lines_after:.2f} (lower "
+            f"bound {r.lines_lower_bound:.2f}); dirty lines {r.dirty_before:.2f} → "
+            f"{r.dirty_after:.2f}.</p>"]
+    body += [f'<p class="warn">warning: {escape(w)}</p>' for w in r.warnings]
+    for s in r.sequences[:top]:
+        body.append(f"<h3>Sequence {s.rank}: ×{s.sequence.count} ({100 * s.share:.1f}% of "
+                    f"invocations), {_count(len(s.sequence.accesses), 'access', 'es')}, "
+                    f"{_count(s.sequence.roles, 'object')}</h3>")
+        body.append('<div class="row">'
+                    f'<div class="fig">{_figure(r, r.before, s.sequence, s.rank)}</div>'
+                    f'<div class="fig">{_figure(r, r.after, s.sequence, s.rank)}</div>'
+                    "</div>")
+    if len(r.sequences) > top:
+        body.append(f'<p class="note">{len(r.sequences) - top} lighter sequences not '
+                    "drawn.</p>")
+    body.append('<div class="row">' + _heat_table(r, r.before) + _heat_table(r, r.after)
+                + "</div>")
+    return "\n".join(body)
+
+
+def render_html(profile: Profile, reports: Sequence[TypeReport],
+                skipped: Sequence[SkippedType] = (), *, title: str, top: int = 4) -> str:
+    """The whole report as one HTML document."""
+    entry = ", ".join(str(e) for e in profile.metadata.get("entry", [])) or "?"
+    line = reports[0].cache_line if reports else profile.cache_line
+    body = [f"<h1>cachefit report: {escape(title)}</h1>",
+            f'<p class="note">{profile.invocations} invocations of {escape(entry)}; cache '
+            f"line {line} bytes.</p>", _summary(reports)]
+    body += [f'<p class="warn">{escape(sk.name)}: not analysed: {escape(sk.reason)}</p>'
+             for sk in skipped]
+    body += [_type_section(r, top) for r in reports]
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>cachefit report: {escape(title)}</title><style>{STYLE}</style></head>"
+            "<body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -1,0 +1,48 @@
+"""Line figures of a record exactly as laid out (its own offsets), with the optimizer's model.
+
+`measure_record` asks `cachefit.layout` for the cache lines and dirty lines per invocation
+of a record at the offsets it holds (the compiler's, when the record came from DWARF), and
+for the per-footprint lower bounds that hold for any order. It uses the layout package's
+cost functions so the report's figures are the same numbers `cachefit reorder` prints; it
+chooses no layout and prints nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cachefit.layout.constraints import LayoutConstraints
+from cachefit.layout.line_cost import cost_totals, simple_bound
+from cachefit.layout.placement import original_placement
+from cachefit.layout.problem import build_problem
+from cachefit.model import Record
+
+
+@dataclass(frozen=True)
+class MeasuredLayout:
+    """Per invocation, averaged over the placement model's object start offsets."""
+
+    lines: float
+    dirty: float
+    lines_lower_bound: float
+    dirty_lower_bound: float
+    object_align: int
+    start_offsets: int
+    warnings: tuple[str, ...]
+
+
+def measure_record(record: Record, profile_type: dict[str, Any], *, cache_line: int,
+                   object_align: int | None) -> MeasuredLayout:
+    """Lines and dirty lines of `record` at its own offsets, and the per-footprint bounds."""
+    p = build_problem(record, profile_type, cache_line=cache_line, object_align=object_align,
+                      relax_align=False, constraints=LayoutConstraints(),
+                      allow_growth=True, merge=False)
+    totals = cost_totals(p, original_placement(p).offsets, p.report_lines_fp,
+                         p.report_dirty_fp)
+    scale = max(p.total_count, 1) * len(p.starts)
+    return MeasuredLayout(
+        lines=totals.lines / scale, dirty=totals.dirty / scale,
+        lines_lower_bound=simple_bound(p, p.report_lines_fp) / scale,
+        dirty_lower_bound=simple_bound(p, p.report_dirty_fp) / scale,
+        object_align=p.object_align, start_offsets=len(p.starts), warnings=p.warnings)

@@ -1,0 +1,143 @@
+"""Assemble the report of a profile and write it: `build_reports` computes the per-type
+reports, `write_reports` writes `report.txt` and `report.html` into a directory (used by
+`cachefit build`), `write_atomic` writes any output file through a temporary file and a
+rename so no half-written report is ever left. Errors are `UserError`s; nothing is printed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cachefit.build.layout_plan import load_plan
+from cachefit.errors import CachefitError, Location, UserError
+from cachefit.report.html_report import render_html
+from cachefit.report.record_lookup import find_record
+from cachefit.report.terminal_report import render_text
+from cachefit.report.type_report import (
+    AfterChoice,
+    SkippedType,
+    TypeReport,
+    build_type_report,
+)
+from cachefit.trace.profile_format import Profile, load
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What `cachefit report` was asked for (see docs/report.md)."""
+
+    types: tuple[str, ...] = ()
+    plan_path: str | None = None
+    binary: str | None = None
+    optimized_binary: str | None = None
+    top: int = 4
+    object_align: int | None = None
+    cache_line: int | None = None
+    time_limit: float = 5.0
+    strict: bool = True
+    """Whether a named type that cannot be analysed is an error (else listed as skipped)."""
+
+
+def select_types(profile: Profile, wanted: Sequence[str], source: str) -> list[str]:
+    """The types to report, in name order; an unknown name is a `UserError` listing them."""
+    for name in wanted:
+        if name not in profile.types:
+            raise UserError(f"the profile has no type {name}",
+                            f"traced types: {', '.join(sorted(profile.types)) or 'none'}",
+                            Location(source))
+    return list(dict.fromkeys(wanted)) if wanted else sorted(profile.types)
+
+
+def build_reports(profile: Profile, source: str, opts: ReportOptions
+                  ) -> tuple[list[TypeReport], list[SkippedType]]:
+    """One `TypeReport` per selected type. A type named with `types` must succeed (its
+    error propagates) when `strict`; otherwise a type that fails is listed as skipped."""
+    names = select_types(profile, opts.types, source)
+    if opts.top < 1:
+        raise UserError(f"--top {opts.top} must be at least 1")
+    plan = load_plan(opts.plan_path).records if opts.plan_path else {}
+    cache_line = opts.cache_line or profile.cache_line
+    programs = [str(p) for p in profile.metadata.get("programs", [])]
+    data = profile.to_json()["types"]
+    reports: list[TypeReport] = []
+    skipped: list[SkippedType] = []
+    for name in names:
+        tp = profile.types[name]
+        planned = plan.get(name)
+        if planned is not None:
+            choice = AfterChoice(planned.order, str(opts.plan_path), planned.expected_size)
+        else:
+            choice = AfterChoice(time_limit=opts.time_limit)
+        try:
+            found = find_record(tp, binary=opts.binary, programs=programs)
+            after = None
+            if opts.optimized_binary:
+                after = find_record(tp, binary=opts.optimized_binary, programs=[])
+            reports.append(build_type_report(tp, data[name], found, cache_line=cache_line,
+                                             object_align=opts.object_align, choice=choice,
+                                             after_record=after))
+        except CachefitError as exc:
+            if opts.types and opts.strict:
+                raise
+            skipped.append(SkippedType(name, f"{exc.what}; {exc.todo}" if exc.todo
+                                       else exc.what))
+    return reports, skipped
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write `text` to `path` via a temporary file in the same directory and a rename."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".cachefit-", dir=directory)
+    except OSError as exc:
+        raise UserError(f"cannot write {target}: {exc.strerror}",
+                        "check that the directory exists and is writable") from exc
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise UserError(f"cannot write {target}: {exc.strerror}") from exc
+
+
+def render_reports(profile_path: str | Path, opts: ReportOptions
+                   ) -> tuple[str, str, list[TypeReport]]:
+    """(terminal text, HTML, reports) of the profile at `profile_path`."""
+    profile = load(profile_path)
+    reports, skipped = build_reports(profile, str(profile_path), opts)
+    title = str(profile_path)
+    return (render_text(profile, reports, skipped, title=title, top=opts.top),
+            render_html(profile, reports, skipped, title=title, top=opts.top), reports)
+
+
+def write_reports(profile_path: str | Path, out_dir: str | Path,
+                  plan_path: str | Path | None = None,
+                  types: Sequence[str] | None = None, *, binary: str | None = None,
+                  optimized_binary: str | None = None, object_align: int | None = None,
+                  cache_line: int | None = None, top: int = 4,
+                  time_limit: float = 5.0) -> list[Path]:
+    """Write `report.txt` and `report.html` for the profile into `out_dir`; return the paths.
+
+    `plan_path`: the layout plan whose orders are "after" (else the optimizer's orders);
+    `binary`: an ELF with the traced layout (default: the profile's programs);
+    `optimized_binary`: an ELF built with the new layouts, whose offsets then replace the
+    predicted ones; the other options are those of `cachefit report`. A type that cannot
+    be analysed is listed as skipped in both files rather than failing the whole report."""
+    opts = ReportOptions(types=tuple(types or ()),
+                         plan_path=str(plan_path) if plan_path is not None else None,
+                         binary=binary, optimized_binary=optimized_binary, top=top,
+                         object_align=object_align, cache_line=cache_line,
+                         time_limit=time_limit, strict=False)
+    text, html, _ = render_reports(profile_path, opts)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "report.txt", out / "report.html"]
+    write_atomic(paths[0], text)
+    write_atomic(paths[1], html)
+    return paths

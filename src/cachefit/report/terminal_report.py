@@ -1,0 +1,84 @@
+"""The terminal form of `cachefit report`: per type, where each layout came from, lines and
+dirty lines per invocation before / after / lower bound, and the heaviest sequences with
+field names (named as `cachefit profile show` names them) and the line each access falls in
+before and after. Formatting only: it takes `TypeReport`s and returns text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cachefit.report.layout_view import place
+from cachefit.report.type_report import SkippedType, TypeReport
+from cachefit.trace.profile_format import Profile
+from cachefit.trace.profile_show import describe_access
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def render_type_text(r: TypeReport, top: int) -> list[str]:
+    tp = r.profile
+    line = r.cache_line
+    out = [f"type {r.name}: {tp.size} bytes, {_plural(len(tp.sequences), 'sequence')}, "
+           f"{tp.counted} counted invocations",
+           f"  layout before: {r.before.origin}",
+           f"  layout after:  {r.after.origin}",
+           f"  new order:     {r.after_source}"]
+    if r.start_offsets > 1:
+        out.append(f"  objects aligned to {r.object_align} bytes: figures average "
+                   f"{r.start_offsets} start offsets in a {line}-byte line")
+    else:
+        out.append(f"  objects start on a {line}-byte line boundary")
+    after_head = "after*" if r.after.predicted else "after"
+    before_head = "before*" if r.before.predicted else "before"
+    out += ["",
+            f"  {'':24}{before_head:>10}{after_head:>10}{'lower bound':>13}",
+            f"  {'lines per invocation':24}{_num(r.lines_before):>10}"
+            f"{_num(r.lines_after):>10}{_num(r.lines_lower_bound):>13}",
+            f"  {'dirty lines per inv.':24}{_num(r.dirty_before):>10}"
+            f"{_num(r.dirty_after):>10}{_num(r.dirty_lower_bound):>13}",
+            f"  {'size (bytes)':24}{r.before.size:>10}{r.after.size:>10}"]
+    if r.after.predicted or r.before.predicted:
+        out.append("  * predicted offsets (not read back from a compiled layout)")
+    shown = r.sequences[:top]
+    out += ["", "  heaviest sequences (lines with the object at a line start, "
+            "before -> after):"]
+    width = max((len(describe_access(tp, a)) for s in shown for a in s.sequence.accesses),
+                default=4)
+    for s in shown:
+        seq = s.sequence
+        out.append(f"  #{s.rank}  count {seq.count} ({100 * s.share:.1f}%), "
+                   f"{len(seq.accesses)} access{'' if len(seq.accesses) == 1 else 'es'}, "
+                   f"{_plural(seq.roles, 'object')}: "
+                   f"lines {s.lines_before} -> {s.lines_after}, "
+                   f"dirty {s.dirty_before} -> {s.dirty_after}")
+        for a in seq.accesses:
+            moved = place(tp, r.after, a)[0]
+            out.append(f"      {a.role:>3} {a.mode}  {describe_access(tp, a):<{width}}  "
+                       f"@{a.offset:<5} line {a.offset // line:<3} -> "
+                       f"@{moved.offset:<5} line {moved.offset // line}")
+    if len(r.sequences) > top:
+        out.append(f"  ... {_plural(len(r.sequences) - top, 'more sequence')}")
+    out += [f"  warning: {w}" for w in r.warnings]
+    return out
+
+
+def render_text(profile: Profile, reports: Sequence[TypeReport],
+                skipped: Sequence[SkippedType] = (), *, title: str, top: int) -> str:
+    """The whole terminal report."""
+    entry = ", ".join(str(e) for e in profile.metadata.get("entry", [])) or "?"
+    line = reports[0].cache_line if reports else profile.cache_line
+    out = [f"cachefit report: {title}: {profile.invocations} invocations of {entry}, "
+           f"cache line {line} bytes"]
+    for r in reports:
+        out.append("")
+        out += render_type_text(r, top)
+    for sk in skipped:
+        out += ["", f"type {sk.name}: not analysed: {sk.reason}"]
+    return "\n".join(out) + "\n"

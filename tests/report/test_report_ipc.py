@@ -1,0 +1,52 @@
+"""`cachefit report` on a real profile: examples/ipc built in profile mode and traced (with
+tests/trace's helpers), the tcb layout read from the traced program's DWARF."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from report_helpers import TRACE_TESTS  # noqa: F401  (puts trace_helpers on sys.path)
+from trace_helpers import CACHEFIT, REPO, env_for, needs_clang, run
+
+from cachefit.cli.main import main
+from cachefit.frontend.dwarf_records import read_record
+
+IPC = REPO / "examples" / "ipc"
+pytestmark = [needs_clang, pytest.mark.skipif(not (IPC / "Makefile").is_file(),
+                                              reason="examples/ipc is not there")]
+
+
+def test_ipc_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cachefit.toml").write_text('[trace]\ntypes = ["tcb"]\nentry = ["ipc"]\n')
+    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CXX="clang++-19",
+                  CACHEFIT_CONFIG=str(tmp_path / "cachefit.toml"))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    build = tmp_path / "build"
+    run(["make", "-s", "-C", str(IPC), "CXX=cachefit c++", f"BUILD={build}",
+         str(build / "pingpong-flat")], tmp_path, env)
+    prog = build / "pingpong-flat"
+    run([*CACHEFIT, "trace", "-o", "ipc.json", "--", str(prog), "-n", "300", "-r", "2"],
+        tmp_path, env_for(tmp_path))
+    html = tmp_path / "ipc.html"
+    assert main(["report", str(tmp_path / "ipc.json"), "--top", "1", "--time-limit", "1",
+                 "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    assert f"layout before: compiler: DWARF of {prog}" in out
+    m = re.search(r"lines per invocation\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out)
+    assert m, out
+    before, after, bound = map(float, m.groups())
+    assert bound <= after < before
+    # The call path (heaviest): both TCBs in lines 0 and 1 of the hand-tuned layout, plus
+    # the receiver's pdir_cache alone in line 4.
+    assert re.search(r"#1  count \d+ \(\d+\.\d%\), \d+ accesses, 2 objects: lines 5 -> ", out)
+    assert re.search(r"1 r  pdir_cache\s+@256\s+line 4", out)
+    assert "... 7 more sequences" in out
+    text = html.read_text()
+    tcb = read_record(str(prog), "tcb")
+    for f in tcb.fields:
+        assert text.count(f'<td class="name">{f.name}</td>') == 2, f.name   # old and new
+    assert text.count("<svg ") == 2
