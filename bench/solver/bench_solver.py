@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark the layout optimizer: solver time and optimality gap by record size.
 
-For each record size (default 20, 60, 200, 600 fields), seed and object placement model
+For each record size (default 20, 40, 60, 200, 600 fields), seed and object placement model
 (cache-aligned objects, and objects aligned only to the record's alignment), a synthetic
 record and profile are generated (see synthetic.py) and `optimize_layout` is run with the
-given time limit. Prints one table row per run and writes all figures as JSON when asked:
+given time limit. Prints one table row per run and writes all figures as JSON when asked
+(results and the exact commands used: RESULTS.md):
 
     .venv/bin/python bench/solver/bench_solver.py --json /tmp/bench_solver.json
 
@@ -27,7 +28,7 @@ from synthetic import make_case  # noqa: E402
 
 from cachefit.layout import optimize_layout  # noqa: E402
 
-HOT = {20: 14, 60: 40, 200: 60, 600: 100}
+HOT = {20: 14, 40: 28, 60: 40, 200: 60, 600: 100}
 """Touched fields per record size (600 fields: like task_struct on a hot path)."""
 
 
@@ -53,7 +54,7 @@ def run(n: int, seed: int, object_align: int | None, time_limit: float, paths: i
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[20, 60, 200, 600])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 60, 200, 600])
     ap.add_argument("--seeds", type=int, default=2, help="seeds per size (default 2)")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--paths", type=int, default=6, help="sequences per profile")

@@ -363,6 +363,69 @@ static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_
     }
 }
 
+/* The first registered range that holds or follows `a` within a's 256-byte granule
+ * (for ranges in the hash table) or anywhere (sorted table): 1 and *out, or 0.  Used
+ * for copies and fills that span several objects; lock-free like cf_lookup. */
+static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
+{
+    for (;;) {
+        unsigned long s1 = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) {
+            cf_relax();
+            continue;
+        }
+        int found = 0;
+        const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
+        if (h) {
+            uintptr_t key = (a >> CF_GRAN_SHIFT) + 1;
+            size_t i = cf_ghash(key) & h->mask;
+            for (size_t n = 0; n <= h->mask; n++, i = (i + 1) & h->mask) {
+                uintptr_t k = RD(h->s[i].key);
+                if (!k)
+                    break;
+                uintptr_t base = RD(h->s[i].o.base), span = RD(h->s[i].o.span);
+                if (k != key || base + span <= a)
+                    continue;
+                if (!found || base < out->base) {
+                    out->base = base;
+                    out->span = span;
+                    out->elem = RD(h->s[i].o.elem);
+                    out->stride = RD(h->s[i].o.stride);
+                    out->type = RD(h->s[i].o.type);
+                    out->flags = RD(h->s[i].o.flags);
+                    found = 1;
+                }
+            }
+        }
+        const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
+        if (r) {
+            size_t n = RD(r->n);
+            if (n > r->cap)
+                n = r->cap;
+            long f = cf_r_floor(r, n, a);
+            for (long k = f < 0 ? 0 : f; k < (long)n && k <= f + 1; k++) {
+                uintptr_t base = RD(r->e[k].base), span = RD(r->e[k].span);
+                if (base + span <= a)
+                    continue;
+                if (!found || base < out->base) {
+                    out->base = base;
+                    out->span = span;
+                    out->elem = RD(r->e[k].elem);
+                    out->stride = RD(r->e[k].stride);
+                    out->type = RD(r->e[k].type);
+                    out->flags = RD(r->e[k].flags);
+                    found = 1;
+                }
+            }
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (RD(cf_regseq) == s1) {
+            *seq = s1;
+            return found;
+        }
+    }
+}
+
 static int cf_remove_locked(uintptr_t base, int type)
 {
     int removed = 0;
@@ -522,6 +585,7 @@ int cf_forget(uintptr_t base, int type)
 
 /* ------------------------------------------------------------------ threads */
 
+static void cf_publish(cf_thread *t);
 static pthread_key_t cf_thread_key;
 static int cf_thread_key_ok;
 static CF_TLS uintptr_t cf_stack_lo, cf_stack_hi;
@@ -537,6 +601,7 @@ static void cf_thread_release(void *arg)
 {
     (void)arg;
     cf_thread *t = &cf_self;
+    cf_publish(t);
     if (t->ready) {
         t->active = 0;
         t->ready = 0;
@@ -587,6 +652,7 @@ static inline void cf_touch(cf_thread *t, uint32_t type)
         t->len[type] = 0;
         t->nrole[type] = 0;
         t->outside[type] = 0;
+        t->cap[type] = cf_max_accesses;
         t->runaway[type] = 0;
     }
 }
@@ -594,18 +660,23 @@ static inline void cf_touch(cf_thread *t, uint32_t type)
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
-    for (uint32_t i = 0; i < CF_NEG_CACHE; i++)
-        if (t->neg_gran[i] == gran + 1 && t->neg_seq[i] == now)
-            return NULL;
     uint32_t type;
     uintptr_t ebase, esize;
     unsigned long seq;
-    const cf_role *hit = NULL;
-    for (uint32_t i = 0; i < CF_OBJ_CACHE; i++) {
-        const cf_role *c = &t->objcache[i];
-        if (c->size && a - c->base < c->size && c->seq == now) {
-            hit = c;
-            break;
+    const cf_role *hit = &t->objcache[t->objcache_last % CF_OBJ_CACHE];
+    /* The object resolved last (an entry function working on one object again). */
+    if (!(hit->size && a - hit->base < hit->size && hit->seq == now)) {
+        hit = NULL;
+        for (uint32_t i = 0; i < CF_NEG_CACHE; i++)
+            if (t->neg_gran[i] == gran + 1 && t->neg_seq[i] == now)
+                return NULL;
+        for (uint32_t i = 0; i < CF_OBJ_CACHE; i++) {
+            const cf_role *c = &t->objcache[i];
+            if (c->size && a - c->base < c->size && c->seq == now) {
+                hit = c;
+                t->objcache_last = i;
+                break;
+            }
         }
     }
     if (hit) {
@@ -641,6 +712,7 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
             t->outside[type]++; /* padding of a strided array, e.g. a stack behind a TCB */
             return NULL;
         }
+        t->objcache_last = t->objcache_next % CF_OBJ_CACHE;
         cf_role *c = &t->objcache[t->objcache_next++ % CF_OBJ_CACHE];
         c->base = ebase;
         c->size = esize;
@@ -652,12 +724,13 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         if (r->base == ebase && r->type == type) {
             r->size = esize;
             r->seq = seq;
-            t->last = i;
+            cf_set_last(t, i);
             return r;
         }
     }
     if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
         t->runaway[type] = 1; /* too many objects for one invocation */
+        t->cap[type] = 0;
         return NULL;
     }
     cf_role *r = &t->roles[t->nroles];
@@ -666,11 +739,13 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     r->seq = seq;
     r->type = type;
     r->role = t->nrole[type]++;
-    t->last = t->nroles++;
+    r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
+    r->slice = t->buf + (size_t)type * cf_max_accesses;
+    cf_set_last(t, t->nroles++);
     return r;
 }
 
-void cf_record_slow(uintptr_t a, unsigned size, unsigned mode)
+void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
@@ -681,7 +756,7 @@ void cf_record_slow(uintptr_t a, unsigned size, unsigned mode)
         if (a - c->base < c->size) {
             if (c->seq == seq) {
                 r = c;
-                t->last = i;
+                cf_set_last(t, i);
             }
             break;
         }
@@ -689,7 +764,54 @@ void cf_record_slow(uintptr_t a, unsigned size, unsigned mode)
     if (!r)
         r = cf_resolve(t, a, seq);
     if (r)
-        cf_append(t, r, a, size, mode);
+        cf_append(t, r, a, sm);
+    t->active = 1;
+}
+
+/* A copy or fill of n bytes at a (memcpy/memmove/memset in instrumented code): one
+ * access per object element it overlaps, with the offset and size of the overlap
+ * (sizes above 65535 are cut to 65535), in address order.  Bytes between objects and
+ * the padding of strided arrays are skipped without being counted as outside. */
+void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
+{
+    cf_thread *t = &cf_self;
+    if (!t->active || !n)
+        return;
+    uintptr_t lo = RD(cf_lo), span = RD(cf_span);
+    uintptr_t end = a + n < a ? UINTPTR_MAX : a + n;
+    uintptr_t hi = lo + span;
+    if (!span || a >= hi || end <= lo) /* overlaps no registered object */
+        return;
+    if (a < lo)
+        a = lo;
+    if (end > hi)
+        end = hi;
+    t->active = 0;
+    for (unsigned steps = 0; a < end && steps < (1u << 20); steps++) {
+        cf_obj o;
+        unsigned long seq;
+        if (!cf_next_object(a, &o, &seq)) {
+            a = ((a >> CF_GRAN_SHIFT) + 1) << CF_GRAN_SHIFT; /* nothing in this granule */
+            continue;
+        }
+        uintptr_t start = a > o.base ? a : o.base;
+        if (start >= end)
+            break;
+        uintptr_t idx = o.stride == o.span ? 0 : (start - o.base) / o.stride;
+        uintptr_t ebase = o.base + idx * o.stride;
+        if (start - ebase >= o.elem) { /* padding of a strided array */
+            a = ebase + o.stride;
+            continue;
+        }
+        uintptr_t eend = ebase + o.elem;
+        uintptr_t stop = eend < end ? eend : end;
+        cf_role *r = cf_resolve(t, start, seq);
+        if (r) {
+            uintptr_t len = stop - start;
+            cf_append(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
+        }
+        a = stop;
+    }
     t->active = 1;
 }
 
@@ -718,6 +840,7 @@ static uint64_t cf_nseqs;
 static char *cf_arena;
 static size_t cf_arena_left;
 static uint64_t cf_invocations, cf_recorded_total;
+enum { CF_PUBLISH_EVERY = 64 };
 static uint64_t cf_st_runaway[CF_MAX_TYPES], cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
 
 static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint32_t len,
@@ -781,12 +904,13 @@ static int cf_seq_publish_locked(cf_seq *p)
     return 1;
 }
 
-static void cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const uint64_t *q)
+/* Count one occurrence of the sequence; returns its entry (NULL when the table is full). */
+static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const uint64_t *q)
 {
     cf_seq *p = cf_seq_find(__atomic_load_n(&cf_seqtab, __ATOMIC_ACQUIRE), type, hash, len, q);
     if (p) {
         __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
-        return;
+        return p;
     }
     pthread_mutex_lock(&cf_seq_mu);
     p = cf_seq_find(cf_seqtab, type, hash, len, q);
@@ -808,14 +932,15 @@ static void cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const uint6
             *cf_seq_tail = p;
             cf_seq_tail = &p->all;
             cf_nseqs++;
-            if (!cf_seq_publish_locked(p))
+            if (!cf_seq_publish_locked(p)) {
                 cf_st_full[type]++;
+                p = NULL;
+            }
         }
     }
     pthread_mutex_unlock(&cf_seq_mu);
+    return p;
 }
-
-/* ------------------------------------------------------------------ invocations */
 
 /* Hash of a sequence: four independent multiply chains (so the latency is a quarter
  * of a single chain's), combined at the end. */
@@ -837,6 +962,47 @@ static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint32_t len)
     return h ^ (h >> 29);
 }
 
+/* Count the thread's sequence for `type`: first among the entries this thread counted
+ * recently for the type (compared by length, then contents: no hashing), else through
+ * the shared table. */
+static void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len, const uint64_t *q)
+{
+    struct cf_seq **rc = t->recent[type];
+    for (uint32_t k = 0; k < CF_RECENT; k++) {
+        cf_seq *c = rc[k];
+        if (c && c->len == len && memcmp(c->q, q, (size_t)len * sizeof *q) == 0) {
+            __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    cf_seq *p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
+    if (p)
+        rc[t->recent_next[type]++ % CF_RECENT] = p;
+}
+
+/* ------------------------------------------------------------------ invocations */
+
+
+/* Add the thread's pending invocation counters to the process totals.  Called every
+ * CF_PUBLISH_EVERY invocations, when the thread ends, and before a snapshot is written
+ * (by the thread writing it: other running threads may hold back up to
+ * CF_PUBLISH_EVERY - 1 invocations in a snapshot taken while they run). */
+static void cf_publish(cf_thread *t)
+{
+    if (!t->pend_n)
+        return;
+    __atomic_fetch_add(&cf_invocations, t->pend_n, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cf_recorded_total, t->pend_recorded, __ATOMIC_RELAXED);
+    for (uint64_t m = t->pend_emask; m; m &= m - 1) {
+        int e = __builtin_ctzll(m);
+        __atomic_fetch_add(&cf_entry_count[e], t->pend_entry[e], __ATOMIC_RELAXED);
+        t->pend_entry[e] = 0;
+    }
+    t->pend_emask = 0;
+    t->pend_n = 0;
+    t->pend_recorded = 0;
+}
+
 static void cf_flush(cf_thread *t)
 {
     uint64_t m = t->touched;
@@ -850,15 +1016,18 @@ static void cf_flush(cf_thread *t)
             __atomic_fetch_add(&cf_st_runaway[type], 1, __ATOMIC_RELAXED);
         else if (t->len[type]) {
             const uint64_t *q = t->buf + (size_t)type * cf_max_accesses;
-            cf_seq_count(type, cf_seq_hash(type, q, t->len[type]), t->len[type], q);
+            cf_seq_count_recent(t, type, t->len[type], q);
         }
         recorded += t->len[type];
     }
     t->touched = 0;
-    __atomic_fetch_add(&cf_invocations, 1, __ATOMIC_RELAXED);
-    if (t->entry >= 0 && t->entry < CF_MAX_ENTRIES)
-        __atomic_fetch_add(&cf_entry_count[t->entry], 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&cf_recorded_total, recorded, __ATOMIC_RELAXED);
+    if (t->entry >= 0 && t->entry < CF_MAX_ENTRIES) {
+        t->pend_entry[t->entry]++;
+        t->pend_emask |= 1ull << t->entry;
+    }
+    t->pend_recorded += recorded;
+    if (++t->pend_n >= CF_PUBLISH_EVERY)
+        cf_publish(t);
 }
 
 int cf_enter(int entry, uintptr_t frame)
@@ -885,6 +1054,7 @@ int cf_enter(int entry, uintptr_t frame)
     t->entry = entry;
     t->nroles = 0;
     t->last = 0;
+    t->fsize = 0;
     t->touched = 0;
     t->active = 1;
     return 0;
@@ -961,6 +1131,7 @@ void cf_dump_now(void)
 {
     if (!cf_trace_dir[0])
         return;
+    cf_publish(&cf_self);
     char path[4200], tmp[4220];
     pid_t pid = getpid();
     snprintf(path, sizeof path, "%s/cachefit-%ld.raw", cf_trace_dir, (long)pid);
@@ -1135,6 +1306,11 @@ static void cf_fork_child(void)
     cf_arena = NULL;
     cf_arena_left = 0;
     cf_invocations = cf_recorded_total = 0;
+    memset(cf_self.recent, 0, sizeof cf_self.recent); /* entries of the parent's table */
+    cf_self.pend_n = 0; /* the parent adds what its thread held back */
+    cf_self.pend_recorded = 0;
+    cf_self.pend_emask = 0;
+    memset(cf_self.pend_entry, 0, sizeof cf_self.pend_entry);
     memset(cf_st_runaway, 0, sizeof cf_st_runaway);
     memset(cf_st_outside, 0, sizeof cf_st_outside);
     memset(cf_st_full, 0, sizeof cf_st_full);

@@ -23,7 +23,7 @@
 enum { CF_MAX_TYPES = 64, CF_MAX_ENTRIES = 64, CF_NAME_MAX = 128 };
 enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
-enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8 };
+enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 4 };
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
  * bytes every `stride` bytes (a single object has elem == stride == span). */
@@ -43,6 +43,8 @@ typedef struct cf_role {
     unsigned long seq; /* registry version at which base/size were confirmed */
     uint32_t type;
     uint32_t role;
+    uint64_t tag;   /* role << 48, or'ed into each quad (roles of the invocation only) */
+    uint64_t *slice; /* the type's sequence buffer (roles of the invocation only) */
 } cf_role;
 
 /* Per-thread invocation state.  `active` is the first thing the per-access path
@@ -55,69 +57,112 @@ typedef struct cf_thread {
     uintptr_t frame;
     uint32_t nroles;
     uint32_t last;
+    /* A copy of roles[last] (cf_set_last), so the common access costs no index math. */
+    uintptr_t fbase;
+    uintptr_t fsize; /* 0: none */
+    unsigned long fseq;
+    uint64_t ftag;
+    uint64_t *fslice;
+    uint32_t ftype;
     /* Across invocations: objects resolved recently and 256-byte granules known to hold
      * no object, each valid while the registry version is unchanged. */
     cf_role objcache[CF_OBJ_CACHE];
     uintptr_t neg_gran[CF_NEG_CACHE];
     unsigned long neg_seq[CF_NEG_CACHE];
     uint32_t objcache_next;
+    uint32_t objcache_last; /* the entry resolved last */
     uint64_t touched;
     cf_role *roles;
     uint64_t *buf; /* CF_MAX_TYPES slices of cf_max_accesses quads */
     uint32_t len[CF_MAX_TYPES];
     uint32_t nrole[CF_MAX_TYPES];
     uint32_t outside[CF_MAX_TYPES];
+    uint32_t cap[CF_MAX_TYPES]; /* max_accesses, 0 once the type's sequence ran away */
+    /* Invocation counters not yet added to the process totals (cf_publish), so that an
+     * invocation's end costs one atomic add (its sequence's count), not four. */
+    uint32_t pend_n;
+    uint64_t pend_recorded;
+    uint64_t pend_emask;
+    uint32_t pend_entry[CF_MAX_ENTRIES];
+    /* Sequences this thread counted recently, per type (cf_core.c). */
+    struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
+    uint8_t recent_next[CF_MAX_TYPES];
     uint8_t runaway[CF_MAX_TYPES];
 } cf_thread;
 
-extern CF_TLS cf_thread cf_self CF_HIDDEN;
-extern uintptr_t cf_lo CF_HIDDEN;
-extern uintptr_t cf_span CF_HIDDEN;
+/* Exported under __cachefit_* names, default visibility: the inlined first checks
+ * (runtime/inline/cf_sancov_inline.c) read them from instrumented code, which may be
+ * in a shared library.  `active` must stay the first member of cf_thread. */
+extern CF_TLS cf_thread cf_self __asm__("__cachefit_thread");
+extern uintptr_t cf_lo __asm__("__cachefit_lo");
+extern uintptr_t cf_span __asm__("__cachefit_span");
+_Static_assert(offsetof(cf_thread, active) == 0, "cf_sancov_inline.c reads active at 0");
 extern unsigned long cf_regseq CF_HIDDEN;
 extern uint32_t cf_max_accesses CF_HIDDEN;
 
-void cf_record_slow(uintptr_t a, unsigned size, unsigned mode) CF_HIDDEN;
+void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
+void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode) CF_HIDDEN;
+void __cachefit_access(const volatile void *p, uint64_t sm) __attribute__((cold));
+
+/* Make role i the one the per-access path checks first. */
+static inline __attribute__((always_inline)) void cf_set_last(cf_thread *t, uint32_t i)
+{
+    const cf_role *r = &t->roles[i];
+    t->last = i;
+    t->fbase = r->base;
+    t->fsize = r->size;
+    t->fseq = r->seq;
+    t->ftag = r->tag;
+    t->fslice = r->slice;
+    t->ftype = r->type;
+}
+
+/* The size and mode bits of a quad (role << 48 | size << 32 | offset, write bit 63). */
+#define CF_SM(size, mode) ((uint64_t)((size) & 0xffffu) << 32 | (uint64_t)((mode) & 1u) << 63)
 
 /* Append one quad to the role's per-type sequence (or note the cut-off). */
 static inline __attribute__((always_inline)) void cf_append(cf_thread *t, const cf_role *r,
-                                                            uintptr_t a, unsigned size,
-                                                            unsigned mode)
+                                                            uintptr_t a, uint64_t sm)
 {
     uint32_t type = r->type;
     uint32_t len = t->len[type];
-    if (t->runaway[type])
-        return;
-    if (CF_UNLIKELY(len >= cf_max_accesses)) {
+    if (CF_UNLIKELY(len >= t->cap[type])) {
         t->runaway[type] = 1;
+        t->cap[type] = 0;
         return;
     }
-    uint64_t q = (uint64_t)(uint32_t)(a - r->base) | (uint64_t)(size & 0xffffu) << 32 |
-                 (uint64_t)(r->role & 0x7fffu) << 48 | (uint64_t)(mode & 1u) << 63;
-    t->buf[(size_t)type * cf_max_accesses + len] = q;
+    r->slice[len] = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
     t->len[type] = len + 1;
 }
 
-/* The per-access path: thread-local "in invocation" flag, then one unsigned
- * compare against the [lowest, highest) address of all registered objects, then
- * the object this invocation touched last (if the registry has not changed since).
- * Everything else (other objects, new roles, registry lookups) is cf_record_slow. */
-static inline __attribute__((always_inline)) void cf_access(const volatile void *p, unsigned size,
-                                                            unsigned mode)
+/* An access inside [lowest, highest) of the registered objects while this thread is in
+ * an invocation: the object touched last, the first few roles (if the registry has not
+ * changed since they were resolved), a granule known to be empty, else cf_record_slow. */
+static inline __attribute__((always_inline)) void cf_access_inside(cf_thread *t, uintptr_t a,
+                                                                   uint64_t sm)
 {
-    if (CF_LIKELY(!cf_self.active))
-        return;
-    uintptr_t a = (uintptr_t)p;
-    if (CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
-        return;
-    cf_thread *t = &cf_self;
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    uintptr_t off = a - t->fbase;
+    if (CF_LIKELY(off < t->fsize && t->fseq == seq)) {
+        uint32_t type = t->ftype;
+        uint32_t len = t->len[type];
+        if (CF_LIKELY(len < t->cap[type])) {
+            t->fslice[len] = (uint64_t)(uint32_t)off | sm | t->ftag;
+            t->len[type] = len + 1;
+        } else {
+            t->runaway[type] = 1;
+            t->cap[type] = 0;
+        }
+        return;
+    }
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {
         const cf_role *r = &t->roles[i];
         if (a - r->base < r->size) {
             if (r->seq != seq)
                 break;
-            cf_append(t, r, a, size, mode);
+            cf_set_last(t, i);
+            cf_append(t, r, a, sm);
             return;
         }
     }
@@ -126,7 +171,21 @@ static inline __attribute__((always_inline)) void cf_access(const volatile void 
     if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
         (t->neg_gran[1] == g && t->neg_seq[1] == seq))
         return;
-    cf_record_slow(a, size, mode);
+    cf_record_slow(a, sm);
+}
+
+/* The per-access path: thread-local "in invocation" flag, then one unsigned
+ * compare against the [lowest, highest) address of all registered objects, then
+ * cf_access_inside. */
+static inline __attribute__((always_inline)) void cf_access(const volatile void *p, unsigned size,
+                                                            unsigned mode)
+{
+    if (CF_LIKELY(!cf_self.active))
+        return;
+    uintptr_t a = (uintptr_t)p;
+    if (CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
+        return;
+    cf_access_inside(&cf_self, a, CF_SM(size, mode));
 }
 
 /* Registry (cf_core.c). */

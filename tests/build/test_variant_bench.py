@@ -147,3 +147,35 @@ def test_parse_valgrind_totals_uses_the_events_line(tmp_path: Path) -> None:
     clg.write_text("events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\nsummary: 9 9 9 9 9 9 9 9 9\n"
                    "totals: 5 2 1 0 1 1 0 1 0\n")
     assert parse_valgrind_totals(clg)["D1mw"] == 1
+
+
+@needs_tools
+def test_variant_with_its_own_compiler_and_environment(tmp_path: Path) -> None:
+    # a compiler command that works only with the variable the variant sets
+    script = tmp_path / "cxx"
+    script.write_text('#!/bin/sh\n[ "$VB_MARK" = yes ] || { echo "no VB_MARK" >&2; exit 9; }\n'
+                      'exec g++ "$@"\n')
+    script.chmod(0o755)
+    wrapped = Variant("wrapped", ["-DTCB_VARIANT_MIXIN"], compiler=[str(script)],
+                      env={"VB_MARK": "yes"})
+    rows = measure_variants([FLAT, wrapped], tmp_path / "ok", **TINY, cachegrind=False)
+    assert rows[1].compiler == (str(script),) and rows[1].sizeof_tcb == 600
+    data = json.loads((tmp_path / "ok" / "summary.json").read_text())
+    assert data[1]["compiler"] == [str(script)]
+    assert f"env VB_MARK=yes {script}" in (tmp_path / "ok" / "summary.md").read_text()
+    unmarked = Variant("unmarked", [], compiler=[str(script)])
+    with pytest.raises(UserError, match="'unmarked' does not compile"):
+        measure_variants([FLAT, unmarked], tmp_path / "bad", **TINY, cachegrind=False)
+
+
+def test_demo_acceptance_rule() -> None:
+    from cachefit.build.ipc_demo import ALPHABETICAL, CACHEFIT, VIRTUAL, acceptance
+
+    def rows(ours: float, alpha: float, virt: float, flat: float) -> list[Row]:
+        return [Row(VIRTUAL, 1, 1, virt, virt), Row(FLAT.name, 1, 1, flat, flat),
+                Row(ALPHABETICAL, 1, 1, alpha, alpha), Row(CACHEFIT, 1, 1, ours, ours)]
+    assert acceptance(rows(9.0, 19.0, 24.0, 10.0)) == []
+    assert acceptance(rows(10.0, 19.0, 24.0, 10.0)) == []           # equal to hand-tuned: ok
+    bad = acceptance(rows(19.0, 19.0, 24.0, 10.0))
+    assert len(bad) == 2 and "not fewer than alphabetical" in bad[0] and "more than" in bad[1]
+    assert acceptance([Row(CACHEFIT, 1, None, None, None)]) != []

@@ -8,6 +8,7 @@ of identical sequences, the phase, object areas, runaway cut-off.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,12 @@ def test_overhead_is_measured_against_a_run_without_the_plugin(progs, tmp_path):
     assert ov["plain_seconds"] > 0 and ov["traced_seconds"] > 0
     assert p["qemu"]["slowdown"] is not None
     assert p["qemu"]["plain_exit_status"] == 0
+    # CPU time of the QEMU process (from /proc), which a loaded machine disturbs less
+    assert 0 < ov["plain_cpu_seconds"] <= ov["plain_seconds"] * os.cpu_count()
+    assert 0 < ov["traced_cpu_seconds"] <= ov["traced_seconds"] * os.cpu_count()
+    # (the figures in `overhead` are rounded to milliseconds; these runs last a few)
+    assert p["qemu"]["slowdown_cpu"] == pytest.approx(
+        ov["traced_cpu_seconds"] / ov["plain_cpu_seconds"], rel=0.2)
 
 
 def test_system_mode_invocations_are_kernel_entries(minikernel, tmp_path):

@@ -93,3 +93,13 @@ def seqs(profile: Profile, type_name: str) -> dict[tuple[tuple[int, int, int, st
 
 def acc(*quads: tuple[int, int, int, str]) -> tuple[Access, ...]:
     return tuple(Access(*q) for q in quads)  # type: ignore[arg-type]
+
+
+def calls_in(program: Path, function: str) -> str:
+    """The call instructions in `function` of an ELF file (objdump), one per line."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(program)],
+                         capture_output=True, text=True, check=True).stdout
+    start = out.index(f"<{function}>:")
+    end = out.find("\n\n", start)
+    body = out[start:end if end >= 0 else len(out)]
+    return "\n".join(line for line in body.splitlines() if "call" in line)

@@ -1,4 +1,4 @@
-"""`cachefit cc` / `cachefit c++`: a drop-in compiler that builds plain or profile builds.
+"""`cachefit cc` / `cachefit c++`: a drop-in compiler for plain, profile and optimize builds.
 
 plain    runs the real compiler with the arguments unchanged.
 profile  compiles every C/C++ source as: preprocess with the real compiler, edit the
@@ -8,50 +8,59 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          with an allowlist; gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
          with the static objects and type layouts found in its debug information.
-optimize is built by another stage: `optimize_hook` raises until that stage exists.
-The module runs compilers and edits only temporary files and the link output; the
-CLI (cachefit.cli.cc_cmd) prints what it returns.
+         With a layout plan, the plan's `flatten` classes are flattened first, so the
+         profile describes the flattened classes.
+optimize applies the layout plan (cachefit.build.optimize_wrapper).
+Steps the modes share are in cachefit.build.wrapper_steps. The module runs compilers and
+edits only temporary files and the link output; the CLI (cachefit.cli.cc_cmd) prints
+what it returns.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from cachefit.build.compiler_args import (
-    CompilerCommand,
-    Source,
-    dependency_options,
-    parse_command,
-    select,
-)
+from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
+from cachefit.build.layout_plan import LAYOUTS_ENV, load_plan, plan_path
 from cachefit.build.project_config import (
     ProjectConfig,
     effective_mode,
     load_config,
     real_compiler,
 )
+from cachefit.build.wrapper_steps import (
+    GUARD_ENV,
+    Language,
+    WrapperResult,
+    call,
+    compile_preprocessed,
+    compile_unchanged,
+    has_debug,
+    link_args,
+    output_for,
+    parse_args_for_unit,
+    preprocess,
+    produces_no_code,
+    save_unit_copy,
+    unit_language,
+    unit_suffix,
+)
 from cachefit.errors import ToolMissing, UserError
 
-Language = Literal["c", "c++"]
+__all__ = ["GUARD_ENV", "Language", "WrapperResult", "run", "ProfileBuild", "allowlist_text",
+           "detect_backend"]
+
 Backend = Literal["sanitizer-coverage", "tsan"]
 
 BLOB_CAPACITY = 16 * 1024
-GUARD_ENV = "CACHEFIT_WRAPPER_ACTIVE"
-
-
-@dataclass
-class WrapperResult:
-    returncode: int
-    warnings: list[str] = field(default_factory=list)
+_call = call
 
 
 def run(language: Language, argv: list[str], env: Mapping[str, str] | None = None) -> WrapperResult:
@@ -69,32 +78,9 @@ def run(language: Language, argv: list[str], env: Mapping[str, str] | None = Non
     if mode == "plain":
         return WrapperResult(_call([*compiler, *argv], env))
     if mode == "optimize":
-        return optimize_hook(language, argv, config, compiler, env)
+        from cachefit.build import optimize_wrapper
+        return optimize_wrapper.run(language, argv, config, compiler, env)
     return ProfileBuild(config, compiler, language, env).run(argv)
-
-
-def optimize_hook(language: Language, argv: list[str], config: ProjectConfig,
-                  compiler: list[str], env: Mapping[str, str]) -> WrapperResult:
-    """Optimize mode lives in `cachefit.build.optimize_wrapper` (another stage); it must
-    provide `run(language, argv, config, compiler, env) -> WrapperResult`."""
-    try:
-        module = importlib.import_module("cachefit.build.optimize_wrapper")
-    except ModuleNotFoundError as exc:
-        if exc.name != "cachefit.build.optimize_wrapper":
-            raise
-        raise UserError("CACHEFIT_MODE=optimize is not implemented yet",
-                        "use CACHEFIT_MODE=plain or profile") from exc
-    result: WrapperResult = module.run(language, argv, config, compiler, env)
-    return result
-
-
-def _call(cmd: Sequence[str], env: Mapping[str, str]) -> int:
-    child_env = dict(env)
-    child_env[GUARD_ENV] = "1"
-    try:
-        return subprocess.run(list(cmd), env=child_env, check=False).returncode
-    except OSError as exc:
-        raise ToolMissing(f"cannot run {cmd[0]}: {exc.strerror}") from exc
 
 
 _backend_cache: dict[str, Backend] = {}
@@ -111,14 +97,6 @@ def detect_backend(compiler: list[str], env: Mapping[str, str]) -> Backend:
             raise ToolMissing(f"cannot run {compiler[0]}: {exc.strerror}") from exc
         _backend_cache[key] = "sanitizer-coverage" if "clang" in out.lower() else "tsan"
     return _backend_cache[key]
-
-
-def _has_debug(args: Sequence[str]) -> bool:
-    level = False
-    for a in args:
-        if a.startswith("-g"):
-            level = a not in ("-g0", "-gno-record-gcc-switches") and not a.startswith("-gz")
-    return level
 
 
 def _mangled_patterns(name: str) -> list[str]:
@@ -165,19 +143,24 @@ class ProfileBuild:
             raise UserError(f"backend sanitizer-coverage needs clang, but {compiler[0]} is not "
                             "clang", "set CACHEFIT_CC=clang-19 or backend = \"tsan\"")
         self.backend: Backend = backend
+        # A plan named by [build] layouts may not exist yet when the profile build runs
+        # (the pipeline writes it from this build's profile); CACHEFIT_LAYOUTS must exist.
+        plan_file = plan_path(config.path, config.build.layouts, env)
+        self.plan = load_plan(plan_file) if plan_file is not None and (
+            env.get(LAYOUTS_ENV) or plan_file.is_file()) else None
 
     # ---------------------------------------------------------------- driver
 
     def run(self, argv: list[str]) -> WrapperResult:
         cmd = parse_command(argv)
-        if cmd.action in ("query", "preprocess") or (not cmd.sources and cmd.action != "link"):
+        if produces_no_code(cmd) or (not cmd.sources and cmd.action != "link"):
             return WrapperResult(_call([*self.compiler, *argv], self.env), self.warnings)
         self._check_conflicts(cmd)
         with tempfile.TemporaryDirectory(prefix="cachefit-cc-") as tmp:
             tmpdir = Path(tmp)
             objects: dict[int, str] = {}
             for n, src in enumerate(cmd.sources):
-                out = self._output_for(cmd, src, tmpdir, n)
+                out = output_for(cmd, src, tmpdir, n)
                 code = self._compile(cmd, src, out, tmpdir)
                 if code != 0:
                     return WrapperResult(code, self.warnings)
@@ -193,14 +176,6 @@ class ProfileBuild:
                     self.backend == "tsan" and a.startswith("-fsanitize=") and "thread" in a):
                 raise UserError(f"{a} conflicts with the profile build's instrumentation",
                                 "remove it from the flags of the profile build")
-
-    def _output_for(self, cmd: CompilerCommand, src: Source, tmpdir: Path, n: int) -> str:
-        if cmd.action == "link":
-            return str(tmpdir / f"{n}-{Path(src.path).stem}.o")
-        if cmd.output and len(cmd.sources) == 1:
-            return cmd.output
-        suffix = ".s" if cmd.action == "assemble" else ".o"
-        return Path(src.path).stem + suffix
 
     # ---------------------------------------------------------------- compile
 
@@ -222,78 +197,56 @@ class ProfileBuild:
         return flags
 
     def _compile(self, cmd: CompilerCommand, src: Source, out: str, tmpdir: Path) -> int:
-        final = "-S" if cmd.action == "assemble" else "-c"
         if not src.is_c_family:
             # Assembler and other languages: compile as the driver would, uninstrumented.
-            args = [*select(cmd, keep={"pp", "other", "deps"}), "-x", _x_name(src), src.path,
-                    "-x", "none", final, "-o", out]
-            return _call([*self.compiler, *args], self.env)
+            return compile_unchanged(self.compiler, cmd, src, out, self.env)
         from cachefit.trace.runtime_build import include_dir
         from cachefit.trace.unit_instrument import instrument_preprocessed
 
-        lang: Language = "c++" if src.is_cxx else "c"
+        lang = unit_language(src)
         stem = Path(src.path).resolve()
         unit_dir = tmpdir / "units" / str(stem.parent).lstrip("/")
         unit_dir.mkdir(parents=True, exist_ok=True)
-        pre = unit_dir / (stem.name + (".ii" if lang == "c++" else ".i"))
+        pre = unit_dir / (stem.name + unit_suffix(lang))
         if src.lang in ("c-cpp-output", "c++-cpp-output"):
             text = Path(src.path).read_bytes()
         else:
-            pp = [*self.compiler, *select(cmd, keep={"pp", "other"}),
-                  *self._dependency_args(cmd, src, out),
-                  "-DCACHEFIT_PROFILE=1", "-I", str(include_dir()),
-                  "-E", "-x", "c++" if lang == "c++" else "c", src.path, "-o", str(pre)]
-            code = _call(pp, self.env)
+            code = preprocess(self.compiler, cmd, src, out, pre, self.env,
+                              ["-DCACHEFIT_PROFILE=1", "-I", str(include_dir())])
             if code != 0:
                 return code
             text = pre.read_bytes()
+        if self.plan is not None and self.plan.flatten:
+            from cachefit.build.unit_transform import apply_plan
+            flat = apply_plan(text, lang, self.plan, parse_args_for_unit(lang, cmd.args),
+                              tmpdir / f"flatten{unit_suffix(lang)}",
+                              "<stdin>" if src.path == "-" else src.path, reorder=False)
+            self.warnings.extend(flat.warnings)
+            text = flat.text
+        save_unit_copy(self.env, src, lang, text, cmd.args, out)
         edited, report = instrument_preprocessed(text, lang, self.trace, cmd.args,
                                                  source=src.path)
         self.warnings.extend(report.warnings)
         pre.write_bytes(edited)
         flags = select(cmd, keep={"other"})
-        compile_cmd = [*self.compiler, *flags, *self._instrument_flags(tmpdir)]
-        if not _has_debug(flags):
-            compile_cmd.append("-g")
-        compile_cmd += [final, "-x", "c++-cpp-output" if lang == "c++" else "cpp-output",
-                        str(pre), "-o", out]
-        return _call(compile_cmd, self.env)
-
-    def _dependency_args(self, cmd: CompilerCommand, src: Source, out: str) -> list[str]:
-        deps = dependency_options(cmd)
-        if not any(d in ("-MD", "-MMD") for d in deps):
-            return []
-        args = list(deps)
-        if not any(d.startswith("-MF") for d in deps):
-            if cmd.action != "link" and cmd.output:
-                dfile = str(Path(cmd.output).with_suffix(".d"))
-            else:
-                dfile = Path(src.path).stem + ".d"
-            args += ["-MF", dfile]
-        if not any(d.startswith(("-MT", "-MQ")) for d in deps):
-            target = out if cmd.action != "link" else Path(src.path).stem + ".o"
-            args += ["-MT", target]
-        return args
+        extra = self._instrument_flags(tmpdir)
+        if not has_debug(flags):
+            extra.append("-g")
+        if self.backend == "sanitizer-coverage":  # per-access checks inlined (H6, issue 5)
+            from cachefit.trace.sancov_inline import compile_inlined
+            return compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir)
+        return compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra)
 
     # ---------------------------------------------------------------- link
 
     def _link(self, cmd: CompilerCommand, objects: dict[int, str], tmpdir: Path) -> int:
         args: list[str] = []
-        for g in cmd.groups:
-            first = cmd.args[g[0]]
-            if g[0] in objects:
-                args.append(objects[g[0]])
-                continue
-            if first == "-x" or (first.startswith("-x") and len(first) > 2):
-                continue
-            if first in ("-MD", "-MMD", "-MP", "-MG") or first in ("-MF", "-MT", "-MQ") or \
-                    first.startswith(("-MF", "-MT", "-MQ")):
-                continue
-            if first in ("-s", "-Wl,-s", "-Wl,--strip-all", "-Wl,--strip-debug", "-Wl,-S"):
-                self.warnings.append(f"profile build: ignoring {first} (the link step needs "
+        for a in link_args(cmd, objects):
+            if a in ("-s", "-Wl,-s", "-Wl,--strip-all", "-Wl,--strip-debug", "-Wl,-S"):
+                self.warnings.append(f"profile build: ignoring {a} (the link step needs "
                                      "the symbols and debug information)")
                 continue
-            args.extend(cmd.args[i] for i in g)
+            args.append(a)
         if cmd.shared or cmd.relocatable:
             # Shared objects and partial links are instrumented, but the runtime and the
             # blob belong to the executable.
@@ -364,10 +317,3 @@ class ProfileBuild:
             raise UserError("compiling the cachefit blob object failed",
                             f"check that {self.compiler[0]} can compile C")
         return obj
-
-
-def _x_name(src: Source) -> str:
-    if src.lang == "assembler":
-        return "assembler-with-cpp" if Path(src.path).suffix in (".S", ".sx") else "assembler"
-    return {"c": "c", "c++": "c++", "c-cpp-output": "cpp-output",
-            "c++-cpp-output": "c++-cpp-output"}.get(src.lang, "none")

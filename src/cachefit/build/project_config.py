@@ -2,9 +2,10 @@
 
 Found through CACHEFIT_CONFIG, else in the current directory or the nearest parent
 directory that has one (docs/cachefit-toml.md). CACHEFIT_MODE, CACHEFIT_CC and
-CACHEFIT_CXX override the file. This module only reads and validates the settings the
-build wrapper and tracer use ([build] and [trace]); other sections belong to other
-stages and are kept untouched in `sections`. It never runs a compiler.
+CACHEFIT_CXX override the file (CACHEFIT_LAYOUTS overrides `[build] layouts`). This
+module only reads and validates the settings the build wrapper and tracer use ([build]
+and [trace]); other sections belong to other stages and are kept untouched in `sections`.
+It never runs a compiler.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class BuildConfig:
     mode: Mode | None = None
     cc: str | None = None
     cxx: str | None = None
+    # The layout plan of optimize builds (docs/layout-plan.md), relative to the project file.
+    layouts: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,10 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
             if not isinstance(build_raw[key], str) or not build_raw[key].strip():
                 raise _err(path, f"[build] {key} must be a compiler command")
             bkw[key] = build_raw[key].strip()
+    if "layouts" in build_raw:
+        if not isinstance(build_raw["layouts"], str) or not build_raw["layouts"].strip():
+            raise _err(path, "[build] layouts must be the path of a layout plan")
+        bkw["layouts"] = build_raw["layouts"].strip()
     sections = {k: v for k, v in data.items() if k not in ("trace", "build")}
     return ProjectConfig(path=path, trace=TraceConfig(**kw), build=BuildConfig(**bkw),
                          sections=sections, raw=data)

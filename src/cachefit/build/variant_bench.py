@@ -36,6 +36,7 @@ whether a difference in cycles is significant: it reports medians and the per-ru
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -77,9 +78,16 @@ class Variant:
 
     name: str
     compile_flags: tuple[str, ...] = ()
+    # The compiler command for this variant instead of `cxx` (e.g. cachefit's wrapper in
+    # optimize mode, which flattens and reorders the preprocessed unit), and the variables it
+    # needs (CACHEFIT_MODE, CACHEFIT_LAYOUTS, CACHEFIT_CXX, ...).
+    compiler: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compile_flags", tuple(self.compile_flags))
+        object.__setattr__(self, "compiler", tuple(self.compiler))
+        object.__setattr__(self, "env", tuple((str(k), str(v)) for k, v in dict(self.env).items()))
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,7 @@ class Row:
     d1_misses_per_ipc: float | None
     ll_misses_per_ipc: float | None
     compile_flags: tuple[str, ...] = ()
+    compiler: tuple[str, ...] = ()
     sizeof_tcb: int = 0
     checksum: str = ""
     state_checksum: str = ""
@@ -128,6 +137,7 @@ class Row:
             "d1_misses_per_ipc": self.d1_misses_per_ipc,
             "ll_misses_per_ipc": self.ll_misses_per_ipc,
             "compile_flags": list(self.compile_flags),
+            "compiler": list(self.compiler),
             "sizeof_tcb": self.sizeof_tcb,
             "checksum": self.checksum,
             "state_checksum": self.state_checksum,
@@ -219,6 +229,7 @@ def measure_variants(variants: Sequence[Variant], out_dir: Path, *, cxx: str = "
             d1_misses_per_ipc=g.get("d1_misses"),
             ll_misses_per_ipc=g.get("ll_misses"),
             compile_flags=b.variant.compile_flags,
+            compiler=b.variant.compiler,
             sizeof_tcb=int(check_out[name]["sizeof_tcb"]),
             checksum=check_out[name]["checksum"],
             state_checksum=check_out[name]["state_checksum"],
@@ -321,13 +332,16 @@ def _build(variant: Variant, out_dir: Path, cxx: str, source: Path,
     binary = out_dir / "bin" / slug / "pingpong"
     binary.parent.mkdir(parents=True, exist_ok=True)
     # -iquote: headers written elsewhere by the pipeline can `#include "kernel.h"`.
-    cmd = [cxx, *BASE_CXXFLAGS, "-iquote", str(source.parent), *variant.compile_flags,
+    compiler = list(variant.compiler or (cxx,))
+    cmd = [*compiler, *BASE_CXXFLAGS, "-iquote", str(source.parent), *variant.compile_flags,
            "-o", str(binary), str(source)]
-    commands.append(shlex.join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    env_words = [f"{k}={v}" for k, v in variant.env]
+    commands.append(shlex.join(["env", *env_words, *cmd]) if env_words else shlex.join(cmd))
+    env = {**os.environ, **dict(variant.env)} if variant.env else None
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         first = [ln for ln in proc.stderr.splitlines() if "error" in ln][:5]
-        raise UserError(f"variant {variant.name!r} does not compile ({cxx})",
+        raise UserError(f"variant {variant.name!r} does not compile ({shlex.join(compiler)})",
                         "fix its header or flags", details=first or proc.stderr.splitlines()[:5])
     return _Built(variant, slug, binary)
 
@@ -446,7 +460,9 @@ def _write_summary(rows: Sequence[Row], out_dir: Path, ref_name: str, info: _Inf
         "",
         "## How the figures were measured",
         "",
-        f"* Build: `{info.cxx} {' '.join(BASE_CXXFLAGS)}` plus each variant's flags "
+        f"* Build: `{info.cxx} {' '.join(BASE_CXXFLAGS)}` plus each variant's flags (a "
+        "variant with its own compiler command, such as cachefit's wrapper in optimize mode "
+        f"around {info.cxx}, is listed under Commands) "
         f"(compiler: {info.compiler}; CPU: {_cpu_model()}). Every variant printed the same "
         "`checksum`, `state_checksum`, `ipcs` and `kind_*` counts for every run below.",
         f"* cycles/IPC: pingpong's `ipc_cycles_median` (rdtsc around each `ipc()` call, mean "

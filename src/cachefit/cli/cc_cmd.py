@@ -2,7 +2,9 @@
 
 main() hands the compiler arguments verbatim to `run_wrapper`; the mode (plain, profile,
 optimize) and the real compiler come from CACHEFIT_MODE/CACHEFIT_CC/CACHEFIT_CXX or
-cachefit.toml. This module only prints the wrapper's warnings; the work is in
+cachefit.toml. `main_cc` / `main_cxx` are the console scripts `cachefit-cc` and
+`cachefit-c++` (one executable path, for CMake's CMAKE_C_COMPILER/CMAKE_CXX_COMPILER).
+This module only prints the wrapper's warnings and errors; the work is in
 cachefit.build.compiler_wrapper.
 """
 
@@ -12,6 +14,7 @@ import argparse
 import sys
 
 from cachefit.build.compiler_wrapper import run
+from cachefit.errors import CachefitError
 
 
 def run_wrapper(name: str, args: list[str]) -> int:
@@ -27,6 +30,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             name, help=f"drop-in {'C++' if name == 'c++' else 'C'} compiler "
                        "(CACHEFIT_MODE=plain|profile|optimize)",
             description="All arguments go to the real compiler. In profile mode the build is "
-                        "instrumented for `cachefit trace`; see docs/cachefit-toml.md.")
+                        "instrumented for `cachefit trace`; in optimize mode the layout plan "
+                        "(CACHEFIT_LAYOUTS) is applied to each preprocessed unit and objects "
+                        "are cached; see docs/cachefit-toml.md.")
         p.add_argument("compiler_args", nargs=argparse.REMAINDER)
         p.set_defaults(func=lambda args, n=name: run_wrapper(n, args.compiler_args))
+
+
+def _script(name: str) -> int:
+    try:
+        return run_wrapper(name, sys.argv[1:])
+    except CachefitError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def main_cc() -> int:
+    """`cachefit-cc ARGS`: the same as `cachefit cc ARGS`."""
+    return _script("cc")
+
+
+def main_cxx() -> int:
+    """`cachefit-c++ ARGS`: the same as `cachefit c++ ARGS`."""
+    return _script("c++")

@@ -23,6 +23,7 @@ COMMANDS = [
     "cachefit.cli.reorder_cmd",
     "cachefit.cli.build_cmd",
     "cachefit.cli.report_cmd",
+    "cachefit.cli.cache_cmd",
 ]
 
 

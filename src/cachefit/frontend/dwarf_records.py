@@ -36,6 +36,11 @@ DWARF does not state everything the model holds; where it does not, this module 
   reads like the source (typedef names kept, C++ records without `struct`); unnamed types
   read `struct {...}`. Source extents are not recorded (None).
 
+* Array bounds: read as signed numbers of the subrange's index type, so gcc's upper bound -1
+  of a zero-length array (`T x[0]`; as `DW_FORM_implicit_const 4294967295` with -m32 and
+  DWARF 5) gives 0 elements, not 2**32. A flexible array member (`T x[]`, `T x[0]`) is a field
+  of size 0 spelled `T[]`/`T[0]`, which is how the layout stages recognise it.
+
 Not supported: split DWARF (.dwo), type units (`-fdebug-types-section`), records local to a
 function, big-endian and 32-bit targets beyond the obvious (untested).
 """
@@ -594,16 +599,37 @@ class _Reader:
         for sub in array.iter_children():
             if sub.tag != "DW_TAG_subrange_type":
                 continue
-            count = _constant(sub, "DW_AT_count")
-            upper = _constant(sub, "DW_AT_upper_bound")
+            count = self._bound(sub, "DW_AT_count")
+            upper = self._bound(sub, "DW_AT_upper_bound")
             if count is not None:
                 dims.append(count if count >= 0 else None)  # clang: count -1 for `T x[]`
             elif upper is not None:
-                lower = _constant(sub, "DW_AT_lower_bound") or 0
+                lower = self._bound(sub, "DW_AT_lower_bound") or 0
                 dims.append(max(upper - lower + 1, 0))  # gcc: upper bound -1 for `T x[0]`
             else:
                 dims.append(None)
         return dims
+
+    def _bound(self, sub: DIE, name: str) -> int | None:
+        """A subrange bound as a signed number of the subrange's index type.
+
+        gcc writes the upper bound of a zero-length (flexible) array `T x[0]` as -1 of its
+        index type, in whatever form fits: `DW_FORM_data4 0xffffffff`, `DW_FORM_data8`, or (DWARF 5,
+        -m32) `DW_FORM_implicit_const 4294967295`, which a plain reading takes for an array of
+        2**32 elements. The value is wrapped to the index type's width (the address size when the
+        subrange names no type; at least 4 bytes, so a small index type cannot turn a real
+        bound negative) and read as signed, so all of them give -1, i.e. 0 elements.
+        """
+        attr = sub.attributes.get(name)
+        if attr is None or not isinstance(attr.value, int) or attr.form not in (
+                "DW_FORM_sdata", "DW_FORM_implicit_const", *_UNSIGNED_FORMS):
+            return None  # absent, or a reference/expression (a variable-length array)
+        value = int(attr.value)  # data1/2/4/8 and udata unsigned: clang's count 200 is data1
+        index = self._type(sub)
+        width = self.type_size(index) if index is not None else 0
+        bits = 8 * (width if width in (4, 8) else max(self.addr_size, 4))
+        value &= (1 << bits) - 1
+        return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
     def spell(self, die: DIE | None, inner: str = "", scope: list[str] | None = None) -> str:
         """A C declarator for the type, e.g. `int[16]`, `struct node *`, `void (*)(int)`."""

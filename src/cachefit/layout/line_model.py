@@ -8,8 +8,17 @@ there. Every C layout of an aligned object is such an assignment (alignment padd
 contiguity, cold units and side/first constraints are dropped), so the optimum is a valid
 lower bound on the lines (then, among those, on the dirty lines). Free lines are
 interchangeable, so at most as many are modelled as the units could use, and used free lines
-come first. The solution also gives target offsets (`targets`) for `realize`. This module
-neither realises orders nor applies to objects that may start inside a line.
+come first.
+
+With `classes=True`, hot units with the same signature (the same footprints, for lines and
+for dirty lines) form one item whose bytes may be spread over lines at will (a "fluid"
+item, at least one byte per line it uses). Every footprint holding one of them holds all of
+them, so the cost depends only on the set of lines the class uses; any assignment of the
+units maps to a fluid assignment of the class with the same cost, so the optimum is still a
+lower bound, and the model is much smaller when fields are touched in groups.
+
+The solution also gives target offsets (`targets`) for `realize`. This module neither
+realises orders nor applies to objects that may start inside a line.
 """
 
 from __future__ import annotations
@@ -31,19 +40,24 @@ class LineSolution:
     lines: dict[int, list[tuple[int, int]]]
     stages: list[StageOutcome]
     seconds: float
+    det_used: float = 0.0
+    earlier: tuple[dict[int, list[tuple[int, int]]], ...] = ()
+    """Assignments found by earlier stages (e.g. lines-optimal before the dirty stage
+    moved things): more targets to realise."""
 
     def stage(self, name: str) -> StageOutcome | None:
         return next((s for s in self.stages if s.name == name), None)
 
 
 class LineModel:
-    def __init__(self, problem: LayoutProblem) -> None:
+    def __init__(self, problem: LayoutProblem, classes: bool = False,
+                 contiguous: bool = False) -> None:
         if problem.starts != (0,):
             raise ValueError("the line model needs objects aligned on cache lines")
         self.p = problem
         line = problem.line
-        self.items = sorted((u for u in problem.hot if not problem.units[u].fixed),
-                            key=lambda u: (problem.units[u].offset, u))
+        hot = sorted((u for u in problem.hot if not problem.units[u].fixed),
+                     key=lambda u: (problem.units[u].offset, u))
         total_lines = max(1, problem.size_limit // line)
         fixed_bytes = [0] * total_lines
         spans = [(0, problem.prefix_end)] if problem.prefix_end else []
@@ -51,21 +65,54 @@ class LineModel:
         for b, e in spans:
             for ell in range((b // line), min(total_lines, (e - 1) // line + 1)):
                 fixed_bytes[ell] += max(0, min(e, (ell + 1) * line) - max(b, ell * line))
-        self.kmax: dict[int, int] = {}
-        for u in self.items:
+        unit_kmax: dict[int, int] = {}
+        for u in hot:
             unit = problem.units[u]
             k = -(-unit.size // line)
-            self.kmax[u] = k + 1 if unit.size > unit.align or unit.size > line else k
+            unit_kmax[u] = k + 1 if unit.size > unit.align or unit.size > line else k
+        # Items: one per hot unit, or one per signature class (see the module doc).
+        groups: dict[object, list[int]] = {}
+        for u in hot:
+            key: object = u
+            if classes and problem.units[u].size:
+                key = (tuple(i for i, fp in enumerate(problem.lines_fp) if u in fp.units),
+                       tuple(i for i, fp in enumerate(problem.dirty_fp) if u in fp.units))
+            groups.setdefault(key, []).append(u)
+        self.members: dict[int, list[int]] = {}
+        self.group_of: dict[int, int] = {}
+        self.size: dict[int, int] = {}
+        self.kmax: dict[int, int] = {}
+        self.fluid: set[int] = set()
+        self.min_bytes: dict[int, int] = {}
+        for members in groups.values():
+            g = members[0]
+            self.members[g] = members
+            for u in members:
+                self.group_of[u] = g
+            self.size[g] = sum(problem.units[u].size for u in members)
+            self.kmax[g] = sum(unit_kmax[u] for u in members)
+            if len(members) > 1:
+                self.fluid.add(g)
+            self.min_bytes[g] = min(1 if unit_kmax[u] > 1 else max(problem.units[u].size, 1)
+                                    for u in members)
+        self.items = list(self.members)
         reserved = [ell for ell in range(total_lines) if fixed_bytes[ell]]
         free = [ell for ell in range(total_lines) if not fixed_bytes[ell]]
-        free = free[:sum(self.kmax.values())]
+        if not (contiguous and not classes and reserved):
+            # Used free lines can be moved to the front keeping their order (so units
+            # spread over consecutive lines stay so) — unless a reserved line is in
+            # between, so the contiguous model keeps every line when there are any.
+            free = free[:sum(self.kmax.values())]
         self.lines = sorted(reserved + free)
         self.free = free
         self.capacity = {ell: line - fixed_bytes[ell] for ell in self.lines}
+        for g in self.items:
+            self.kmax[g] = min(self.kmax[g], len(self.lines))
+        self.contiguous = contiguous and not classes
         self.m = cp_model.CpModel()
         self.x: dict[tuple[int, int], cp_model.IntVar] = {}
         self.q: dict[tuple[int, int], cp_model.LinearExprT] = {}
-        self.qvar: dict[tuple[int, int], cp_model.IntVar] = {}  # bytes of splittable units
+        self.qvar: dict[tuple[int, int], cp_model.IntVar] = {}  # bytes of splittable items
         self._vars: list[cp_model.IntVar] = []
         self._build()
         self.lines_expr = self._objective(problem.lines_fp)
@@ -78,12 +125,13 @@ class LineModel:
         return v
 
     def _build(self) -> None:
-        p = self.p
         for u in self.items:
-            unit = p.units[u]
+            size = self.size[u]
             xs = []
             for ell in self.lines:
-                if unit.size > self.capacity[ell] and self.kmax[u] == 1:
+                if size > self.capacity[ell] and self.kmax[u] == 1:
+                    continue
+                if self.min_bytes[u] > self.capacity[ell]:
                     continue
                 x = self._bool(f"x{u}_{ell}")
                 self.x[(u, ell)] = x
@@ -91,25 +139,36 @@ class LineModel:
             if self.kmax[u] == 1:
                 self.m.add_exactly_one(x for _, x in xs)
                 for ell, x in xs:
-                    self.q[(u, ell)] = unit.size * x
+                    self.q[(u, ell)] = size * x
             else:
                 qs = []
                 for ell, x in xs:
-                    cap = min(unit.size, self.capacity[ell])
+                    cap = min(size, self.capacity[ell])
                     q = self.m.new_int_var(0, cap, f"q{u}_{ell}")
                     self._vars.append(q)
                     self.m.add(q <= cap * x)
-                    self.m.add(q >= 1).only_enforce_if(x)
+                    self.m.add(q >= self.min_bytes[u]).only_enforce_if(x)
                     self.q[(u, ell)] = q
                     self.qvar[(u, ell)] = q
                     qs.append(q)
-                self.m.add(sum(qs) == unit.size)
+                self.m.add(sum(qs) == size)
                 self.m.add(sum(x for _, x in xs) <= self.kmax[u])
         for ell in self.lines:
             terms = [self.q[(u, ell)] for u in self.items if (u, ell) in self.q]
             if terms:
                 self.m.add(sum(terms) <= self.capacity[ell])
-        # symmetry: used free lines come first
+        # Symmetry: free lines are interchangeable (same capacity, nothing fixed in them),
+        # so only layouts whose free lines are sorted by the set of items they hold are
+        # kept: read as a binary number with the heaviest item as the highest bit, each
+        # free line's set is at least the next one's (any solution can be relabelled so,
+        # and an empty line, 0, comes last). Heaviest first makes the order decide early.
+        if self.contiguous:
+            self._contiguity()
+            return
+        self.masks = self._lex_masks()
+        for a, b in zip(self.masks, self.masks[1:], strict=False):
+            self.m.add(a >= b)
+        # Used free lines come first (implied by the order above; helps propagation).
         used = {}
         for ell in self.free:
             here = [self.x[(u, ell)] for u in self.items if (u, ell) in self.x]
@@ -124,6 +183,46 @@ class LineModel:
         for a, b in zip(flags, flags[1:], strict=False):
             self.m.add_implication(b, a)
 
+    def _contiguity(self) -> None:
+        """A unit spread over several lines uses consecutive ones (at most one line where
+        it starts). Lines are then no longer interchangeable: no symmetry breaking."""
+        for u in self.items:
+            if self.kmax[u] <= 1:
+                continue
+            prev: cp_model.IntVar | None = None
+            starts = []
+            for ell in self.lines:
+                x = self.x.get((u, ell))
+                if x is None:
+                    prev = None
+                    continue
+                if prev is None:
+                    starts.append(x)
+                else:
+                    st = self._bool(f"st{u}_{ell}")
+                    self.m.add(st >= x - prev)
+                    starts.append(st)
+                prev = x
+            self.m.add(sum(starts) <= 1)
+
+    def _lex_rank(self) -> list[int]:
+        """Items by decreasing weight of the footprints holding them (ties: item id)."""
+        weight = dict.fromkeys(self.items, 0)
+        for fp in self.p.lines_fp:
+            for g in {self.group_of[u] for u in fp.units if u in self.group_of}:
+                weight[g] += fp.weight
+        return sorted(self.items, key=lambda g: (-weight[g], g))
+
+    def _lex_masks(self) -> list[cp_model.LinearExprT]:
+        rank = self._lex_rank()
+        top = len(rank) - 1
+        masks = []
+        for ell in self.free:
+            terms = [(1 << (top - k)) * self.x[(g, ell)] for k, g in enumerate(rank)
+                     if (g, ell) in self.x]
+            masks.append(sum(terms) if terms else 0)
+        return masks
+
     def _objective(self, fps: tuple[WeightedFootprint, ...]) -> cp_model.LinearExprT:
         terms: list[cp_model.LinearExprT] = []
         constant = 0
@@ -134,7 +233,8 @@ class LineModel:
             for ell in self.lines:
                 if ell in fixed:
                     continue
-                xs = [self.x[(u, ell)] for u in fp.units if (u, ell) in self.x]
+                groups = sorted({self.group_of[u] for u in fp.units if u in self.group_of})
+                xs = [self.x[(g, ell)] for g in groups if (g, ell) in self.x]
                 if not xs:
                     continue
                 y = self._bool(f"y{ell}")
@@ -152,19 +252,45 @@ class LineModel:
         return sum(terms) + constant if terms else constant
 
     def hint(self, offsets: list[int] | tuple[int, ...]) -> None:
-        """Hint the assignment induced by a placement (valid for the relaxation)."""
+        """Hint the assignment induced by a placement (valid for the relaxation), with its
+        free lines relabelled into the order the symmetry constraints keep."""
         line = self.p.line
         self.m.clear_hints()
-        for u in self.items:
-            b = offsets[u]
-            size = self.p.units[u].size
+        inside: dict[tuple[int, int], int] = {}
+        for g in self.items:
+            for u in self.members[g]:
+                b = offsets[u]
+                size = self.p.units[u].size
+                for ell in range(b // line, (b + max(size, 1) - 1) // line + 1):
+                    lo, hi = max(b, ell * line), min(b + size, (ell + 1) * line)
+                    if hi > lo:
+                        inside[(g, ell)] = inside.get((g, ell), 0) + hi - lo
+        rank = self._lex_rank()
+        top = len(rank) - 1
+
+        def mask(ell: int) -> int:
+            return sum(1 << (top - k) for k, g in enumerate(rank) if (g, ell) in inside)
+
+        touched = sorted({ell for _, ell in inside})
+        moving = [ell for ell in touched if ell in self.free]
+        if not self.contiguous and all(ell in self.capacity for ell in touched) and \
+                len(moving) <= len(self.free):
+            # sorted() is stable: equal sets keep their order
+            relabel = dict(zip(sorted(moving, key=lambda e: -mask(e)), self.free,
+                               strict=False))
+            inside = {(g, relabel.get(ell, ell)): n for (g, ell), n in inside.items()}
+        for g in self.items:
             for ell in self.lines:
-                lo, hi = max(b, ell * line), min(b + size, (ell + 1) * line)
-                inside = max(0, hi - lo)
-                if (u, ell) in self.x:
-                    self.m.add_hint(self.x[(u, ell)], int(inside > 0))
-                if (u, ell) in self.qvar:
-                    self.m.add_hint(self.qvar[(u, ell)], inside)
+                here = inside.get((g, ell), 0)
+                if (g, ell) in self.x:
+                    self.m.add_hint(self.x[(g, ell)], int(here > 0))
+                if (g, ell) in self.qvar:
+                    self.m.add_hint(self.qvar[(g, ell)], here)
+
+    def at_least(self, lines: int) -> None:
+        """Add a known lower bound on the lines objective (from a relaxation of this one)."""
+        if not isinstance(self.lines_expr, int):
+            self.m.add(self.lines_expr >= lines)
 
     def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
                ) -> tuple[StageOutcome, float]:
@@ -195,6 +321,7 @@ class LineModel:
         began = time.monotonic()
         stages: list[StageOutcome] = []
         det_left = det_budget
+        found: list[dict[int, int]] = []
         for name, expr, share in (("lines", self.lines_expr, 0.75),
                                   ("dirty", self.dirty_expr, 1.0)):
             wall_left = wall_budget - (time.monotonic() - began)
@@ -205,36 +332,79 @@ class LineModel:
             stages.append(out)
             if out.value is None:
                 break
+            if self._values is not None and self._values not in found:
+                found.append(self._values)
         if self._values is None:
             return None
-        values = self._values
-        lines: dict[int, list[tuple[int, int]]] = {}
-        for (u, ell), x in self.x.items():
-            if values[x.index]:
-                q = self.qvar.get((u, ell))
-                nbytes = values[q.index] if q is not None else self.p.units[u].size
-                lines.setdefault(u, []).append((ell, nbytes))
-        return LineSolution(lines, stages, time.monotonic() - began)
+        assignments = [self._assignment(values) for values in reversed(found)]
+        return LineSolution(assignments[0], stages, time.monotonic() - began,
+                            det_budget - det_left, tuple(assignments[1:]))
 
-    def targets(self, solution: LineSolution) -> dict[int, int]:
-        """Offsets placing every unit in (or from) its first line; straddlers last in it."""
+    def _assignment(self, values: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
+        """Lines (with bytes) per hot unit in the solution `values`."""
+        per_item: dict[int, list[tuple[int, int]]] = {}
+        for (g, ell), x in self.x.items():
+            if values[x.index]:
+                q = self.qvar.get((g, ell))
+                nbytes = values[q.index] if q is not None else self.size[g]
+                per_item.setdefault(g, []).append((ell, nbytes))
+        lines: dict[int, list[tuple[int, int]]] = {}
+        for g, parts in per_item.items():
+            if g in self.fluid:
+                lines.update(self._spread(g, sorted(parts)))
+            else:
+                lines[g] = parts
+        return lines
+
+    def _spread(self, g: int, parts: list[tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
+        """Share a class's bytes per line among its units (largest alignment first; a unit
+        that fits nowhere whole takes the rest of a line and continues in the next)."""
+        p = self.p
+        room = dict(parts)
+        order = [ell for ell, _ in parts]
+        out: dict[int, list[tuple[int, int]]] = {}
+        for u in sorted(self.members[g], key=lambda u: (-p.units[u].align,
+                                                          -p.units[u].size, u)):
+            size = p.units[u].size
+            home = next((ell for ell in order if room[ell] >= size), None)
+            if home is not None:
+                room[home] -= size
+                out[u] = [(home, size)]
+                continue
+            left, pieces = size, []
+            for ell in order:
+                if left and room[ell]:
+                    take = min(room[ell], left)
+                    room[ell] -= take
+                    left -= take
+                    pieces.append((ell, take))
+            if left or not pieces:
+                pieces.append((order[-1], left or size))
+            out[u] = pieces
+        return out
+
+    def targets(self, solution: LineSolution,
+                lines: dict[int, list[tuple[int, int]]] | None = None) -> dict[int, int]:
+        """Offsets placing every unit in (or from) its first line; straddlers last in it
+        (for `solution`'s assignment, or for `lines`, one of its earlier ones)."""
         p = self.p
         line = p.line
+        assignment = solution.lines if lines is None else lines
         busy: list[tuple[int, int]] = [(0, p.prefix_end)] if p.prefix_end else []
         busy += [(u.offset, u.offset + u.size) for u in p.units if u.fixed and u.size]
         by_line: dict[int, list[int]] = {}
-        for u, parts in solution.lines.items():
+        for u, parts in assignment.items():
             by_line.setdefault(min(ell for ell, _ in parts), []).append(u)
         targets: dict[int, int] = {}
         for ell in sorted(by_line):
-            whole = [u for u in by_line[ell] if len(solution.lines[u]) == 1]
-            split = [u for u in by_line[ell] if len(solution.lines[u]) > 1]
+            whole = [u for u in by_line[ell] if len(assignment[u]) == 1]
+            split = [u for u in by_line[ell] if len(assignment[u]) > 1]
             whole.sort(key=lambda u: (-p.units[u].align, -p.units[u].size, u))
             for u in whole + split:
                 unit = p.units[u]
                 at = align_up(ell * line, unit.align)
                 if u in split:
-                    first_bytes = dict(solution.lines[u])[ell]
+                    first_bytes = dict(assignment[u])[ell]
                     at = max(at, align_up((ell + 1) * line - first_bytes, unit.align))
                 while True:
                     clash = next(((s, e) for s, e in busy

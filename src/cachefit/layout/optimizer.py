@@ -6,8 +6,10 @@ fields, then of hot fields):
 
 * the original order (valid whenever the caller's constraints describe the source);
 * line clustering + local search over lines, realised by cold fill (fast, any size);
-* for cache-aligned objects, the CP-SAT line-assignment relaxation (a lower bound, and
-  targets realised by cold fill);
+* for cache-aligned objects, the CP-SAT line-assignment relaxations: fields with the same
+  footprints as one fluid class (a lower bound, usually proven), then one item per unit
+  (targets realised by cold fill, and a bound); for other objects the same models of the
+  record as if it were cache-aligned, only as starting points;
 * local search on complete orders from the best candidate;
 * if optimality is still unproven and the record has at most EXACT_MAX_UNITS units, the
   exact CP-SAT circuit model, hinted with the best order.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cachefit.errors import UserError
@@ -34,6 +36,7 @@ from cachefit.layout.line_model import LineModel
 from cachefit.layout.order_search import improve_order
 from cachefit.layout.placement import (
     Placement,
+    bitfield_barriers,
     inversions,
     original_placement,
     place_order,
@@ -52,13 +55,13 @@ LINE_MODEL_MAX_HOT = 200
 DET_PER_SECOND = 0.3
 """CP-SAT deterministic time granted per second of `time_limit` (about 1/3 of wall time
 on a typical machine, so the deterministic limit, not the clock, ends the search)."""
-WORK_PER_SECOND = 1_500_000
+WORK_PER_SECOND = 750_000
 """Order-search work (units placed + footprint members measured) per second of `time_limit`."""
 TIE_BREAK_SHARE = 0.25
 """Share of the CP-SAT budget for the size/order stages once lines and dirty are proven."""
 EVALS_PER_HOT_UNIT = 1_500
 """Cap on order-search evaluations per hot unit (more does not help small records)."""
-MOVES_PER_SECOND = 100_000
+MOVES_PER_SECOND = 60_000
 """Line-clustering move evaluations per second of `time_limit`."""
 
 
@@ -123,6 +126,30 @@ def _field_offsets(problem: LayoutProblem, placement: Placement
     return tuple(order), offsets, bits
 
 
+_BARRIER_TYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int",
+                  8: "unsigned long long"}
+
+
+def _barriers(problem: LayoutProblem, placement: Placement) -> dict[str, str]:
+    """Field -> type of the unnamed zero-width bit-field the source needs before it: the
+    type of one of the unit's own bit-fields with the unit's alignment (so it is a type the
+    code already uses for bit-fields), else an unsigned type of that alignment."""
+    by_name = {f.name: f for f in problem.record.fields}
+    out: dict[str, str] = {}
+    for u in bitfield_barriers(problem, placement):
+        unit = problem.units[u]
+        spelling = _BARRIER_TYPES.get(unit.align, "unsigned int")
+        for name in unit.fields:
+            f = by_name[name]
+            t = f.type.strip()
+            if (f.is_bitfield and f.align == unit.align and not t.startswith("enum ")
+                    and t not in ("_Bool", "bool")):
+                spelling = t
+                break
+        out[unit.fields[0]] = spelling
+    return out
+
+
 def _original_order(problem: LayoutProblem) -> list[int]:
     return sorted(problem.movable, key=lambda u: (problem.units[u].offset, u))
 
@@ -156,7 +183,7 @@ def optimize_layout(record: Record, profile_type: dict[str, Any], *, cache_line:
     if not problem.hot:
         warnings.append(f"the profile touches no field of {record.name}; only padding "
                         "can be reduced")
-    stages: list[StageOutcome] = []
+    stages: list[list[StageOutcome]] = []
     if problem.units and problem.hot:
         stages = _search(problem, cands, began, time_limit)
     chosen = cands.best()
@@ -167,8 +194,9 @@ def optimize_layout(record: Record, profile_type: dict[str, Any], *, cache_line:
 
 
 def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit: float
-            ) -> list[StageOutcome]:
-    """Add the solvers' candidates; return the CP-SAT stage outcomes (for bounds).
+            ) -> list[list[StageOutcome]]:
+    """Add the solvers' candidates; return the CP-SAT stage outcomes of each model run
+    (for bounds).
 
     Fast methods first (line clustering; the line model for cache-aligned objects; order
     search); if optimality is not proven by then and the record is small enough, the exact
@@ -177,23 +205,26 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     det_total = time_limit * DET_PER_SECOND
     small = len(problem.units) <= EXACT_MAX_UNITS
     aligned = problem.starts == (0,)
+    line_model = aligned and len(problem.hot) <= LINE_MODEL_MAX_HOT
+    cluster_share = 0.1 if small or line_model else 0.3
     targets = cluster_targets(problem, max_evals=int(MOVES_PER_SECOND * time_limit
-                                                     * (0.02 if small else 0.2)),
-                              deadline=began + time_limit * (0.1 if small else 0.3))
+                                                     * (0.02 if small else 0.1 if line_model
+                                                        else 0.2)),
+                              deadline=began + time_limit * cluster_share)
     cands.add(realize(problem, targets), "line clustering")
-    stages: list[StageOutcome] = []
+    stages: list[list[StageOutcome]] = []
     best = cands.best()
     search_share = 0.1 if small else 0.7
-    if aligned and len(problem.hot) <= LINE_MODEL_MAX_HOT:
-        lines = LineModel(problem)
-        if best is not None:
-            lines.hint(best.placement.offsets)
-        wall = max(began + time_limit * (0.3 if small else 0.7) - time.monotonic(), 0.1)
-        line_solution = lines.solve(det_total * (0.15 if small else 0.5), wall)
-        if line_solution is not None:
-            cands.add(realize(problem, lines.targets(line_solution)), "line model")
-            stages = line_solution.stages
+    if line_model:
+        stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
+                               det_total * (0.15 if small else 0.8))
         search_share = 0.1 if small else 0.35
+    elif not small and len(problem.hot) <= LINE_MODEL_MAX_HOT:
+        # Objects that may start inside a line: the line models of the same record as if
+        # it were cache-aligned give starting points (judged by the real cost; their
+        # bounds do not apply here).
+        view = replace(problem, starts=(0,), object_align=problem.line)
+        _line_models(view, cands, began + time_limit * 0.4, det_total * 0.3, prove=False)
     best = cands.best()
     if best is not None and not _proven(problem, best, stages):
         work = len(problem.units) + sum(
@@ -219,35 +250,79 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         if solution is not None:
             cands.add(solution.order, "cp-sat exact")
             if not proven:
-                stages = solution.stages
+                stages.append(solution.stages)
     return stages
 
 
-def _proven(problem: LayoutProblem, cand: _Candidate, stages: list[StageOutcome]) -> bool:
+def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: float,
+                 prove: bool = True) -> list[list[StageOutcome]]:
+    """Cache-aligned objects: the line-assignment relaxations (see line_model).
+
+    First the class model (fields with the same footprints as one fluid item): small, so
+    it usually proves its optimum, a lower bound, quickly. Then the per-unit model, told
+    that bound (every unit assignment is a class assignment of the same cost), for better
+    targets and its own bound. Both realise targets into candidates. With `prove` False,
+    `problem` is only a model of the candidates' problem: no early stop, no bounds."""
+    out: list[list[StageOutcome]] = []
+    known: int | None = None
+    for classes, share in ((True, 0.5), (False, 1.0)):
+        best = cands.best()
+        if prove and known is not None and best is not None and \
+                best.cost.lines <= known and _proven(problem, best, out):
+            break
+        model = LineModel(problem, classes=classes, contiguous=not classes)
+        best = cands.best()
+        if best is not None:
+            model.hint(best.placement.offsets)
+        if known is not None:
+            model.at_least(known)
+        began = time.monotonic()
+        solution = model.solve(det * share, max(until - began, 0.1) * share)
+        det -= solution.det_used if solution is not None else 0.0
+        if solution is None:
+            continue
+        label = ("line model" if prove else "aligned line model") + \
+            (" (classes)" if classes else "")
+        cands.add(realize(problem, model.targets(solution)), label)
+        for earlier in solution.earlier:
+            cands.add(realize(problem, model.targets(solution, earlier)), label)
+        if prove:
+            out.append(solution.stages)
+        first = solution.stage("lines")
+        if first is not None and first.bound is not None:
+            known = max(known or 0, first.bound)
+    return out
+
+
+def _proven(problem: LayoutProblem, cand: _Candidate, stages: list[list[StageOutcome]]
+            ) -> bool:
     lines_lb, dirty_lb = _solver_bounds(problem, cand, stages)
     return cand.cost.lines <= lines_lb and cand.cost.dirty <= dirty_lb
 
 
-def _solver_bounds(problem: LayoutProblem, cand: _Candidate, stages: list[StageOutcome]
-                   ) -> tuple[int, int]:
+def _solver_bounds(problem: LayoutProblem, cand: _Candidate,
+                   stage_sets: list[list[StageOutcome]]) -> tuple[int, int]:
     """Lower bounds on (lines, dirty lines given optimal lines) for the solver's weights.
 
     The dirty bound of a stage is valid only when the stage ran with the lines fixed at a
     value no better than the candidate's (so every lines-optimal layout was allowed)."""
     lines_lb = simple_bound(problem, problem.lines_fp)
     dirty_lb = simple_bound(problem, problem.dirty_fp)
-    by_name = {s.name: s for s in stages}
-    lines_stage, dirty_stage = by_name.get("lines"), by_name.get("dirty")
-    if lines_stage is not None and lines_stage.bound is not None:
-        lines_lb = max(lines_lb, lines_stage.bound)
-    if (cand.cost.lines <= lines_lb and lines_stage is not None
-            and lines_stage.value is not None and cand.cost.lines <= lines_stage.value
-            and dirty_stage is not None and dirty_stage.bound is not None):
-        dirty_lb = max(dirty_lb, dirty_stage.bound)
+    for stages in stage_sets:
+        lines_stage = next((st for st in stages if st.name == "lines"), None)
+        if lines_stage is not None and lines_stage.bound is not None:
+            lines_lb = max(lines_lb, lines_stage.bound)
+    for stages in stage_sets:
+        by_name = {st.name: st for st in stages}
+        lines_stage, dirty_stage = by_name.get("lines"), by_name.get("dirty")
+        if (cand.cost.lines <= lines_lb and lines_stage is not None
+                and lines_stage.value is not None and cand.cost.lines <= lines_stage.value
+                and dirty_stage is not None and dirty_stage.bound is not None):
+            dirty_lb = max(dirty_lb, dirty_stage.bound)
     return lines_lb, dirty_lb
 
 
-def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[StageOutcome],
+def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[list[StageOutcome]],
             warnings: list[str], seconds: float) -> LayoutResult:
     p = problem
     before_place = original_placement(p)
@@ -283,7 +358,8 @@ def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[StageOutcom
         optimal=optimal, gap=0.0 if optimal else gap, solver_seconds=seconds, method=method,
         merged=p.merged, constraints_honoured=p.honoured, relaxed_alignment=relaxed,
         hot_fields=hot_names, cache_line=p.line, object_align=p.object_align,
-        start_offsets=len(p.starts), invocations=p.total_count, warnings=tuple(warnings))
+        start_offsets=len(p.starts), invocations=p.total_count, warnings=tuple(warnings),
+        bitfield_barriers=_barriers(p, chosen.placement))
 
 
 def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence[str], *,
@@ -315,4 +391,5 @@ def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence
                          problem.report_dirty_fp)
     field_order, offsets, bits = _field_offsets(problem, placement)
     return LayoutEvaluation(field_order, offsets, bits, placement.size,
-                            _figures(problem, totals), tuple(violations(problem, placement)))
+                            _figures(problem, totals), tuple(violations(problem, placement)),
+                            _barriers(problem, placement))

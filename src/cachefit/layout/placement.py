@@ -2,8 +2,14 @@
 
 Each unit goes at the next offset that is a multiple of its alignment, starting after the
 fixed area; the flexible array member follows the last unit; the size is rounded up to the
-record's alignment. `violations` lists every constraint a placement breaks (pins, chains,
-first, sides, size limit). This module does not count cache lines nor choose orders.
+record's alignment. A unit holding bit-fields is placed the same way with the size the
+compiler gave it up to its last used byte, so a plain member following it lands where the
+compiler packs it; where the compiler would instead pack the unit's first bit-field into
+free bits before it, `bitfield_barriers` names the units that need an unnamed zero-width
+bit-field (`unsigned int : 0;`) in front of them, which makes the compiler start them
+exactly where this placement does. `violations` lists every constraint a placement breaks
+(pins, chains, first, sides, size limit). This module does not count cache lines nor
+choose orders.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from cachefit.layout.problem import LayoutProblem, align_up
+from cachefit.layout.problem import LayoutProblem, Unit, align_up
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,53 @@ def place_order(problem: LayoutProblem, order: list[int] | tuple[int, ...], *,
         end = max(end, fam_offset)
     size = align_up(max(end, problem.prefix_end), problem.record_align)
     return Placement(tuple(order), tuple(offsets), end, size, fam_offset)
+
+
+BARRIER_ALIGNS = (1, 2, 4, 8)
+"""Alignments an unnamed zero-width bit-field barrier can have (unsigned char, short,
+int, long long)."""
+
+
+def bitfield_barriers(problem: LayoutProblem, placement: Placement) -> tuple[int, ...]:
+    """Bit-field units of `placement` that need a zero-width bit-field barrier before them.
+
+    The compiler starts a unit's first member at its bit cursor (the end of the previous
+    member, possibly mid-byte after a bit-field) when it fits there. The placement puts the
+    unit at the next multiple of its alignment. Both agree when there is no gap, or when
+    the gap equals the one the compiler left in the original layout (then it faces the same
+    bit position modulo the unit's alignment and repeats its decisions), or when the first
+    member would not fit in the gap anyway (`_first_member_at`). Otherwise a barrier of the
+    unit's alignment moves the cursor to the placed offset.
+    """
+    out: list[int] = []
+    cursor = 8 * problem.prefix_end
+    for u in placement.order:
+        unit = problem.units[u]
+        at = placement.offsets[u]
+        if unit.end_bits is not None:
+            gap = 8 * at - cursor
+            if gap and gap != unit.lead_gap_bits and \
+                    _first_member_at(unit, cursor) != 8 * at + unit.lead[0]:
+                out.append(u)
+            cursor = 8 * at + unit.end_bits
+        else:
+            cursor = 8 * (at + unit.size)
+    return tuple(out)
+
+
+def _first_member_at(unit: Unit, cursor: int) -> int:
+    """Bit where the SysV/Itanium rules put `unit`'s first member after bit `cursor`: a
+    plain member at the next byte multiple of its alignment; a bit-field at the cursor if
+    it fits in the storage unit (aligned, of its type's size) holding the cursor, else at
+    the next multiple of its type's alignment. Only used to spare needless barriers; the
+    rewriter checks the result with the compiler."""
+    _rel, width, size, align = unit.lead
+    if width == 0:
+        return 8 * align_up(-(-cursor // 8), align)
+    step = 8 * align
+    if cursor % step + width > 8 * size:
+        return align_up(cursor, step)
+    return cursor
 
 
 def original_placement(problem: LayoutProblem) -> Placement:
@@ -88,6 +141,10 @@ def violations(problem: LayoutProblem, placement: Placement) -> list[str]:
             out.append(f"{units[rule.unit].name} is not {side} {where}")
     if placement.size > problem.size_limit:
         out.append(f"size {placement.size} exceeds the limit {problem.size_limit}")
+    for u in bitfield_barriers(problem, placement):
+        if units[u].align not in BARRIER_ALIGNS:
+            out.append(f"bit-field unit {units[u].name} (alignment {units[u].align}) cannot "
+                       "be separated from what precedes it")
     return out
 
 

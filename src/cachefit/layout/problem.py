@@ -56,6 +56,16 @@ class Unit:
     natural_align: int
     bitfield: bool = False
     fixed: bool = False
+    end_bits: int | None = None
+    """Bit-field units: where the compiler's bit cursor is after the unit, in bits from the
+    unit start (a following bit-field may pack into the last partly used byte)."""
+    lead_gap_bits: int = 0
+    """Bit-field units: bits between the compiler's cursor and the unit start in the
+    original layout; the compiler reproduces the unit's inner layout after any cursor that
+    leaves no gap or this same gap (see `placement.bitfield_barriers`)."""
+    lead: tuple[int, int, int, int] = (0, 0, 1, 0)
+    """Bit-field units: the first member's (bit offset in the unit, bit-field width or 0
+    for a plain member, storage size, alignment)."""
 
     @property
     def name(self) -> str:
@@ -156,12 +166,21 @@ def _fixed_area_end(record: Record) -> int:
 
 
 def _span(f: Field, align: int) -> tuple[int, int]:
-    """Bytes a field claims: a bit-field claims its whole storage unit."""
+    """Bytes a field claims: a bit-field claims its storage unit from the unit's start up
+    to its last used byte (what follows may be packed into the rest of the unit by the
+    compiler: a plain member at the next byte, which the placement predicts exactly)."""
     if f.bit_offset is not None and f.is_bitfield:
         unit = max(align, 1)
         start = f.bit_offset // (8 * unit) * unit
-        return min(start, f.offset), max(start + f.size, f.end)
+        return min(start, f.offset), max(f.end, start + (1 if f.bit_size == 0 else 0))
     return f.offset, f.offset + f.size
+
+
+def _bit_end(f: Field) -> int:
+    """The compiler's bit cursor right after `f` (in bits from the record start)."""
+    if f.bit_offset is not None and f.bit_size is not None:
+        return f.bit_offset + f.bit_size
+    return 8 * (f.offset + f.size)
 
 
 def _build_units(record: Record, fields: list[Field], prefix_end: int,
@@ -204,6 +223,18 @@ def _build_units(record: Record, fields: list[Field], prefix_end: int,
         start = min(t[0] for t in group)
         end = max(t[1] for t in group)
         out.append((members, start, end, start < prefix_end))
+    return out
+
+
+def _cursors_before(fields: list[Field], prefix_end: int) -> dict[str, int]:
+    """Per field, the compiler's bit cursor before it in the original declaration order
+    (the end of the previous named member; the fixed area's end for the first)."""
+    out: dict[str, int] = {}
+    cursor = 8 * prefix_end
+    for f in sorted(fields, key=lambda f: (f.bit_offset if f.bit_offset is not None
+                                           else 8 * f.offset)):
+        out[f.name] = cursor
+        cursor = max(cursor, _bit_end(f))
     return out
 
 
@@ -355,9 +386,20 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
     field_unit: dict[str, int] = {}
     relaxed: dict[str, int] = {}
     touched_names = {n for s in footprints.sequences for _r, fp in s.roles for n in fp.touched}
+    cursor_before = _cursors_before(fields, prefix_end)
     for members, start, end, in_prefix in groups:
         nat = max(natural[f.name] for f in members)
-        bitfield = len(members) > 1 or members[0].is_bitfield
+        bitfield = any(f.is_bitfield for f in members)
+        end_bits: int | None = None
+        lead_gap = 0
+        lead = (0, 0, 1, 0)
+        if bitfield:
+            end_bits = max(_bit_end(f) for f in members) - 8 * start
+            lead_gap = 8 * start - cursor_before[members[0].name]
+            head = members[0]
+            head_bits = head.bit_offset if head.bit_offset is not None else 8 * head.offset
+            lead = (head_bits - 8 * start, head.bit_size or 0, head.size,
+                    natural[head.name])
         align = nat
         if relax_align and not bitfield and members[0].name in touched_names:
             align = _relaxed_alignment(members[0], nat, footprints)
@@ -367,7 +409,7 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
         idx = len(units)
         units.append(Unit(idx, tuple(f.name for f in members),
                           tuple(f.offset - start for f in members), start, end - start,
-                          align, nat, bitfield, fixed))
+                          align, nat, bitfield, fixed, end_bits, max(lead_gap, 0), lead))
         for f in members:
             field_unit[f.name] = idx
 

@@ -3,8 +3,10 @@
 Solvers that place only the hot units (the relaxed CP-SAT model, line clustering) give
 target offsets. C has no explicit offsets, so the gap before each target is filled with
 cold units: a bitset dynamic program over the remaining cold blocks (in original order)
-finds a subsequence after which the target unit lands exactly on its target; the earliest
-cold blocks are preferred, so cold fields keep their relative order as far as possible.
+finds a subsequence after which the target unit lands exactly on its target (or, failing
+that, anywhere between the start of the target's line and the target, which keeps it in
+the same lines); the earliest cold blocks are preferred, so cold fields keep their
+relative order as far as possible.
 Where no fill exists, the unit simply follows (the caller re-evaluates the real placement).
 Remaining cold blocks go to the tail in original order. Chains (unit constraints) are kept
 together. This module does not evaluate costs or check constraints.
@@ -58,16 +60,18 @@ def _preimage(mask: int, base: int, width: int, align: int, size: int,
 
 
 def fill_gap(problem: LayoutProblem, cursor: int, target: int, align: int,
-             blocks: list[list[int]]) -> list[int] | None:
+             blocks: list[list[int]], lowest: int | None = None) -> list[int] | None:
     """Indices into `blocks` (increasing) whose placement from `cursor` ends within
-    (target - align, target], so a unit aligned to `align` lands on `target`; None if none."""
-    if align_up(cursor, align) == target:
+    (lowest - align, target], so a unit aligned to `align` lands in [lowest, target]
+    (`lowest` defaults to `target`: exactly on it); None if none."""
+    low = target if lowest is None else max(lowest, 0)
+    if low <= align_up(cursor, align) <= target:
         return []
     if cursor > target:
         return None
     width = target - cursor + 1
     window = 0
-    for p in range(max(cursor, target - align + 1), target + 1):
+    for p in range(max(cursor, low - align + 1), target + 1):
         window |= 1 << (p - cursor)
     can = [0] * (len(blocks) + 1)
     can[len(blocks)] = window
@@ -121,6 +125,12 @@ def realize(problem: LayoutProblem, targets: dict[int, int]) -> list[int]:
             chosen: list[int] | None = []
         else:
             chosen = fill_gap(problem, cursor, head_target, units[head].align, cold)
+            if chosen is None:
+                # Anywhere from the start of the target's line up to the target keeps
+                # the unit in the same lines (or fewer).
+                line_start = head_target // problem.line * problem.line
+                chosen = fill_gap(problem, cursor, head_target, units[head].align, cold,
+                                  lowest=line_start)
         for i in chosen or []:
             order += cold[i]
             cursor = _advance(problem, cursor, cold[i])

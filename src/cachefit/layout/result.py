@@ -35,6 +35,8 @@ class LayoutEvaluation:
     size: int
     figures: LineFigures
     violations: tuple[str, ...]
+    bitfield_barriers: dict[str, str] = field(default_factory=dict)
+    """Field -> type of the unnamed zero-width bit-field to declare before it."""
 
     @property
     def lines(self) -> float:
@@ -79,6 +81,9 @@ class LayoutResult:
     start_offsets: int
     invocations: int
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    bitfield_barriers: dict[str, str] = field(default_factory=dict)
+    """Field -> type of an unnamed zero-width bit-field (`unsigned int : 0;`) to declare
+    right before it, so the compiler does not pack it into free bits before it."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)

@@ -3,6 +3,11 @@
 * An inline `asm` statement with an operand computed from an offset of the record
   (`"i"(offsetof(struct tcb, state))`) is refused: assembly may assume neighbours of that
   member; it should use one symbol per member from the offsets header (`--offsets-header`).
+  The asm-offsets idiom (`asm("\n#define OFS_TCB_STATE %0" :: "i"(offsetof(...)))`, whose
+  assembly output a build step turns into a header of one symbol per member) is accepted:
+  the symbols follow the layout the unit is compiled with. The template is read from the
+  statement's tokens, so the idiom is recognised in preprocessed units (the build-time mode)
+  and when written out; behind unexpanded macros it stays refused.
 * `static_assert(offsetof(T, m) == K)` pins `m`. When K is a macro defined in a header that
   an assembly file (`.S`) includes, the offset is hard-coded for assembly: refused, unless
   that header is the generated offsets header.
@@ -13,6 +18,7 @@ The list of headers assembly files include comes from the compiler (`-M`). Reads
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -42,10 +48,52 @@ def _uses_record_offset(c: ci.Cursor, ev: OffsetEvaluator) -> str | None:
     return None
 
 
+# The asm-offsets idiom: the template only publishes its operand under a name in the
+# compiler's assembly output (`"\n#define OFS_TCB_STATE %0"`, Linux's `"\n.ascii \"->NAME
+# %0"`), which a build step turns into a header: one symbol per member, as --offsets-header.
+_PUBLISH = re.compile(r'^\s*(?:#define\s+\w+\s+%c?\d+|\.ascii\s+"->\w+\s+%c?\d+(?:\s[^"]*)?")\s*$')
+
+
+def _template(stmt: ci.Cursor) -> str | None:
+    """The asm template (its string literals before the first `:`), escapes decoded."""
+    parts: list[str] = []
+    seen_paren = False
+    for tok in stmt.get_tokens():
+        if tok.spelling == "(" and not seen_paren:
+            seen_paren = True
+        elif seen_paren and tok.kind == ci.TokenKind.LITERAL and tok.spelling.startswith('"'):
+            parts.append(tok.spelling[1:-1])
+        elif seen_paren:
+            break
+    if not parts:
+        return None
+    return "".join(parts).replace("\\n", "\n").replace("\\t", "\t").replace('\\"', '"')
+
+
+def _bare_offsetof(c: ci.Cursor, ev: OffsetEvaluator) -> bool:
+    """Whether the operand is `offsetof(T, m...)` itself (no arithmetic around it)."""
+    while ev.offsetof_member(c) is None:
+        kids = children(c)
+        if kind_of(c) not in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR) or len(kids) != 1:
+            return False
+        c = kids[0]
+    return True
+
+
+def publishes_offset(stmt: ci.Cursor, ev: OffsetEvaluator) -> bool:
+    """Whether the asm statement is the asm-offsets idiom (see `_PUBLISH`): its template
+    names its one operand, and that operand is a bare offsetof."""
+    text = _template(stmt)
+    operands = children(stmt)
+    return text is not None and bool(_PUBLISH.match(text.strip("\n\t "))) and \
+        len(operands) == 1 and _bare_offsetof(operands[0], ev)
+
+
 def asm_refusal(stmt: ci.Cursor, ev: OffsetEvaluator, record_name: str) -> Refusal | None:
-    """A refusal for an inline asm statement fed with an offset of the record."""
+    """A refusal for an inline asm statement fed with an offset of the record (not for the
+    asm-offsets idiom, which publishes one member's offset under its own name)."""
     member = _uses_record_offset(stmt, ev)
-    if member is None:
+    if member is None or publishes_offset(stmt, ev):
         return None
     return Refusal(
         f"inline assembly takes the offset of {record_name}.{member} as an operand; "

@@ -6,7 +6,8 @@ share, or through a `char *` to its first byte: each needs the members that cove
 the other type reads to stay where they are. When that is just the first member the
 constraint is `first`; otherwise the covering members are pinned. Casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
-casts and casts between C++ base and derived classes need nothing. Reads cursors only.
+casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
+base and derived classes need nothing. Reads cursors only.
 """
 
 from __future__ import annotations
@@ -83,6 +84,20 @@ def _variable_dereferenced(var: ci.Cursor, ancestors: list[ci.Cursor]) -> bool:
     return False
 
 
+def _is_storage(t: ci.Type) -> bool:
+    """A struct/union whose only members are arrays of bytes: storage, not a layout
+    (Pistachio's `union whole_tcb_t { u8_t pad[KTCB_SIZE]; }`, aligned buffers)."""
+    c = t.get_canonical()
+    if c.kind != ci.TypeKind.RECORD:
+        return False
+    decl = c.get_declaration()
+    fields = [f for f in children(decl) if kind_of(f) == CK.FIELD_DECL]
+    bases = [b for b in children(decl) if kind_of(b) == CK.CXX_BASE_SPECIFIER]
+    return bool(fields) and not bases and all(
+        f.type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY
+        and is_byte_type(f.type.get_canonical().element_type) for f in fields)
+
+
 def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
                     is_record: Callable[[ci.Type], bool]) -> OrderConstraint | None:
     """The constraint an explicit pointer cast to or from the record needs, if any."""
@@ -104,6 +119,8 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
         return None
     if other.kind == ci.TypeKind.VOID or other.kind == ci.TypeKind.FUNCTIONPROTO:
         return None
+    if not upcast and _is_storage(other):
+        return None         # raw storage (a union of byte arrays) turned into the record
     if not record.fields or min(f.offset for f in record.fields) != 0 or record.bases:
         return None
     loc = location(cast)

@@ -188,17 +188,22 @@ def _useless_specs(items: list[Item]) -> set[int]:
 
 
 def rewrite_members(body: RecordBody, order: list[str],
-                    attributes: dict[str, str] | None = None) -> MemberRewrite:
+                    attributes: dict[str, str] | None = None,
+                    barriers: dict[str, str] | None = None) -> MemberRewrite:
     """The member list of `body` with its fields declared in `order`.
 
     `attributes` maps fields to attribute text to add to their declarator (e.g. a relaxed
-    alignment: `__attribute__((packed, aligned(4)))`).
+    alignment: `__attribute__((packed, aligned(4)))`). `barriers` maps fields to the type of
+    an unnamed zero-width bit-field (`unsigned int : 0;`) to declare right before them (the
+    layout optimizer asks for one where the compiler would otherwise pack a bit-field into
+    free bits before it).
     """
     text = body.text
     attrs = dict(attributes or {})
+    walls = dict(barriers or {})
     pieces = plan_pieces(body, order)
     effective = tuple(n for p in pieces for n in p.fields)
-    if _unchanged(body, pieces) and not attrs:
+    if _unchanged(body, pieces) and not attrs and not walls:
         return MemberRewrite(body.body, body.body.text(text), effective, (), False)
     split = tuple(u.fields[0] for u in body.units
                   if sum(1 for p in pieces if p.unit is u) > 1)
@@ -244,7 +249,7 @@ def rewrite_members(body: RecordBody, order: list[str],
     after = next((it for _, it in kept if it.decl.begin >= p and
                   not (isinstance(it, OtherMember) and it.access is None)), None)
 
-    block = _block(body, pieces, access, after, inline, attrs)
+    block = _block(body, pieces, access, after, inline, attrs, walls)
     edits = sorted([(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)],
                    key=lambda e: (e[0], e[1]))
     out = bytearray()
@@ -295,7 +300,7 @@ def _spec_indent(body: RecordBody) -> bytes:
 
 
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
-           inline: bool, attrs: dict[str, str]) -> bytes:
+           inline: bool, attrs: dict[str, str], walls: dict[str, str]) -> bytes:
     text = body.text
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
@@ -307,9 +312,13 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
             parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
             cur = u.access
         piece = _piece_text(text, p, attrs)
+        wall = (walls[p.fields[0]] + " : 0;").encode() if p.fields and \
+            p.fields[0] in walls else None
         if inline:
-            parts.append(piece)
+            parts += [wall, piece] if wall else [piece]
             continue
+        if wall:
+            parts.append(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
         has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
         if n > 0 and has_lead and blank_line_before(text, u.core.begin):
             parts.append(nl)

@@ -68,6 +68,8 @@ class ReorderOutcome:
     warnings: list[str] = field(default_factory=list)
     # Files changed only to keep constructor initialiser lists in declaration order.
     cosmetic_files: list[str] = field(default_factory=list)
+    # Zero-width bit-fields declared before these fields (field -> type), see docs/layout.md.
+    bitfield_barriers: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         r, eb, ea = self.result, self.eval_before, self.eval_after
@@ -101,6 +103,8 @@ class ReorderOutcome:
                                     if self.contents[f] != self.originals.get(f)),
             "headers": sorted(self.headers),
             "offsets": {f.name: f.offset for f in self.after.fields},
+            "bitfield_barriers": dict(self.bitfield_barriers),
+            "gap": r.gap if r is not None else None,
             "warnings": self.warnings,
         }
 
@@ -147,6 +151,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     result: LayoutResult | None = None
     eval_before = eval_after = None
     warnings: list[str] = []
+    walls: dict[str, str] = {}     # zero-width bit-field barriers the new order needs
     if opts.order is not None:
         requested = parse_order(opts.order, body)
         plan_pieces(body, requested)          # names every field once, units together
@@ -169,6 +174,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
             requested = list(after_ev.order)
             plan_pieces(body, requested)
         predicted_size, predicted = after_ev.size, after_ev.offsets
+        walls = dict(after_ev.bitfield_barriers)
         warnings += list(after_ev.violations)
         if opts.profile:
             eval_before, eval_after = before_ev, after_ev
@@ -183,13 +189,14 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
         if bad:
             raise refuse_order(a, bad, "the optimizer's order")
         predicted_size, predicted = result.size_after, result.offsets
+        walls = dict(result.bitfield_barriers)
         warnings += list(result.warnings)
     else:
         raise UserError("no order to apply", "give --profile FILE, or --order a,b,c "
                         "(or --order alphabetical)")
 
     attrs = _relaxed_attributes(result)
-    mr = rewrite_members(body, requested, attrs)
+    mr = rewrite_members(body, requested, attrs, walls)
     edits = EditList()
     for b, e, piece in mr.edits:
         edits.add(Edit(body.file, b, e, piece.decode("utf-8", errors="surrogateescape"),
@@ -235,7 +242,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
         headers[opts.assert_header] = assert_header(after, a.type_spelling, a.cxx)
     return ReorderOutcome(a, old, list(mr.effective_order), rec, after, originals, contents,
                           headers, constraints, result, eval_before, eval_after, mr.split,
-                          fixed, warnings, sorted(cosmetic - semantic))
+                          fixed, warnings, sorted(cosmetic - semantic), walls)
 
 
 def _check_byte_boundaries(before: Record, after: Record,

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cachefit.errors import UserError
+from cachefit.layout import evaluate_order
 from cachefit.reorder.analysis import analyse, refuse_if_needed
+from cachefit.rewrite.ctor_init_lists import reorder_list
 from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
 from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
 from cachefit.rewrite.member_order import rewrite_members
+from cachefit.rewrite.order_choice import empty_profile_entry
 from cachefit.rewrite.reorder_source import refuse_order, violations
 
 
@@ -36,7 +40,18 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     bad = violations(a.constraints, old, order)
     if bad:
         raise refuse_order(a, bad, "the order")
-    mr = rewrite_members(a.body, order)
+    # Where the compiler would pack a moved bit-field into free bits before it, the
+    # placement model asks for a zero-width bit-field barrier (see cachefit.layout).
+    walls: dict[str, str] = {}
+    if any(f.is_bitfield for f in a.record.fields):
+        try:
+            ev = evaluate_order(a.record, empty_profile_entry(a.record), order,
+                                allow_growth=True)
+        except UserError:
+            pass  # not a layout the model handles: the compiler check below decides
+        else:
+            walls = dict(ev.bitfield_barriers) if list(ev.order) == order else {}
+    mr = rewrite_members(a.body, order, barriers=walls)
     edits = EditList()
     for b, e, piece in mr.edits:
         edits.add(Edit(a.file, b, e, piece.decode("utf-8", errors="surrogateescape"),
@@ -52,6 +67,8 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     if fix_initializers:
         for site in a.init_sites:
             edits.extend(fix_site(site, list(mr.effective_order), read, is_cxx20(args)))
+    for lst in a.ctor_lists:    # as the source mode: no -Wreorder in the rebuilt unit
+        edits.extend(reorder_list(lst, mr.effective_order, read(lst.file)))
     for f in edits.files():
         read(f)
     contents = edits.apply(originals) if len(edits) else {}

@@ -15,6 +15,10 @@ def describe_access(t: TypeProfile, a: Access) -> str:
     """Field name(s) an access touches."""
     first = t.field_at(a.offset)
     last = t.field_at(a.end - 1) if a.size else first
+    if last is None and a.size:
+        # Ending in padding (e.g. a memset of the whole object): the last field it covers.
+        inside = [f for f in t.fields if a.offset <= f.offset < a.end]
+        last = max(inside, key=lambda f: f.offset) if inside else None
     if first is None and last is None:
         return "<padding>" if a.offset < t.size else "<beyond the object>"
     if first is None:

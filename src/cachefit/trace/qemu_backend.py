@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -188,22 +189,6 @@ def _bare(type_name: str) -> str:
     return type_name.strip()
 
 
-def _type_size(die, addr_size: int) -> int | None:
-    die = _strip_type(die)
-    if die is None:
-        return None
-    if "DW_AT_byte_size" in die.attributes:
-        return die.attributes["DW_AT_byte_size"].value
-    if die.tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type",
-                   "DW_TAG_rvalue_reference_type", "DW_TAG_ptr_to_member_type"):
-        return addr_size
-    if die.tag == "DW_TAG_array_type":
-        count = _array_count(die)
-        elem = _type_size(die.get_DIE_from_attribute("DW_AT_type"), addr_size)
-        return None if elem is None or count is None else elem * count
-    return None
-
-
 def _array_count(die) -> int | None:
     """Elements of an array type (all dimensions); 0 for a flexible array member."""
     total = 1
@@ -228,57 +213,25 @@ def _is_definition(die) -> bool:
     return "DW_AT_declaration" not in die.attributes and "DW_AT_byte_size" in die.attributes
 
 
-def _read_record_fallback(die, name: str, addr_size: int):
-    """Temporary DWARF record reader (until cachefit.frontend.dwarf_records exists)."""
-    from cachefit.model.record_layout import Field, Record
-
-    kind = {"DW_TAG_class_type": "class", "DW_TAG_union_type": "union"}.get(die.tag, "struct")
-    fields = []
-    for m in die.iter_children():
-        if m.tag != "DW_TAG_member" or "DW_AT_external" in m.attributes or \
-                "DW_AT_declaration" in m.attributes:
-            continue
-        mname = m.attributes.get("DW_AT_name")
-        mtype = m.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in m.attributes else None
-        size = _type_size(mtype, addr_size) if mtype is not None else 0
-        loc = m.attributes.get("DW_AT_data_member_location")
-        bit_offset = bit_size = None
-        if "DW_AT_data_bit_offset" in m.attributes:
-            bit_offset = m.attributes["DW_AT_data_bit_offset"].value
-            bit_size = m.attributes["DW_AT_bit_size"].value
-            offset = bit_offset // 8
-        else:
-            offset = loc.value if loc is not None and isinstance(loc.value, int) else 0
-        tname = _qualified_name(_strip_type(mtype)) if mtype is not None and \
-            _strip_type(mtype) is not None else None
-        fields.append(Field(name=mname.value.decode() if mname else "",
-                            type=tname or "?", offset=offset, size=size or 0,
-                            align=1, bit_offset=bit_offset, bit_size=bit_size))
-    return Record(name=name, kind=kind, size=die.attributes["DW_AT_byte_size"].value, align=1,
-                  fields=fields)
-
-
 @dataclass
 class DwarfScan:
     sizes: dict[str, int] = field(default_factory=dict)
-    records: dict[str, Any] = field(default_factory=dict)  # fallback Records
     variables: list[DwarfObject] = field(default_factory=list)
 
 
 def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -> DwarfScan:
-    """Sizes of the target types (and fallback layouts), and the static variables of them."""
+    """Sizes of the target types, and the static variables of them (layouts: read_record)."""
     from elftools.elf.elffile import ELFFile
 
     targets = {_bare(t): t for t in type_names}
     scan = DwarfScan()
-    shapes: dict[str, tuple[Any, str]] = {}
+    shapes: dict[str, tuple[int, str]] = {}
     with open(elf_path, "rb") as fh:
         elf = ELFFile(fh)
         if not elf.has_dwarf_info():
             raise UserError(f"{elf_path}: no debug information",
                             "build the traced program with -g")
         dwarf = elf.get_dwarf_info()
-        addr_size = elf.elfclass // 8
         for cu in dwarf.iter_CUs():
             for die in cu.iter_DIEs():
                 if die.tag in ("DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type"):
@@ -289,17 +242,15 @@ def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -
                     q = _qualified_name(die)
                     if q not in targets:
                         continue
-                    rec = _read_record_fallback(die, targets[q], addr_size)
-                    shape = (rec.size, [(f.name, f.offset, f.size) for f in rec.fields])
+                    size = die.attributes["DW_AT_byte_size"].value
                     unit = cu.get_top_DIE().attributes.get("DW_AT_name")
                     unit_name = unit.value.decode(errors="replace") if unit else "?"
                     if targets[q] not in scan.sizes:
-                        scan.sizes[targets[q]] = rec.size
-                        scan.records[targets[q]] = rec
-                        shapes[targets[q]] = (shape, unit_name)
-                    elif shapes[targets[q]][0] != shape:
+                        scan.sizes[targets[q]] = size
+                        shapes[targets[q]] = (size, unit_name)
+                    elif shapes[targets[q]][0] != size:
                         raise AmbiguousType(
-                            f"{elf_path}: type {q} has different layouts in "
+                            f"{elf_path}: type {q} has different sizes in "
                             f"{shapes[targets[q]][1]} and {unit_name}",
                             "the program breaks the one-definition rule")
                 elif want_variables and die.tag == "DW_TAG_variable":
@@ -354,21 +305,11 @@ def _variable_object(die, targets: Mapping[str, str]) -> DwarfObject | None:
                        stride)
 
 
-def record_layout(elf_path: str, type_name: str, fallback: Any | None) -> tuple[Any, str]:
-    """The type's layout from cachefit.frontend.dwarf_records (else this module's reader,
-    which checked that all units agree on member names, offsets and sizes), and its source."""
-    try:
-        from cachefit.frontend.dwarf_records import read_record
-    except ImportError:
-        return fallback, "qemu_backend"
-    try:
-        return read_record(elf_path, type_name), "dwarf_records"
-    except AmbiguousType as exc:
-        if fallback is None or "different definitions" not in exc.what:
-            raise
-        # e.g. gcc writes a flexible array member's bound as -1 in some units and as an
-        # unsigned 0xffffffff in others; the fallback reader treats both as flexible
-        return fallback, f"qemu_backend (dwarf_records: {exc.what})"
+def record_layout(elf_path: str, type_name: str) -> Any:
+    """The type's layout from the DWARF front end (which checks that all units agree)."""
+    from cachefit.frontend.dwarf_records import read_record
+
+    return read_record(elf_path, type_name)
 
 
 # ------------------------------------------------------------------------------------------
@@ -527,9 +468,8 @@ def prepare(command: list[str], config: Mapping[str, Any]) -> Setup:
     want_vars = bool(qcfg.get("auto_objects", True))
     scan = scan_dwarf(elf.path, types, want_vars)
     sizes = scan.sizes
-    layouts = {t: record_layout(elf.path, t, scan.records.get(t)) for t in types}
-    records = {t: rec for t, (rec, _) in layouts.items()}
-    layout_source = {t: src for t, (_, src) in layouts.items()}
+    records = {t: record_layout(elf.path, t) for t in types}
+    layout_source = {t: "dwarf_records" for t in types}
     index = {t: i for i, t in enumerate(types)}
     index.update({_bare(t): i for i, t in enumerate(types)})
     for i, t in enumerate(types):
@@ -647,11 +587,33 @@ class RunResult:
     output: str
     stopped: str  # "exit" | "stop_after" | "phase-end" | "timeout"
     input_times: list[float] = field(default_factory=list)  # seconds after start, per answer
+    # CPU time (user + system, all threads) of the QEMU process: in all (its rusage once it
+    # was waited for) and at each answer (/proc/PID/stat; None where it could not be read).
+    # Less sensitive to a loaded machine than wall time.
+    cpu_seconds: float | None = None
+    input_cpu: list[float | None] = field(default_factory=list)
 
     @property
     def after_input_seconds(self) -> float | None:
         """From the last answer written to the guest to the end (the workload proper)."""
         return self.seconds - self.input_times[-1] if self.input_times else None
+
+    @property
+    def after_input_cpu(self) -> float | None:
+        """CPU seconds QEMU used from the last answer to the end."""
+        if not self.input_cpu or self.input_cpu[-1] is None or self.cpu_seconds is None:
+            return None
+        return self.cpu_seconds - self.input_cpu[-1]
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """utime + stime of a live process (all its threads), from /proc/PID/stat."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | None = None,
@@ -663,6 +625,7 @@ def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | 
     output, when `done_file` appears (the plugin wrote its result), or at `timeout`."""
     inputs = list(inputs or [])
     t0 = time.monotonic()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(command, stdin=subprocess.PIPE if inputs else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
@@ -690,6 +653,7 @@ def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | 
     stopped = "exit"
     mark = 0  # output position after the last answered prompt
     input_times: list[float] = []
+    input_cpu: list[float | None] = []
     try:
         while proc.poll() is None:
             with lock:
@@ -702,6 +666,7 @@ def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | 
                     proc.stdin.write(inputs.pop(0)[1])
                     proc.stdin.flush()
                     input_times.append(time.monotonic() - t0)
+                    input_cpu.append(_cpu_seconds(proc.pid))
                     continue
             if done_file and os.path.exists(done_file):
                 stopped = "phase-end"
@@ -729,8 +694,28 @@ def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | 
             proc.kill()
         if log:
             log.close()
+    # QEMU has been waited for: its CPU time is in the children's usage (it has no children
+    # of its own, and this process runs one guest at a time)
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime
     return RunResult(elapsed, proc.returncode, b"".join(chunks).decode("latin-1"), stopped,
-                     input_times)
+                     input_times, cpu if proc.returncode is not None else None, input_cpu)
+
+
+def _cpu_overhead(plain: RunResult, traced: RunResult, overhead: dict[str, Any]) -> float | None:
+    """Adds the CPU times of both runs to `overhead`; the CPU slowdown (on the workload when
+    there is one, else on the whole runs), or None when /proc gave no figures."""
+    if plain.cpu_seconds is None or traced.cpu_seconds is None:
+        return None
+    overhead["plain_cpu_seconds"] = round(plain.cpu_seconds, 3)
+    overhead["traced_cpu_seconds"] = round(traced.cpu_seconds, 3)
+    slowdown = traced.cpu_seconds / plain.cpu_seconds if plain.cpu_seconds else None
+    pa, ta = plain.after_input_cpu, traced.after_input_cpu
+    if pa is not None and ta is not None:
+        overhead["plain_workload_cpu_seconds"] = round(pa, 3)
+        overhead["traced_workload_cpu_seconds"] = round(ta, 3)
+        slowdown = ta / pa if pa else None
+    return slowdown
 
 
 def _terminate(proc: subprocess.Popen) -> None:
@@ -842,7 +827,7 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
     # The whole runs, and (when the guest is driven by answers to prompts) the part after
     # the last answer: for a system that boots first, that is the workload the phase covers.
     overhead: dict[str, Any] = {"traced_seconds": round(traced.seconds, 3)}
-    slowdown = None
+    slowdown = slowdown_cpu = None
     if plain is not None:
         overhead["plain_seconds"] = round(plain.seconds, 3)
         slowdown = traced.seconds / plain.seconds if plain.seconds else None
@@ -851,6 +836,7 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
             overhead["plain_workload_seconds"] = round(pa, 3)
             overhead["traced_workload_seconds"] = round(ta, 3)
             slowdown = ta / pa if pa else None
+        slowdown_cpu = _cpu_overhead(plain, traced, overhead)
     qemu: dict[str, Any] = {
         "mode": setup.mode,
         "elf": os.path.abspath(setup.elf.path),
@@ -869,6 +855,7 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
         "slowdown": round(slowdown, 2) if slowdown is not None else None,
     }
     if plain is not None:
+        qemu["slowdown_cpu"] = round(slowdown_cpu, 2) if slowdown_cpu is not None else None
         qemu["plain_stopped"] = plain.stopped
         qemu["plain_exit_status"] = plain.returncode
     if raw.get("phase_seconds") is not None:

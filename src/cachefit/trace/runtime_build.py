@@ -18,8 +18,10 @@ from pathlib import Path
 
 from cachefit.errors import ToolMissing, UserError
 
-RUNTIME_CFLAGS = ["-std=c11", "-O2", "-g", "-fPIC", "-Wall", "-Wextra", "-fno-strict-aliasing",
-                  "-fno-sanitize=all", "-ftls-model=initial-exec"]
+# DWARF 4: valgrind 3.19 (Debian 12) cannot read clang 19's default DWARF 5, and traced
+# programs are compared with valgrind tools.
+RUNTIME_CFLAGS = ["-std=c11", "-O2", "-gdwarf-4", "-fPIC", "-Wall", "-Wextra",
+                  "-fno-strict-aliasing", "-fno-sanitize=all", "-ftls-model=initial-exec"]
 LIB_NAME = "libcachefit_rt.a"
 
 
@@ -75,7 +77,7 @@ def runtime_library(compiler: list[str]) -> Path:
     for f in sources:
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    h.update(" ".join(compiler).encode())
+    h.update(" ".join([*compiler, *RUNTIME_CFLAGS]).encode())
     target_dir = cache_dir() / "runtime" / h.hexdigest()[:16]
     lib = target_dir / LIB_NAME
     if lib.is_file():

@@ -9,7 +9,10 @@ never by matching source text):
     or `sizeof(X) + extra` where X is, or contains, a target type: the call is
     redirected to the runtime, which registers the new objects;
   * constructors and destructors of target classes: registration at the top of the
-    body, a guard that forgets the object when the destructor ends.
+    body, a guard that forgets the object when the destructor ends;
+  * calls of memcpy/memmove/memset (and their __builtin_ forms) in instrumented
+    functions: redirected to the runtime, which reports the bytes copied or filled
+    inside target objects (neither backend sees the loads and stores of these).
 Edits are computed from AST extents and applied to the preprocessed bytes; code that
 came from system headers is left alone. It never compiles, links or runs anything.
 """
@@ -17,6 +20,7 @@ came from system headers is left alone. It never compiles, links or runs anythin
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -34,6 +38,9 @@ TK = ci.TypeKind
 Lang = Literal["c", "c++"]
 
 LIBC_ALLOC = {"malloc", "calloc", "realloc", "aligned_alloc", "free"}
+MEMOPS = {"memcpy": "__cachefit_memcpy", "memmove": "__cachefit_memmove",
+          "memset": "__cachefit_memset", "__builtin_memcpy": "__cachefit_memcpy",
+          "__builtin_memmove": "__cachefit_memmove", "__builtin_memset": "__cachefit_memset"}
 MAX_OCCURRENCES = 256
 
 # Flags libclang needs to see the same layouts and language as the compiler.
@@ -115,12 +122,13 @@ class UnitReport:
     frees: int = 0
     constructors: int = 0
     destructors: int = 0
+    memops: int = 0
     warnings: list[str] = field(default_factory=list)
 
     @property
     def edited(self) -> bool:
         return bool(self.entries or self.allocation_sites or self.frees or self.constructors
-                    or self.destructors)
+                    or self.destructors or self.memops)
 
 
 class LineMap:
@@ -165,6 +173,19 @@ class LineMap:
         return Location(self.files[i], line, col)
 
 
+_TYPED_KINDS = {CK.VAR_DECL, CK.FIELD_DECL, CK.PARM_DECL, CK.CXX_NEW_EXPR, CK.CALL_EXPR,
+                CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL, CK.CXX_UNARY_EXPR, CK.UNEXPOSED_EXPR,
+                CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR}
+
+
+def _despace(name: str) -> str:
+    """A type name without spaces and without a leading struct/class/union keyword."""
+    for kw in ("struct ", "class ", "union "):
+        if name.startswith(kw):
+            name = name[len(kw):]
+    return "".join(name.split())
+
+
 def _qualified_name(c: ci.Cursor) -> str:
     parts: list[str] = []
     cur: ci.Cursor | None = c
@@ -181,7 +202,7 @@ class UnitInstrumenter:
     """Analyse one parsed unit and produce the edited text."""
 
     def __init__(self, text: bytes, tu: ci.TranslationUnit, lang: Lang,
-                 trace: TraceConfig) -> None:
+                 trace: TraceConfig, source: str = "<unit>") -> None:
         self.text = text
         self.tu = tu
         self.lang = lang
@@ -197,6 +218,9 @@ class UnitInstrumenter:
         self.entry_index = {name: i for i, name in enumerate(trace.entry)}
         self.allocators = set(trace.allocators)
         self.deallocators = set(trace.deallocators)
+        self.source = source
+        # Enclosing function definitions while walking: is each one instrumented?
+        self._fn_stack: list[bool] = []
 
     # ------------------------------------------------------------ targets
 
@@ -204,7 +228,19 @@ class UnitInstrumenter:
         wanted = set(self.trace.types)
         by_spelling: dict[str, list[tuple[str, str]]] = {}
         qualified_hits: dict[str, str] = {}
+        # Class template instantiations are named with their arguments ("pool<int>",
+        # "ns::pool<std::pair<int, int>>"), compared without spaces with the canonical
+        # spelling of the types the user's code uses (libclang shows no cursor for an
+        # implicit instantiation, so they are found through the types of declarations
+        # and expressions).
+        templated = {_despace(n): n for n in wanted if "<" in n}
+        class_templates: set[str] = set()
         for c in self.tu.cursor.walk_preorder():
+            if templated and c.kind in _TYPED_KINDS:
+                self._template_target(c.type, templated, qualified_hits)
+            if c.kind == CK.CLASS_TEMPLATE and (c.spelling in wanted or
+                                                _qualified_name(c) in wanted):
+                class_templates.add(c.spelling if c.spelling in wanted else _qualified_name(c))
             if c.kind in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL) and c.is_definition():
                 q = _qualified_name(c)
                 usr = c.get_usr()
@@ -221,10 +257,35 @@ class UnitInstrumenter:
                     qualified_hits.setdefault(decl.get_usr(), name)
         self.target_usr.update(qualified_hits)
         found_names = set(qualified_hits.values())
+        for name in sorted(class_templates - found_names - set(by_spelling)):
+            self.report.warnings.append(
+                f"[trace] types: {name} is a class template; name the instantiations to "
+                f"trace, e.g. \"{name}<int>\" (each is a type of its own in the profile)")
         for name, hits in by_spelling.items():
             if name not in found_names:
                 for usr, _q in hits:
                     self.target_usr.setdefault(usr, name)
+
+    @staticmethod
+    def _template_target(t: ci.Type, templated: dict[str, str],
+                         hits: dict[str, str]) -> None:
+        for _ in range(8):
+            canon = t.get_canonical()
+            if canon.kind in (TK.POINTER, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE):
+                t = canon.get_pointee()
+            elif canon.kind in (TK.CONSTANTARRAY, TK.INCOMPLETEARRAY, TK.VARIABLEARRAY):
+                t = canon.element_type
+            else:
+                break
+        canon = t.get_canonical()
+        if canon.kind != TK.RECORD:
+            return
+        name = templated.get(_despace(canon.spelling))
+        if name is None:
+            return
+        decl = canon.get_declaration()
+        if decl.kind != CK.NO_DECL_FOUND:
+            hits.setdefault(decl.get_usr(), name)
 
     def _record_target(self, t: ci.Type) -> str | None:
         canon = t.get_canonical()
@@ -414,13 +475,54 @@ class UnitInstrumenter:
         if kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR,
                     CK.DESTRUCTOR) and c.is_definition():
             self._function(c, depth)
-        elif kind == CK.CALL_EXPR:
+            self._fn_stack.append(self._instrumented(c))
+            try:
+                self._walk(c, depth)
+            finally:
+                self._fn_stack.pop()
+            return
+        if kind == CK.CALL_EXPR:
             self._call(c, depth)
         elif kind == CK.CXX_NEW_EXPR:
             self._new(c, depth)
         elif kind == CK.CXX_DELETE_EXPR:
             self._delete(c, depth)
         self._walk(c, depth)
+
+    def _instrumented(self, fn: ci.Cursor) -> bool:
+        """Whether the compiler instruments `fn`'s loads and stores: [trace] instrument
+        (fnmatch patterns on the qualified or plain name, as the allowlist's `fun:`) and
+        instrument_files; never constexpr functions (their calls must stay constant)."""
+        body = self._body(fn)
+        if body is None or self._is_constexpr(fn, body):
+            return False
+        files = self.trace.instrument_files
+        if not any(fnmatch.fnmatch(self.source, f) or fnmatch.fnmatch(self.source, f"*{f}")
+                   for f in files):
+            return False
+        names = self.trace.instrument
+        if names is None:
+            return True
+        qname = _qualified_name(fn)
+        return any(fnmatch.fnmatchcase(qname, n) or fnmatch.fnmatchcase(fn.spelling, n)
+                   for n in names)
+
+    def _memop(self, callee: ci.Cursor, decl: ci.Cursor | None, nargs: int,
+               depth: int) -> bool:
+        """Redirect memcpy/memmove/memset in an instrumented function to the runtime."""
+        if decl is None or decl.kind != CK.FUNCTION_DECL or decl.spelling not in MEMOPS:
+            return False
+        if nargs != 3 or not self._fn_stack or not self._fn_stack[-1]:
+            return False
+        parent = decl.semantic_parent
+        while parent is not None and parent.kind == CK.LINKAGE_SPEC:
+            parent = parent.semantic_parent
+        if not (parent is None or parent.kind == CK.TRANSLATION_UNIT or (
+                parent.kind == CK.NAMESPACE and parent.spelling == "std")):
+            return False
+        self._replace(callee, MEMOPS[decl.spelling], depth)
+        self.report.memops += 1
+        return True
 
     def _body(self, fn: ci.Cursor) -> ci.Cursor | None:
         for k in fn.get_children():
@@ -515,6 +617,8 @@ class UnitInstrumenter:
         args = self._call_args(call)
         close = call.extent.end.offset - 1
         if self.text[close:close + 1] != b")":
+            return
+        if self._memop(callee, decl, len(args), depth):
             return
         if self._is_libc(decl):
             assert decl is not None
@@ -663,6 +767,9 @@ class UnitInstrumenter:
             "void __cachefit_ctor(const void *, const struct __cachefit_site *);",
             "void __cachefit_dtor(const void *, const char *);",
             "int __cachefit_enter(int, void *);",
+            "void *__cachefit_memcpy(void *, const void *, unsigned long);",
+            "void *__cachefit_memmove(void *, const void *, unsigned long);",
+            "void *__cachefit_memset(void *, int, unsigned long);",
             "void __cachefit_leave(int *);",
         ]
         out = list(decls)
@@ -738,7 +845,7 @@ def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
         path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
         Path(path).write_bytes(text)
         tu = _parse(path, lang, libclang_flags(compiler_args))
-        inst = UnitInstrumenter(text, tu, lang, trace)
+        inst = UnitInstrumenter(text, tu, lang, trace, source)
         errors = list(_errors_in_user_code(tu, inst.lines))
         if errors:
             raise ParseError(f"libclang cannot analyse {source} for the profile build",

@@ -1,0 +1,171 @@
+"""The layout plan file (docs/layout-plan.md): which classes to flatten and which member
+order each record gets in an optimized build.
+
+`load_plan` reads and validates a plan, `save_plan` writes one atomically (temporary file
+and rename), `find_plan` locates the plan of a build (CACHEFIT_LAYOUTS, else `[build]
+layouts` in cachefit.toml, relative to that file). `LayoutPlan.entries_for` gives the part
+of a plan that applies to a set of type names (what the object cache keys on). This module
+only reads and writes the plan; it never parses C/C++ or runs a compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cachefit.errors import UserError
+
+FORMAT = "cachefit-layout-plan"
+VERSION = 1
+LAYOUTS_ENV = "CACHEFIT_LAYOUTS"
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """The member order of one record (after flattening when it is flattened)."""
+
+    order: tuple[str, ...]
+    expected_size: int | None = None
+
+
+@dataclass(frozen=True)
+class LayoutPlan:
+    """A whole plan: classes to flatten, record orders, and whether positional
+    initialisers may be rewritten into designated ones."""
+
+    flatten: tuple[str, ...] = ()
+    records: Mapping[str, RecordPlan] = field(default_factory=dict)
+    fix_initializers: bool = False
+    path: Path | None = None
+
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        """Every name the plan mentions (flattened classes first, then records)."""
+        names = list(self.flatten)
+        names += [r for r in self.records if r not in names]
+        return tuple(names)
+
+    def entries_for(self, names: Iterable[str]) -> dict[str, Any]:
+        """The part of the plan that concerns `names`, as plain JSON data (stable order)."""
+        wanted = set(names)
+        return {
+            "flatten": [c for c in self.flatten if c in wanted],
+            "records": {n: {"order": list(r.order), "expected_size": r.expected_size}
+                        for n, r in sorted(self.records.items()) if n in wanted},
+            "fix_initializers": self.fix_initializers,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        records: dict[str, Any] = {}
+        for name, rec in self.records.items():
+            entry: dict[str, Any] = {"order": list(rec.order)}
+            if rec.expected_size is not None:
+                entry["expected_size"] = rec.expected_size
+            records[name] = entry
+        return {"format": FORMAT, "version": VERSION, "flatten": list(self.flatten),
+                "records": records, "fix_initializers": self.fix_initializers}
+
+
+def _bad(path: Path | str, what: str) -> UserError:
+    return UserError(f"{path}: {what}", "see docs/layout-plan.md")
+
+
+def _name_list(path: Path | str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise _bad(path, f"`{key}` must be a list of names")
+    if len(set(value)) != len(value):
+        raise _bad(path, f"`{key}` names the same thing twice")
+    return tuple(v.strip() for v in value)
+
+
+def parse_plan(data: Any, path: Path | str = "<plan>") -> LayoutPlan:
+    """Validate decoded JSON and build the plan."""
+    if not isinstance(data, dict):
+        raise _bad(path, "a layout plan is a JSON object")
+    if data.get("format") != FORMAT:
+        raise _bad(path, f"not a layout plan (`format` must be \"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise _bad(path, f"layout plan version {data.get('version')!r} is not supported "
+                         f"(this cachefit reads version {VERSION})")
+    unknown = sorted(set(data) - {"format", "version", "flatten", "records",
+                                  "fix_initializers"})
+    if unknown:
+        raise _bad(path, f"unknown key(s): {', '.join(unknown)}")
+    flatten = _name_list(path, "flatten", data.get("flatten", []))
+    raw_records = data.get("records", {})
+    if not isinstance(raw_records, dict):
+        raise _bad(path, "`records` must be an object of type name -> {order, expected_size}")
+    records: dict[str, RecordPlan] = {}
+    for name, rec in raw_records.items():
+        if not name.strip() or not isinstance(rec, dict):
+            raise _bad(path, f"record {name!r} must be an object with `order`")
+        extra = sorted(set(rec) - {"order", "expected_size"})
+        if extra:
+            raise _bad(path, f"record {name}: unknown key(s): {', '.join(extra)}")
+        if "order" not in rec:
+            raise _bad(path, f"record {name} has no `order`")
+        order = _name_list(path, f"records.{name}.order", rec["order"])
+        size = rec.get("expected_size")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int)
+                                 or size <= 0):
+            raise _bad(path, f"record {name}: `expected_size` must be a positive integer")
+        records[name.strip()] = RecordPlan(order, size)
+    fix = data.get("fix_initializers", False)
+    if not isinstance(fix, bool):
+        raise _bad(path, "`fix_initializers` must be true or false")
+    return LayoutPlan(flatten, records, fix, Path(path) if path != "<plan>" else None)
+
+
+def load_plan(path: Path | str) -> LayoutPlan:
+    """Read and validate the plan at `path`."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read layout plan {p}: {exc.strerror}",
+                        f"check {LAYOUTS_ENV} or [build] layouts") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{p}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
+                        "see docs/layout-plan.md") from exc
+    plan = parse_plan(data, p)
+    return LayoutPlan(plan.flatten, plan.records, plan.fix_initializers, p.resolve())
+
+
+def save_plan(plan: LayoutPlan, path: Path | str) -> None:
+    """Write `plan` to `path` atomically (a temporary file in the same directory, renamed)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(plan.to_json(), fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def plan_path(config_path: Path | None, layouts: str | None,
+              env: Mapping[str, str]) -> Path | None:
+    """CACHEFIT_LAYOUTS, else `[build] layouts` relative to the project file, else None."""
+    named = env.get(LAYOUTS_ENV)
+    if named:
+        return Path(named)
+    if layouts and config_path is not None:
+        return (config_path.parent / layouts).resolve()
+    return None
+
+
+def find_plan(config_path: Path | None, layouts: str | None,
+              env: Mapping[str, str]) -> LayoutPlan | None:
+    """The build's plan, or None when neither the environment nor the project names one."""
+    p = plan_path(config_path, layouts, env)
+    return None if p is None else load_plan(p)

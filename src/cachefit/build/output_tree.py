@@ -1,0 +1,128 @@
+"""Where `cachefit build` keeps every intermediate file, and the per-step stamps.
+
+One `OutputTree` names every path under the output directory (default `out/cachefit`, see
+docs/cachefit-toml.md); `write_stamp` / `read_stamp` record what a finished step produced
+(its time and figures) in `steps/<step>.json`, so a later `--step` run can check that the
+files it needs are there. This module only names paths and reads/writes small JSON files
+atomically; it runs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cachefit.errors import UserError
+from cachefit.rewrite.edits import write_atomic
+
+STEPS: tuple[str, ...] = ("profile", "trace", "layout", "optimize", "report")
+
+
+@dataclass(frozen=True)
+class OutputTree:
+    """The output directory's layout."""
+
+    root: Path
+
+    @property
+    def profile_dir(self) -> Path:
+        """profile build: build.log, bin/ (kept binaries), flatten-plan.json"""
+        return self.root / "profile"
+
+    @property
+    def flatten_plan(self) -> Path:
+        return self.profile_dir / "flatten-plan.json"
+
+    @property
+    def optimize_dir(self) -> Path:
+        """optimized build: build.log, bin/ (kept binaries)"""
+        return self.root / "optimize"
+
+    def units_dir(self, step: str) -> Path:
+        """transformed units written by the wrapper (CACHEFIT_UNITS_DIR)"""
+        return self.root / "units" / step
+
+    def wrappers_dir(self, step: str) -> Path:
+        return self.root / "wrappers" / step
+
+    @property
+    def profile(self) -> Path:
+        return self.root / "profile.json"
+
+    @property
+    def trace_log(self) -> Path:
+        return self.root / "trace" / "workload.log"
+
+    @property
+    def pgo_dir(self) -> Path:
+        return self.root / "pgo"
+
+    @property
+    def layout_dir(self) -> Path:
+        """one `<type>.json` per target type: the reorder outcome"""
+        return self.root / "layout"
+
+    @property
+    def plan(self) -> Path:
+        return self.root / "layout-plan.json"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.root / "report"
+
+    @property
+    def summary_md(self) -> Path:
+        return self.root / "summary.md"
+
+    @property
+    def summary_json(self) -> Path:
+        return self.root / "summary.json"
+
+    def stamp(self, step: str) -> Path:
+        return self.root / "steps" / f"{step}.json"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON atomically (temporary file + rename), creating the directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(str(path), (json.dumps(data, indent=2) + "\n").encode())
+
+
+def write_stamp(tree: OutputTree, step: str, data: dict[str, Any]) -> None:
+    write_json(tree.stamp(step), {"step": step, **data})
+
+
+def read_stamp(tree: OutputTree, step: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(tree.stamp(step).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def require(tree: OutputTree, step: str, needed: str, *paths: Path) -> None:
+    """Raise a UserError when an earlier step's stamp or one of `paths` is missing."""
+    missing = [p for p in paths if not p.exists()]
+    if read_stamp(tree, needed) is None or missing:
+        what = ", ".join(str(p) for p in missing) or str(tree.stamp(needed))
+        raise UserError(f"{what}: missing; --step {step} needs the output of the "
+                        f"{needed} step in {tree.root}",
+                        f"run `cachefit build --step {needed}` (or the whole `cachefit build`)"
+                        " first")
+
+
+def fresh_dir(path: Path) -> Path:
+    """Empty `path` (it belongs to the output tree) and return it."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def invalidate_after(tree: OutputTree, step: str) -> None:
+    """Forget the stamps of `step` and every later step (their inputs are changing)."""
+    for later in STEPS[STEPS.index(step):]:
+        tree.stamp(later).unlink(missing_ok=True)

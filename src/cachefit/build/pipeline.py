@@ -1,0 +1,395 @@
+"""`cachefit build`: profile build -> workload under trace -> reorder -> plan -> optimized build
+-> report, every file kept under the output directory (paper 000, Fig. 2).
+
+`run_pipeline(config, steps, progress)` runs the named steps in order; each step reads what
+earlier steps left in the output tree (cachefit.build.output_tree) and raises a UserError
+(exit 2) naming the missing file when it is not there. The project's build runs through
+cachefit's compiler wrapper (cachefit.build.build_env): in profile mode with a flatten-only
+layout plan, in optimize mode with the computed plan. Layouts are chosen by the reorder
+analysis (`cachefit.reorder.analysis`, `cachefit.rewrite.reorder_source`) on the
+transformed units that the profile build wrote to CACHEFIT_UNITS_DIR, so the constraints
+come from every unit of the build; the optimized binaries' layouts are then read back from
+their DWARF and compared with the plan.
+
+What it must not do: print (progress goes through the callback), edit the project's
+sources, or derive a layout itself; the figures come from the optimizer, the compiler and
+DWARF.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from cachefit.build.build_env import (
+    build_environment,
+    compiler_family,
+    llvm_profdata,
+    tailoring_flags,
+    write_wrappers,
+)
+from cachefit.build.build_summary import StepTime, TypeSummary, write_summary
+from cachefit.build.output_tree import (
+    STEPS,
+    OutputTree,
+    fresh_dir,
+    invalidate_after,
+    read_stamp,
+    require,
+    write_json,
+    write_stamp,
+)
+from cachefit.build.pipeline_config import PipelineConfig
+from cachefit.errors import CachefitError, UserError
+from cachefit.report.report_files import write_reports
+
+PLAN_FORMAT = "cachefit-layout-plan"
+PLAN_VERSION = 1
+Progress = Callable[[str], None]
+
+
+@dataclass
+class PipelineResult:
+    """What a run did: the time of each step run, and the per-type figures when known."""
+
+    tree: OutputTree
+    steps: list[StepTime] = field(default_factory=list)
+    types: list[TypeSummary] = field(default_factory=list)
+    reports: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_document(flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A layout plan (docs/layout-plan.md, version 1)."""
+    return {"format": PLAN_FORMAT, "version": PLAN_VERSION, "flatten": list(flatten),
+            "records": records, "fix_initializers": False}
+
+
+def write_plan(path: Path, flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> None:
+    """Validate the plan with the wrapper's own reader, then write it atomically."""
+    from cachefit.build.layout_plan import parse_plan, save_plan
+    save_plan(parse_plan(plan_document(flatten, records), path), path)
+
+
+# ---------------------------------------------------------------------------
+# running commands
+
+
+def _tail(path: Path, lines: int = 12) -> list[str]:
+    try:
+        return path.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def _shell(command: str, cwd: Path, env: dict[str, str], log: Path, what: str) -> None:
+    """Run a shell command, appending its output to `log`; UserError when it fails."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:
+        fh.write(f"$ {command}\n")
+        fh.flush()
+        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=fh,
+                              stderr=subprocess.STDOUT, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"{what} failed (`{command}` exited with status {proc.returncode})",
+                        f"see {log}", details=_tail(log))
+
+
+def _run_build(config: PipelineConfig, tree: OutputTree, mode: Literal["profile", "optimize"],
+               plan: Path | None, flags: list[str], log_dir: Path) -> None:
+    log = log_dir / "build.log"
+    log.unlink(missing_ok=True)
+    wrappers = write_wrappers(tree.wrappers_dir(mode), flags)
+    units = fresh_dir(tree.units_dir(mode))
+    env = build_environment(config, mode, wrappers, units, plan)
+    state = tree.root / "steps" / "build-tree.json"
+    write_json(state, {"build": f"{mode} (incomplete)"})   # until the build succeeds
+    if config.clean:
+        _shell(config.clean, config.root, env, log, f"the clean command before the {mode} build")
+    _shell(config.command, config.root, env, log, f"the {mode} build")
+    write_json(state, {"build": mode})
+    _keep_binaries(config, log_dir / "bin")
+
+
+def _keep_binaries(config: PipelineConfig, dest: Path) -> list[Path]:
+    kept = []
+    for name in config.binaries:
+        src = config.root / name
+        if not src.is_file():
+            raise UserError(f"{src}: the build did not produce this binary",
+                            "fix [build] binaries in cachefit.toml or the build command")
+        dest.mkdir(parents=True, exist_ok=True)
+        target = dest / Path(name).name
+        tmp = target.with_name(f".{target.name}.tmp")
+        shutil.copy2(src, tmp)
+        os.replace(tmp, target)
+        kept.append(target)
+    return kept
+
+
+# ---------------------------------------------------------------------------
+# the steps
+
+
+def step_profile(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+    plan = None
+    if config.flatten:
+        plan = tree.flatten_plan
+        write_plan(plan, config.flatten, {})
+    if config.pgo:
+        fresh_dir(tree.pgo_dir)
+    flags = tailoring_flags(config, "profile", tree.pgo_dir)
+    _run_build(config, tree, "profile", plan, flags, tree.profile_dir)
+    units = _unit_sidecars(tree.units_dir("profile"))
+    return {"units": len(units), "flags": flags}
+
+
+def _build_tree_holds(tree: OutputTree) -> str | None:
+    try:
+        return json.loads((tree.root / "steps" / "build-tree.json").read_text()).get("build")
+    except (OSError, ValueError):
+        return None
+
+
+def check_trace(config: PipelineConfig, tree: OutputTree) -> None:
+    require(tree, "trace", "profile")
+    holds = _build_tree_holds(tree)
+    if holds != "profile":
+        desc = {"optimize": "the optimized build", None: "no finished build"}.get(
+            holds, f"the {holds} build")
+        raise UserError(f"the build tree holds {desc}, not the profile build",
+                        "run `cachefit build --step profile` before --step trace")
+
+
+def step_trace(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+    env = dict(os.environ)
+    if config.pgo and compiler_family(config) == "clang":
+        env["LLVM_PROFILE_FILE"] = str(tree.pgo_dir / "raw" / "%p-%m.profraw")
+    tree.trace_log.parent.mkdir(parents=True, exist_ok=True)
+    tree.trace_log.unlink(missing_ok=True)
+    tmp = tree.profile.with_name(".profile.tmp.json")
+    cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
+           f" -- /bin/sh -c {shlex.quote(config.workload)}")
+    _shell(cmd, config.root, env, tree.trace_log, "the workload under `cachefit trace`")
+    os.replace(tmp, tree.profile)
+    from cachefit.trace.profile_format import load
+    prof = load(tree.profile)
+    if prof.invocations == 0:
+        raise UserError(f"{tree.profile}: the workload ran no entry function",
+                        "check [trace] entry and [build] workload in cachefit.toml")
+    missing = [t for t in config.types if t not in prof.types]
+    if missing:
+        raise UserError(f"{tree.profile}: no accesses to {', '.join(missing)}",
+                        "check [trace] types, and that the workload uses them")
+    if config.pgo and compiler_family(config) == "clang":
+        raws = sorted((tree.pgo_dir / "raw").glob("*.profraw"))
+        if not raws:
+            raise UserError(f"{tree.pgo_dir / 'raw'}: the workload wrote no PGO profile",
+                            "the profile build must be linked by the wrapper")
+        _shell(shlex.join([llvm_profdata(config), "merge", "-o",
+                           str(tree.pgo_dir / "merged.profdata"), *map(str, raws)]),
+               config.root, env, tree.trace_log, "llvm-profdata merge")
+    return {"invocations": prof.invocations, "types": sorted(prof.types)}
+
+
+def _unit_sidecars(units_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for side in sorted(units_dir.glob("*.json")):
+        data = json.loads(side.read_text())
+        for suffix in (".ii", ".i"):
+            unit = side.with_suffix(suffix)
+            if unit.is_file():
+                out.append((unit, data))
+                break
+    return out
+
+
+def check_layout(config: PipelineConfig, tree: OutputTree) -> None:
+    require(tree, "layout", "trace", tree.profile)
+
+
+def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+    sidecars = _unit_sidecars(tree.units_dir("profile"))
+    if not sidecars:
+        raise UserError(f"{tree.units_dir('profile')}: the profile build wrote no units",
+                        "the build command must compile through $CC/$CXX (cachefit's "
+                        "wrapper); check profile/build.log")
+    from cachefit.reorder.analysis import analyse
+    from cachefit.rewrite.reorder_source import ReorderOptions, reorder_source
+    units = [(str(unit), list(data.get("args", []))) for unit, data in sidecars]
+    records: dict[str, dict[str, Any]] = {}
+    figures: dict[str, Any] = {}
+    tree.layout_dir.mkdir(parents=True, exist_ok=True)
+    for type_name in config.types:
+        analysis = analyse(type_name, units)
+        outcome = reorder_source(analysis, ReorderOptions(
+            profile=str(tree.profile), object_align=config.object_align,
+            time_limit=config.time_limit))
+        data = outcome.to_json()
+        data["units"] = len(units)
+        write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
+        records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
+        figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
+                              "size": data["size"]}
+    write_plan(tree.plan, config.flatten, records)
+    return {"types": figures}
+
+
+def check_optimize(config: PipelineConfig, tree: OutputTree) -> None:
+    require(tree, "optimize", "layout", tree.plan)
+    if config.pgo:
+        needed = (tree.pgo_dir / "merged.profdata" if compiler_family(config) == "clang"
+                  else tree.pgo_dir / "gcda")
+        if not needed.exists():
+            raise UserError(f"{needed}: missing; [build] pgo needs the PGO data of the trace "
+                            "step", "run `cachefit build --step profile`, then --step trace")
+
+
+def step_optimize(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+    flags = tailoring_flags(config, "optimize", tree.pgo_dir)
+    _run_build(config, tree, "optimize", tree.plan, flags, tree.optimize_dir)
+    plan = json.loads(tree.plan.read_text())
+    return {"flags": flags, "layouts": _check_binaries(config, tree, plan)}
+
+
+def _check_binaries(config: PipelineConfig, tree: OutputTree,
+                    plan: dict[str, Any]) -> dict[str, Any]:
+    """Read each planned record from the kept binaries' DWARF; it must follow the plan."""
+    from cachefit.frontend.dwarf_records import read_record
+    out: dict[str, Any] = {}
+    for name in config.binaries:
+        binary = tree.optimize_dir / "bin" / Path(name).name
+        for type_name, entry in plan.get("records", {}).items():
+            try:
+                rec = read_record(str(binary), type_name)
+            except CachefitError:
+                continue            # this binary does not use the type
+            order = [f.name for f in rec.fields]
+            if order != list(entry["order"]):
+                raise UserError(f"{binary}: {type_name} does not have the planned member "
+                                "order (DWARF)", "check optimize/build.log: was every unit "
+                                "compiled through the wrapper in optimize mode?",
+                                details=[f"planned: {', '.join(entry['order'])}",
+                                         f"built:   {', '.join(order)}"])
+            out.setdefault(type_name, {})[str(binary)] = {
+                "size": rec.size, "offsets": {f.name: f.offset for f in rec.fields}}
+    return out
+
+
+def check_report(config: PipelineConfig, tree: OutputTree) -> None:
+    require(tree, "report", "layout", tree.profile, tree.plan)
+
+
+def step_report(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+    reports, note = _reports(config, tree)
+    return {"reports": [str(p) for p in reports], "note": note}
+
+
+def _reports(config: PipelineConfig, tree: OutputTree) -> tuple[list[Path], str]:
+    """`cachefit report`'s text and HTML files for the profile, the plan and the binaries."""
+    tree.report_dir.mkdir(parents=True, exist_ok=True)
+    kept: dict[str, str] = {}
+    for kind, directory in (("binary", tree.profile_dir), ("optimized_binary",
+                                                           tree.optimize_dir)):
+        paths = [directory / "bin" / Path(b).name for b in config.binaries]
+        if paths and paths[0].is_file():
+            kept[kind] = str(paths[0])
+    reports = write_reports(tree.profile, tree.report_dir, plan_path=tree.plan,
+                            types=list(config.types), object_align=config.object_align,
+                            binary=kept.get("binary"),
+                            optimized_binary=kept.get("optimized_binary"))
+    return [Path(p) for p in reports], ""
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+STEP_FUNCTIONS: dict[str, Callable[[PipelineConfig, OutputTree], dict[str, Any]]] = {
+    "profile": step_profile, "trace": step_trace, "layout": step_layout,
+    "optimize": step_optimize, "report": step_report,
+}
+# What a step needs from earlier steps, checked before a run starts with that step.
+STEP_CHECKS: dict[str, Callable[[PipelineConfig, OutputTree], None]] = {
+    "trace": check_trace, "layout": check_layout, "optimize": check_optimize,
+    "report": check_report,
+}
+STEP_TITLES = {"profile": "profile build", "trace": "workload under cachefit trace",
+               "layout": "reorder and layout plan", "optimize": "optimized build",
+               "report": "report"}
+
+
+def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
+                 progress: Progress | None = None) -> PipelineResult:
+    """Run `steps` (in pipeline order) and write the summary; see the module docstring."""
+    bad = [s for s in steps if s not in STEPS]
+    if bad:
+        raise UserError(f"unknown step {bad[0]!r}", f"use one of {', '.join(STEPS)}")
+    say = progress or (lambda _line: None)
+    tree = OutputTree(config.output)
+    tree.root.mkdir(parents=True, exist_ok=True)
+    result = PipelineResult(tree=tree)
+    ordered = [s for s in STEPS if s in steps]
+    if ordered and ordered[0] in STEP_CHECKS:
+        STEP_CHECKS[ordered[0]](config, tree)
+    for n, step in enumerate(ordered, 1):
+        if n > 1 and step in STEP_CHECKS:     # e.g. --step profile --step layout
+            STEP_CHECKS[step](config, tree)
+        title = STEP_TITLES[step]
+        say(f"[{n}/{len(ordered)}] {title} ...")
+        invalidate_after(tree, step)
+        start = time.monotonic()
+        data = STEP_FUNCTIONS[step](config, tree)
+        seconds = time.monotonic() - start
+        write_stamp(tree, step, {"seconds": seconds, **data})
+        result.steps.append(StepTime(step, title, seconds))
+        say(f"[{n}/{len(ordered)}] {title}: done in {seconds:.1f} s{_detail(step, data)}")
+    result.types, result.reports, notes = _collect(config, tree)
+    result.notes += notes
+    all_steps = [StepTime(s, STEP_TITLES[s], float(st["seconds"])) for s in STEPS
+                 if (st := read_stamp(tree, s)) is not None]
+    write_summary(tree.summary_md, tree.summary_json, result.types, all_steps, result.notes)
+    return result
+
+
+def _detail(step: str, data: dict[str, Any]) -> str:
+    if step == "profile":
+        return f" ({data['units']} transformed unit{'s' if data['units'] != 1 else ''})"
+    if step == "trace":
+        return f" ({data['invocations']} invocations)"
+    if step == "layout":
+        return "".join(f"; {t}: {v['lines']['before']:.2f} -> {v['lines']['after']:.2f} lines"
+                       for t, v in data["types"].items())
+    if step == "report":
+        return f" ({len(data['reports'])} files)" if data["reports"] else f" ({data['note']})"
+    return ""
+
+
+def _collect(config: PipelineConfig,
+             tree: OutputTree) -> tuple[list[TypeSummary], list[Path], list[str]]:
+    """Per-type figures from the stamps the steps left (whatever steps have run)."""
+    layout = read_stamp(tree, "layout") or {}
+    optimize = read_stamp(tree, "optimize") or {}
+    report = read_stamp(tree, "report") or {}
+    types = []
+    for name, fig in layout.get("types", {}).items():
+        built = optimize.get("layouts", {}).get(name, {})
+        sizes = sorted({v["size"] for v in built.values()})
+        types.append(TypeSummary(
+            name=name, lines_before=fig["lines"]["before"], lines_after=fig["lines"]["after"],
+            lines_lower_bound=fig["lines"]["lower_bound"],
+            dirty_before=fig["dirty_lines"]["before"], dirty_after=fig["dirty_lines"]["after"],
+            size_before=fig["size"]["before"],
+            size_after=sizes[0] if len(sizes) == 1 else fig["size"]["after"],
+            size_after_source="DWARF" if len(sizes) == 1 else "planned"))
+    notes = [report["note"]] if report.get("note") else []
+    return types, [Path(p) for p in report.get("reports", [])], notes

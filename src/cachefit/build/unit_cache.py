@@ -1,0 +1,344 @@
+"""The content cache of optimize-mode objects (docs/cache.md), like ccache.
+
+Key: SHA-256 of the preprocessed text, the options that reach the compile step (with the
+action and language), the real compiler's identity (`--version` output, cached per
+compiler path and mtime), the working directory when debug information is asked for, the
+plan entries that may apply to the unit, and cachefit's version with a fingerprint of the
+modules that transform units.
+Value: the object file, the compiler's messages and the transformed text. Objects live
+in `$CACHEFIT_CACHE_DIR/objects/` (default `~/.cache/cachefit/objects/`), hit/miss
+counters in `stats.json` there; every file is written through a temporary file and a
+rename, counters under a lock. The total size is bounded by CACHEFIT_CACHE_MAX_SIZE
+(least recently used objects are evicted); CACHEFIT_CACHE=0 turns the cache off.
+This module never runs anything but `COMPILER --version`, and never touches files
+outside its directory and the `-o` output.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cachefit
+from cachefit.build.compiler_args import CompilerCommand, select
+from cachefit.build.wrapper_steps import has_debug
+from cachefit.errors import UserError
+
+DEFAULT_MAX_SIZE = 5 * 1024 ** 3
+KEY_SCHEMA = "cachefit-object-key-1"
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
+          "G": 1024 ** 3, "GB": 1024 ** 3, "T": 1024 ** 4, "TB": 1024 ** 4}
+
+
+def cache_root(env: Mapping[str, str]) -> Path:
+    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit."""
+    named = env.get("CACHEFIT_CACHE_DIR")
+    if named:
+        return Path(named)
+    xdg = env.get("XDG_CACHE_HOME")
+    return Path(xdg) / "cachefit" if xdg else Path.home() / ".cache" / "cachefit"
+
+
+def parse_size(text: str) -> int:
+    """`5G`, `500M`, `64K` or a number of bytes."""
+    t = text.strip().upper()
+    digits = t.rstrip("KMGTB")
+    unit = t[len(digits):]
+    try:
+        value = float(digits)
+    except ValueError:
+        value = -1
+    if value < 0 or unit not in _UNITS:
+        raise UserError(f"CACHEFIT_CACHE_MAX_SIZE={text} is not a size",
+                        "write a number of bytes or a size like 500M or 5G")
+    return int(value * _UNITS[unit])
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _copy_atomic(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# The code that decides what a transformed unit looks like; editing any of it (an upgrade
+# without a version change, a development checkout) must not reuse older objects.
+_TRANSFORM_CODE = ("flatten", "rewrite", "reorder", "frontend", "model",
+                   "build/unit_transform.py", "build/layout_plan.py", "build/wrapper_steps.py",
+                   "build/optimize_wrapper.py", "build/compiler_args.py")
+_fingerprint: str | None = None
+
+
+def code_fingerprint() -> str:
+    """cachefit's version and the size and mtime of each module of the transformation."""
+    global _fingerprint
+    if _fingerprint is None:
+        h = hashlib.sha256(cachefit.__version__.encode())
+        pkg = Path(cachefit.__file__).parent
+        files: list[Path] = []
+        for part in _TRANSFORM_CODE:
+            p = pkg / part
+            files += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for p in files:
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            h.update(f"{p.relative_to(pkg)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+@dataclass
+class CacheStats:
+    """The counters and the contents of the object cache."""
+
+    directory: Path
+    enabled: bool
+    hits: int
+    misses: int
+    entries: int
+    size: int
+    max_size: int
+
+    def lines(self) -> list[str]:
+        total = self.hits + self.misses
+        rate = f" ({100 * self.hits / total:.0f}% hits)" if total else ""
+        return [f"cache directory  {self.directory}",
+                f"enabled          {'yes' if self.enabled else 'no (CACHEFIT_CACHE=0)'}",
+                f"hits             {self.hits}{rate}",
+                f"misses           {self.misses}",
+                f"objects          {self.entries}",
+                f"size             {self.size / 1024 ** 2:.1f} MiB of "
+                f"{self.max_size / 1024 ** 3:.1f} GiB"]
+
+
+class UnitCache:
+    """The object cache of one wrapper invocation."""
+
+    def __init__(self, directory: Path, enabled: bool = True,
+                 max_size: int = DEFAULT_MAX_SIZE, env: Mapping[str, str] | None = None
+                 ) -> None:
+        self.directory = directory
+        self.enabled = enabled
+        self.max_size = max_size
+        self.env = dict(os.environ if env is None else env)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> UnitCache:
+        enabled = env.get("CACHEFIT_CACHE", "1").strip().lower() not in ("0", "no", "false",
+                                                                        "off")
+        size = env.get("CACHEFIT_CACHE_MAX_SIZE")
+        return cls(cache_root(env) / "objects", enabled,
+                   parse_size(size) if size else DEFAULT_MAX_SIZE, env)
+
+    # ------------------------------------------------------------------ key
+
+    def compiler_identity(self, compiler: Sequence[str]) -> str:
+        """The compiler command, its resolved path and its `--version` output (cached in
+        `compilers/` per path and mtime, so it runs once per installed compiler)."""
+        exe = shutil.which(compiler[0]) or compiler[0]
+        try:
+            st = os.stat(exe)
+            stamp = f"{os.path.realpath(exe)}\0{st.st_size}\0{st.st_mtime_ns}"
+        except OSError:
+            stamp = exe
+        ident = hashlib.sha256(f"{' '.join(compiler)}\0{stamp}".encode()).hexdigest()
+        memo = self.directory / "compilers" / f"{ident}.txt"
+        try:
+            return memo.read_text()
+        except OSError:
+            pass
+        try:
+            proc = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
+                                  check=False, env=self.env)
+            version = proc.stdout
+        except OSError:
+            version = "?"
+        text = f"{' '.join(compiler)}\n{stamp}\n{version}"
+        _write_atomic(memo, text.encode())
+        return text
+
+    def key(self, text: bytes, cmd: CompilerCommand, compiler: Sequence[str],
+            plan_entries: Mapping[str, Any], cwd: str, lang: str) -> str:
+        flags = select(cmd, keep={"other"})
+        parts: dict[str, Any] = {
+            "schema": KEY_SCHEMA,
+            "cachefit": code_fingerprint(),
+            "compiler": self.compiler_identity(compiler),
+            "action": cmd.action,
+            "language": lang,
+            "flags": flags,
+            "cwd": cwd if has_debug(flags) else "",
+            "plan": plan_entries,
+        }
+        h = hashlib.sha256(json.dumps(parts, sort_keys=True).encode())
+        h.update(b"\0")
+        h.update(text)
+        return h.hexdigest()
+
+    # ------------------------------------------------------------------ store
+
+    def _object(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.o"
+
+    def _unit(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.unit"
+
+    def fetch(self, key: str, out: str) -> bool:
+        """Copy the cached object for `key` to `out`; count a hit or a miss. An output
+        directory that does not exist is a miss (the compiler then reports it)."""
+        obj = self._object(key)
+        if not Path(out).absolute().parent.is_dir():
+            return False
+        try:
+            _copy_atomic(obj, Path(out))
+            os.utime(obj)           # least recently used = oldest mtime
+        except FileNotFoundError:
+            self._count(misses=1)
+            return False
+        self._count(hits=1)
+        return True
+
+    def transformed_unit(self, key: str) -> bytes | None:
+        """The transformed text kept with the object of `key`, if the plan changed it."""
+        try:
+            return self._unit(key).read_bytes()
+        except OSError:
+            return None
+
+    def messages(self, key: str) -> bytes:
+        """The compiler's messages (warnings) of the compile that produced `key`."""
+        try:
+            return self._object(key).with_suffix(".stderr").read_bytes()
+        except OSError:
+            return b""
+
+    def store(self, key: str, out: str, unit_text: bytes | None = None,
+              messages: bytes = b"") -> None:
+        """Keep a copy of the freshly compiled `out`, the transformed text (if any) and
+        the compiler's messages (if any); the object is written last, so a reader that
+        finds it finds the others."""
+        try:
+            size = os.path.getsize(out)
+            if unit_text is not None:
+                _write_atomic(self._unit(key), unit_text)
+                size += len(unit_text)
+            if messages:
+                _write_atomic(self._object(key).with_suffix(".stderr"), messages)
+                size += len(messages)
+            _copy_atomic(Path(out), self._object(key))
+        except OSError:
+            return
+        total = self._count(size=size)
+        if total > self.max_size:
+            self._evict()
+
+    # ------------------------------------------------------------------ counters
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _read_counts(self) -> dict[str, int]:
+        try:
+            data = json.loads((self.directory / "stats.json").read_text())
+            return {k: int(data.get(k, 0)) for k in ("hits", "misses", "size")}
+        except (OSError, ValueError, AttributeError):
+            return {"hits": 0, "misses": 0, "size": 0}
+
+    def _count(self, hits: int = 0, misses: int = 0, size: int = 0) -> int:
+        with self._locked():
+            c = self._read_counts()
+            c["hits"] += hits
+            c["misses"] += misses
+            c["size"] += size
+            _write_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
+            return c["size"]
+
+    def _objects(self) -> list[tuple[float, int, Path]]:
+        """(mtime, bytes, object path) of every cached object; bytes include its unit."""
+        out = []
+        if self.directory.is_dir():
+            for p in self.directory.glob("??/*.o"):
+                try:
+                    st = p.stat()
+                except OSError:
+                    continue
+                extra = sum(q.stat().st_size for q in (p.with_suffix(".unit"),
+                                                         p.with_suffix(".stderr"))
+                            if q.is_file())
+                out.append((st.st_mtime, st.st_size + extra, p))
+        return out
+
+    def _evict(self) -> None:
+        """Remove the least recently used objects until the cache is at 90% of its limit."""
+        with self._locked():
+            objects = sorted(self._objects())
+            total = sum(s for _, s, _ in objects)
+            for _, size, p in objects:
+                if total <= self.max_size * 0.9:
+                    break
+                self._remove(p)
+                total -= size
+            c = self._read_counts()
+            c["size"] = total
+            _write_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
+
+    @staticmethod
+    def _remove(obj: Path) -> None:
+        for p in (obj, obj.with_suffix(".unit"), obj.with_suffix(".stderr")):
+            p.unlink(missing_ok=True)
+
+    def stats(self) -> CacheStats:
+        objects = self._objects()
+        c = self._read_counts()
+        return CacheStats(self.directory, self.enabled, c["hits"], c["misses"], len(objects),
+                          sum(s for _, s, _ in objects), self.max_size)
+
+    def clear(self) -> int:
+        """Remove every cached object and reset the counters; returns how many objects."""
+        with self._locked():
+            objects = self._objects()
+            for _, _, p in objects:
+                self._remove(p)
+            for d in self.directory.glob("??"):
+                if d.is_dir() and not any(d.iterdir()):
+                    d.rmdir()
+            shutil.rmtree(self.directory / "compilers", ignore_errors=True)
+            _write_atomic(self.directory / "stats.json",
+                          (json.dumps({"hits": 0, "misses": 0, "size": 0}) + "\n").encode())
+        return len(objects)

@@ -1,0 +1,133 @@
+"""Apply a layout plan to one preprocessed translation unit: flatten the plan's classes,
+then give each planned record its member order.
+
+`mentioned_names` is the cheap textual pre-filter (which plan names occur as words in
+the preprocessed text); it only decides which names are worth handing to libclang. The
+decision whether a unit defines a class and how to change it is libclang's, through
+`cachefit.flatten.flatten_unit` and `cachefit.rewrite.reorder_unit.reorder_unit`. Errors
+(refusals, constraint violations) are re-pointed from the temporary unit file to the
+original source and line. The module works on a file in a directory the caller owns and
+returns the new text; it never compiles or writes anywhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cachefit.build.layout_plan import LayoutPlan
+from cachefit.build.wrapper_steps import Language
+from cachefit.errors import CachefitError, Location, TypeNotFound
+
+
+@dataclass
+class TransformResult:
+    """The unit's text after the plan, and what was applied to it."""
+
+    text: bytes
+    flattened: list[str] = field(default_factory=list)
+    reordered: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.flattened or self.reordered)
+
+
+def _word(name: str) -> str:
+    """The identifier that must occur in a unit that uses `name` (`ns::tcb<int>` -> tcb)."""
+    base = name.split("<", 1)[0]
+    return base.rsplit("::", 1)[-1].strip()
+
+
+def mentioned_names(text: bytes, names: Sequence[str]) -> list[str]:
+    """The names whose last identifier occurs as a whole word in `text` (a filter only)."""
+    out = []
+    for n in names:
+        w = _word(n)
+        if w and re.search(rb"(?<![A-Za-z0-9_])" + re.escape(w.encode()) + rb"(?![A-Za-z0-9_])",
+                           text):
+            out.append(n)
+    return out
+
+
+def _original_location(text: bytes, loc: Location) -> Location:
+    """Map a line of the preprocessed unit to the file and line its line markers name."""
+    from cachefit.trace.unit_instrument import LineMap
+    if loc.line <= 0:
+        return loc
+    offset = 0
+    for _ in range(loc.line - 1):
+        nl = text.find(b"\n", offset)
+        if nl < 0:
+            return loc
+        offset = nl + 1
+    mapped = LineMap(text).location(offset + max(loc.col - 1, 0))
+    return mapped if mapped.file != "<preprocessed>" else loc
+
+
+def _repoint(exc: CachefitError, unit: Path, text: bytes, source: str) -> None:
+    """Make an error about the temporary unit name the original source and line."""
+    unit_s = str(unit)
+    if exc.location is None:
+        exc.location = Location(source)
+    elif exc.location.file in (unit_s, str(unit.resolve())):
+        exc.location = _original_location(text, exc.location)
+    exc.what = exc.what.replace(unit_s, source)
+    exc.details = [d.replace(unit_s, source) for d in exc.details]
+    # the hints speak of `cachefit reorder` options; a build takes them from the plan
+    exc.todo = exc.todo.replace("pass --fix-initializers",
+                                'set "fix_initializers": true in the layout plan')
+
+
+def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequence[str],
+               unit: Path, source: str, *, reorder: bool = True) -> TransformResult:
+    """Flatten (C++ only) and, when `reorder`, reorder the records of the plan that the
+    unit defines. `unit` is a scratch file path (its suffix says the language) the caller
+    owns; `source` names the original file in errors."""
+    result = TransformResult(text)
+    names = mentioned_names(text, plan.type_names)
+    if not names:
+        return result
+    unit.write_bytes(text)
+    current = text
+    args = list(parse_args)
+    try:
+        if lang == "c++":
+            from cachefit.flatten import flatten_unit
+            for cls in plan.flatten:
+                if cls not in names:
+                    continue
+                try:
+                    flat = flatten_unit(str(unit), args, cls)
+                except TypeNotFound:
+                    continue        # libclang: the unit does not define the class
+                new = flat.text(str(unit)).encode("utf-8", errors="surrogateescape")
+                result.warnings.extend(flat.warnings)
+                if new != current:
+                    current = new
+                    unit.write_bytes(current)
+                    result.flattened.append(cls)
+        if reorder:
+            from cachefit.rewrite.reorder_unit import reorder_unit
+            for name, rec in plan.records.items():
+                if name not in names:
+                    continue
+                try:
+                    out = reorder_unit(str(unit), args, name, list(rec.order),
+                                       fix_initializers=plan.fix_initializers,
+                                       expected_size=rec.expected_size)
+                except TypeNotFound:
+                    continue        # libclang: the unit does not define the record
+                new = out[str(unit)].encode("utf-8", errors="surrogateescape")
+                if new != current:
+                    current = new
+                    unit.write_bytes(current)
+                result.reordered.append(name)
+    except CachefitError as exc:
+        _repoint(exc, unit, current, source)
+        raise
+    result.text = current
+    return result

@@ -1,0 +1,56 @@
+"""`cachefit build [--step STEP]... [--config FILE] [-o DIR]`: the whole pipeline in one command.
+
+Parses the arguments, loads the pipeline keys of cachefit.toml
+(cachefit.build.pipeline_config), runs cachefit.build.pipeline and prints one progress line
+per step (stderr) and the summary table (stdout). The work and every file written are the
+pipeline's; this module only prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from cachefit.build.build_summary import format_summary
+from cachefit.build.output_tree import STEPS
+from cachefit.build.pipeline import run_pipeline
+from cachefit.build.pipeline_config import load_pipeline_config
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "build", help="profile build, workload, reorder, optimized build, report",
+        description="Run the project's build through cachefit's compiler wrapper in profile "
+                    "mode, run the workload under `cachefit trace`, choose the member order "
+                    "of every [trace] type, write the layout plan and rebuild in optimize "
+                    "mode; every intermediate file stays in the output directory. Settings: "
+                    "[build] in cachefit.toml (docs/cachefit-toml.md).",
+        usage="cachefit build [--step STEP]... [--config FILE] [-o DIR]")
+    p.add_argument("--step", action="append", choices=STEPS, metavar="STEP",
+                   help=f"run only this step ({', '.join(STEPS)}; repeatable), using the "
+                        "files earlier steps left in the output directory")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="the project file (default: CACHEFIT_CONFIG, else cachefit.toml here "
+                        "or in a parent directory)")
+    p.add_argument("-o", "--output", type=Path, metavar="DIR",
+                   help="output directory (default: [build] output, else out/cachefit)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_pipeline_config(args.config.resolve() if args.config else None)
+    if args.output:
+        config = dataclasses.replace(config, output=args.output.resolve())
+    result = run_pipeline(config, args.step or STEPS,
+                          progress=lambda line: print(f"cachefit: {line}", file=sys.stderr,
+                                                      flush=True))
+    print(format_summary(result.types, result.steps))
+    for note in result.notes:
+        print(f"note: {note}")
+    for path in result.reports:
+        print(f"report: {path}")
+    print(f"cachefit: everything is in {result.tree.root} (summary.md, layout-plan.json, "
+          "profile.json, logs)", file=sys.stderr)
+    return 0

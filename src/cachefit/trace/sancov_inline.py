@@ -1,0 +1,138 @@
+"""Compile a unit for the clang backend with the per-access first checks inlined.
+
+clang's sanitizer-coverage pass runs after the optimizer's inliner, so every instrumented
+load and store stays a call of __sanitizer_cov_loadN/storeN, and the call (with the
+registers it clobbers) costs more than the check it makes. This module compiles an
+instrumented unit in two steps instead of one:
+  1. the usual instrumented compile, but to LLVM bitcode (`-c -emit-llvm`);
+  2. that bitcode compiled again with the same flags and no instrumentation, with
+     runtime/inline/cf_sancov_inline.c (built once per compiler into the cache directory as
+     bitcode) linked in by `-Xclang -mlink-bitcode-file`: its callbacks are C99 inline
+     definitions (`available_externally`), so the optimizer inlines the "outside every
+     object / no invocation active" test and only accesses inside a registered range call
+     the runtime.
+The output is an ordinary object (or assembly) file with no extra symbols. When the
+compiler or the flags do not allow this (not clang, LTO, other instrumentation that step 2
+would apply twice, or CACHEFIT_INLINE_CHECKS=0), it compiles in one step as before.
+It never edits sources, never changes what is instrumented, and leaves no file half-written.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cachefit.build.compiler_args import CompilerCommand, select
+from cachefit.build.wrapper_steps import Language, call, compile_preprocessed, preprocessed_x
+from cachefit.errors import UserError
+from cachefit.trace.runtime_build import cache_dir, runtime_dir
+
+INLINE_SOURCE = "inline/cf_sancov_inline.c"
+# Flags that make step 2 wrong or useless: instrumentation passes it would run a second
+# time, and outputs that are not object code.
+_FALLBACK_PREFIXES = ("-flto", "-fembed-bitcode", "-fsanitize=", "-fprofile-",
+                      "-fcoverage-mapping", "-fxray-instrument", "-finstrument-functions",
+                      "-emit-llvm", "-save-temps", "-fsave-optimization-record",
+                      "-fsanitize-coverage")
+_TARGET_PREFIXES = ("-m32", "-m64", "-mx32", "--target=")
+
+
+@dataclass(frozen=True)
+class InlineStep:
+    """How to compile with inlined checks: the bitcode to link in, or why not."""
+
+    bitcode: Path | None
+    reason: str = ""
+
+
+def enabled(env: Mapping[str, str]) -> bool:
+    """CACHEFIT_INLINE_CHECKS=0 turns the two-step compile off (for measurements)."""
+    return env.get("CACHEFIT_INLINE_CHECKS", "1").strip().lower() not in ("0", "no", "false",
+                                                                          "off")
+
+
+def _target_flags(flags: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for i, a in enumerate(flags):
+        if a.startswith(_TARGET_PREFIXES):
+            out.append(a)
+        elif a == "-target" and i + 1 < len(flags):
+            out += [a, flags[i + 1]]
+    return out
+
+
+def inline_bitcode(compiler: Sequence[str], flags: Sequence[str],
+                   env: Mapping[str, str]) -> Path:
+    """The callbacks' inline definitions as bitcode for this compiler and target (cached)."""
+    src = runtime_dir() / INLINE_SOURCE
+    if not src.is_file():
+        raise UserError(f"the cachefit runtime file {src} is missing",
+                        "set CACHEFIT_RUNTIME_DIR to the runtime/ directory")
+    target = _target_flags(flags)
+    h = hashlib.sha256(src.read_bytes())
+    h.update(" ".join([*compiler, *target]).encode())
+    out_dir = cache_dir() / "runtime-inline"
+    out = out_dir / f"{h.hexdigest()[:16]}.bc"
+    if out.is_file():
+        return out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.is_file():
+            return out
+        fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".bc.tmp")
+        os.close(fd)
+        try:
+            # No LLVM passes: the optimizer would drop the available_externally bodies.
+            proc = subprocess.run([*compiler, *target, "-x", "c", "-std=c11", "-O2", "-Xclang",
+                                   "-disable-llvm-passes", "-emit-llvm", "-c", str(src), "-o",
+                                   tmp], capture_output=True, text=True, check=False,
+                                  env=dict(env))
+            if proc.returncode != 0:
+                raise UserError(f"building {src.name} with {compiler[0]} failed",
+                                "set CACHEFIT_INLINE_CHECKS=0 to compile without inlined "
+                                "checks", details=proc.stderr.splitlines()[:5])
+            os.replace(tmp, out)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return out
+
+
+def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str]) -> InlineStep:
+    """Whether this unit can be compiled in two steps, and with which bitcode."""
+    if not enabled(env):
+        return InlineStep(None, "CACHEFIT_INLINE_CHECKS=0")
+    for a in flags:
+        if a.startswith(_FALLBACK_PREFIXES):
+            return InlineStep(None, f"{a} is in the flags")
+    return InlineStep(inline_bitcode(compiler, flags, env))
+
+
+def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Language, unit: Path,
+                    out: str, env: Mapping[str, str], extra: Sequence[str], tmpdir: Path) -> int:
+    """Compile the preprocessed, instrumented `unit` to `out` as compile_preprocessed does
+    (`extra` holds the sanitizer-coverage flags), inlining the first checks when possible."""
+    flags = select(cmd, keep={"other"})
+    step = plan(compiler, flags, env)
+    if step.bitcode is None:
+        return compile_preprocessed(compiler, cmd, lang, unit, out, env, extra)
+    final = "-S" if cmd.action == "assemble" else "-c"
+    fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
+    os.close(fd)
+    first = [*compiler, *flags, *extra, "-c", "-emit-llvm", "-x", preprocessed_x(lang),
+             str(unit), "-o", bc]
+    code = call(first, env)
+    if code != 0:
+        return code
+    plain_extra = [a for a in extra if not a.startswith("-fsanitize-coverage")]
+    second = [*compiler, *flags, *plain_extra, "-Wno-unused-command-line-argument", final,
+              "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
+              "-o", out]
+    return call(second, env)

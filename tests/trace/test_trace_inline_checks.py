@@ -1,0 +1,77 @@
+"""The clang backend's inlined first checks, and profile-built shared libraries.
+
+The two-step compile (cachefit.trace.sancov_inline) must remove the calls of
+__sanitizer_cov_* from instrumented code without changing any profile, and must fall
+back to one step when the flags do not allow it. A profile-built shared library uses
+the executable's runtime (one registry).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from trace_helpers import (
+    CACHEFIT,
+    PROGRAMS,
+    build,
+    calls_in,
+    env_for,
+    needs_clang,
+    run,
+    seqs,
+    write_config,
+)
+
+from cachefit.trace.profile_format import load
+from cachefit.trace.sancov_inline import plan
+
+R, W = "r", "w"
+
+
+@needs_clang
+def test_inlined_checks_leave_no_callback_calls_and_the_same_profile(tmp_path: Path) -> None:
+    (tmp_path / "inl").mkdir()
+    (tmp_path / "calls").mkdir()
+    inl = build(tmp_path / "inl", ["roles.c"], types=["obj"], entry=["op", "outer"],
+                flags=("-O2", "-g"))
+    calls = build(tmp_path / "calls", ["roles.c"], types=["obj"], entry=["op", "outer"],
+                  flags=("-O2", "-g"))
+    # The same build again with the checks left as calls (the build before inlining).
+    env = dict(calls.env, CACHEFIT_MODE="profile", CACHEFIT_CC="clang-19",
+               CACHEFIT_INLINE_CHECKS="0")
+    run([*CACHEFIT, "cc", "-O2", "-g", "roles.c", "-o", "prog"], calls.directory, env)
+    assert "__sanitizer_cov_" not in calls_in(inl.program, "op")
+    assert "__cachefit_access" in calls_in(inl.program, "op")
+    assert "__sanitizer_cov_" in calls_in(calls.program, "op")
+    p1, p2 = inl.trace(), calls.trace()
+    assert seqs(p1, "obj") == seqs(p2, "obj")
+    assert p1.invocations == p2.invocations == 8
+    assert inl.run() == calls.run()
+
+
+def test_inline_plan_falls_back_for_lto_and_other_instrumentation() -> None:
+    env = {"CACHEFIT_INLINE_CHECKS": "1"}
+    assert plan(["clang-19"], ["-O2", "-flto=thin"], env).bitcode is None
+    assert plan(["clang-19"], ["-fsanitize=address"], env).bitcode is None
+    assert plan(["clang-19"], ["-O2"], {"CACHEFIT_INLINE_CHECKS": "0"}).bitcode is None
+
+
+@needs_clang
+def test_shared_library_uses_the_executables_runtime(tmp_path: Path) -> None:
+    # op() and make() live in a profile-built shared library; the executable links the
+    # runtime and exports its entry points and state, so the library's accesses and its
+    # heap object land in the one registry (the global `shared` is the executable's).
+    for f in ("multi_main.c", "multi_lib.c", "obj.h"):
+        shutil.copy(PROGRAMS / f, tmp_path / f)
+    write_config(tmp_path, ["obj"], ["op"])
+    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CC="clang-19")
+    run([*CACHEFIT, "cc", "-O2", "-g", "-fPIC", "-shared", "multi_lib.c", "-o", "libobj.so"],
+        tmp_path, env)
+    run([*CACHEFIT, "cc", "-O2", "-g", "multi_main.c", "-L.", "-lobj", "-Wl,-rpath,$ORIGIN",
+         "-o", "prog"], tmp_path, env)
+    assert "__cachefit_access" in calls_in(tmp_path / "libobj.so", "op")
+    run([*CACHEFIT, "trace", "-o", "p.json", "--", "./prog"], tmp_path, env_for(tmp_path))
+    prof = load(tmp_path / "p.json")
+    assert seqs(prof, "obj") == {((0, 0, 4, R), (0, 0, 4, W)): 3}
+    assert prof.invocations == 3
