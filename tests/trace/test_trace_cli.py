@@ -53,16 +53,6 @@ def test_plain_mode_passes_through(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("cachefit-*.raw"))
 
 
-def test_optimize_mode_is_a_clear_hook(tmp_path: Path) -> None:
-    env = env_for(tmp_path, CACHEFIT_MODE="optimize", CACHEFIT_CC="cc")
-    write_config(tmp_path, ["obj"], ["op"])
-    proc = subprocess.run([*CACHEFIT, "cc", "-c", "x.c"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=False)
-    if (REPO / "src" / "cachefit" / "build" / "optimize_wrapper.py").exists():
-        pytest.skip("optimize mode has been implemented by its stage")
-    assert proc.returncode == 2 and "optimize is not implemented yet" in proc.stderr
-
-
 def test_profile_mode_needs_a_project_file(tmp_path: Path) -> None:
     env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CC="cc")
     proc = subprocess.run([*CACHEFIT, "cc", "-c", "x.c"], cwd=tmp_path, env=env,
