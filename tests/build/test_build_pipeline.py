@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -235,6 +236,11 @@ def test_tailored_build_with_clang_pgo_lto_native(tmp_path: Path) -> None:
     show = subprocess.run(["llvm-profdata-19", "show", str(profdata)], capture_output=True,
                           text=True, check=True).stdout
     assert "Total functions:" in show and "Total functions: 0" not in show
+    names = subprocess.run(["llvm-profdata-19", "show", "--all-functions", str(profdata)],
+                           capture_output=True, text=True, check=True).stdout
+    # internal-linkage functions are keyed by the original source's name (not the
+    # wrapper's temporary unit), so the optimized build of pingpong.cc finds their data
+    assert re.search(r"pingpong\.cc[;:]_ZL", names), names
     subprocess.run(["make", "-s", "-C", str(project), "pipeline", f"BUILD={tmp_path}/plain",
                     "CXX=clang++-19"], check=True, capture_output=True)
     optimized = out / "optimize" / "bin" / "pingpong"

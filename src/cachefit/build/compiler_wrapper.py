@@ -234,8 +234,10 @@ class ProfileBuild:
             extra.append("-g")
         if self.backend == "sanitizer-coverage":  # per-access checks inlined (H6, issue 5)
             from cachefit.trace.sancov_inline import compile_inlined
-            return compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir)
-        return compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra)
+            return compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
+                                   source=src.path)
+        return compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
+                                    source=src.path)
 
     # ---------------------------------------------------------------- link
 

@@ -139,4 +139,4 @@ class OptimizeBuild:
         save_unit_copy(self.env, src, lang, result.text, cmd.args, out)
         unit.write_bytes(result.text)
         return compile_preprocessed(self.compiler, cmd, lang, unit, out, self.env,
-                                    stderr_copy=messages), result.text
+                                    stderr_copy=messages, source=src.path), result.text

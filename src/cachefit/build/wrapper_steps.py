@@ -160,12 +160,41 @@ def compile_unchanged(compiler: Sequence[str], cmd: CompilerCommand, src: Source
 def compile_preprocessed(compiler: Sequence[str], cmd: CompilerCommand, lang: Language,
                          unit: Path, out: str, env: Mapping[str, str],
                          extra: Sequence[str] = (),
-                         stderr_copy: list[bytes] | None = None) -> int:
+                         stderr_copy: list[bytes] | None = None,
+                         source: str | None = None) -> int:
     """Compile a (transformed) preprocessed unit with the user's flags minus the
-    preprocessor's, the linker's and the dependency options."""
+    preprocessor's, the linker's and the dependency options. With `source` (the original
+    file) and clang, the unit keeps the original's main-file name, which clang puts in the
+    profile names of internal-linkage functions: the profile and optimize builds of one
+    source then agree, and PGO data applies to `static` functions too."""
     final = "-S" if cmd.action == "assemble" else "-c"
-    return call([*compiler, *select(cmd, keep={"other"}), *extra, final, "-x",
+    naming = main_file_args(compiler, env, source)
+    return call([*compiler, *select(cmd, keep={"other"}), *extra, *naming, final, "-x",
                  preprocessed_x(lang), str(unit), "-o", out], env, stderr_copy)
+
+
+def main_file_args(compiler: Sequence[str], env: Mapping[str, str],
+                   source: str | None) -> list[str]:
+    """clang flags that give a temporary unit the original source's main-file name."""
+    if source and source != "-" and is_clang(compiler, env):
+        return ["-Xclang", "-main-file-name", "-Xclang", Path(source).name]
+    return []
+
+
+_clang_cache: dict[str, bool] = {}
+
+
+def is_clang(compiler: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether the real compiler is clang (its `--version` says so); cached per command."""
+    key = "\0".join(compiler)
+    if key not in _clang_cache:
+        try:
+            out = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
+                                 env=dict(env), check=False).stdout
+        except OSError:
+            out = ""
+        _clang_cache[key] = "clang" in out.lower()
+    return _clang_cache[key]
 
 
 def link_args(cmd: CompilerCommand, objects: Mapping[int, str]) -> list[str]:

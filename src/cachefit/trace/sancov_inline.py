@@ -29,7 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cachefit.build.compiler_args import CompilerCommand, select
-from cachefit.build.wrapper_steps import Language, call, compile_preprocessed, preprocessed_x
+from cachefit.build.wrapper_steps import (
+    Language,
+    call,
+    compile_preprocessed,
+    main_file_args,
+    preprocessed_x,
+)
 from cachefit.errors import UserError
 from cachefit.trace.runtime_build import cache_dir, runtime_dir
 
@@ -116,17 +122,19 @@ def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str]) 
 
 
 def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Language, unit: Path,
-                    out: str, env: Mapping[str, str], extra: Sequence[str], tmpdir: Path) -> int:
+                    out: str, env: Mapping[str, str], extra: Sequence[str], tmpdir: Path,
+                    source: str | None = None) -> int:
     """Compile the preprocessed, instrumented `unit` to `out` as compile_preprocessed does
     (`extra` holds the sanitizer-coverage flags), inlining the first checks when possible."""
     flags = select(cmd, keep={"other"})
     step = plan(compiler, flags, env)
     if step.bitcode is None:
-        return compile_preprocessed(compiler, cmd, lang, unit, out, env, extra)
+        return compile_preprocessed(compiler, cmd, lang, unit, out, env, extra, source=source)
     final = "-S" if cmd.action == "assemble" else "-c"
     fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
     os.close(fd)
-    first = [*compiler, *flags, *extra, "-c", "-emit-llvm", "-x", preprocessed_x(lang),
+    first = [*compiler, *flags, *extra, *main_file_args(compiler, env, source), "-c",
+             "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
     code = call(first, env)
     if code != 0:
