@@ -57,8 +57,8 @@ DET_PER_SECOND = 0.3
 on a typical machine, so the deterministic limit, not the clock, ends the search)."""
 WORK_PER_SECOND = 500_000
 """Order-search work (units placed + footprint members measured) per second of `time_limit`
-(about half an idle core, so the budget and not the wall clock ends the search on a busy
-machine: that is what keeps the result deterministic)."""
+(about a third of an idle core, so the budget and not the wall clock ends the search on a
+busy machine: that is what keeps the result deterministic)."""
 TIE_BREAK_SHARE = 0.25
 """Share of the CP-SAT budget for the size/order stages once lines and dirty are proven."""
 EVALS_PER_HOT_UNIT = 1_500
