@@ -57,7 +57,8 @@ typedef struct cf_thread {
     uintptr_t frame;
     uint32_t nroles;
     uint32_t last;
-    /* A copy of roles[last] (cf_set_last), so the common access costs no index math. */
+    /* A copy of the role resolved last (cf_set_last), so the common access costs no
+     * index math. */
     uintptr_t fbase;
     uintptr_t fsize; /* 0: none */
     unsigned long fseq;
@@ -161,7 +162,8 @@ static inline __attribute__((always_inline)) void cf_access_inside(cf_thread *t,
         if (a - r->base < r->size) {
             if (r->seq != seq)
                 break;
-            cf_set_last(t, i);
+            /* Not made the fast role: with two objects accessed in turn (sender and
+             * receiver) copying it back and forth costs more than this loop. */
             cf_append(t, r, a, sm);
             return;
         }

@@ -232,7 +232,7 @@ class ProfileBuild:
         extra = self._instrument_flags(tmpdir)
         if not has_debug(flags):
             extra.append("-g")
-        if self.backend == "sanitizer-coverage":  # per-access checks inlined (H6, issue 5)
+        if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
             from cachefit.trace.sancov_inline import compile_inlined
             return compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
                                    source=src.path)
