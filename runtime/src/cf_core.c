@@ -771,7 +771,9 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
 /* A copy or fill of n bytes at a (memcpy/memmove/memset in instrumented code): one
  * access per object element it overlaps, with the offset and size of the overlap
  * (sizes above 65535 are cut to 65535), in address order.  Bytes between objects and
- * the padding of strided arrays are skipped without being counted as outside. */
+ * the padding of strided arrays are skipped without being counted as outside; gaps are
+ * walked one 256-byte granule at a time, and a range needing more than 2^20 steps is
+ * recorded only up to there (a huge fill inside an invocation). */
 void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
 {
     cf_thread *t = &cf_self;

@@ -214,3 +214,46 @@ def test_unions_and_virtual_bases_are_refused() -> None:
                      bases=[Base("V", 16, 8, virtual=True)], vptr_offset=0)
     with pytest.raises(UserError, match="virtual bases"):
         optimize_layout(derived, profile_entry(derived, []))
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("object_align", [None, 64])
+def test_asserted_size_bounds_match_brute_force(seed: int, object_align: int | None) -> None:
+    """`max_size`/`min_size` (from `static_assert(sizeof(T) ...)`): the optimum among the
+    orders whose size is in the bounds, as brute force finds it."""
+    rng = random.Random(900 + seed)
+    record, entry = random_case(rng, max_fields=7)
+    oracle = Oracle(record, entry, cache_line=32, object_align=object_align)
+    exact = rng.random() < 0.5
+    floor = record.size if exact else None
+    result = optimize_layout(record, entry, cache_line=32, object_align=object_align,
+                             constraints=LayoutConstraints(max_size=record.size,
+                                                           min_size=floor),
+                             time_limit=5.0)
+    assert result.size_after <= record.size
+    if exact:
+        assert result.size_after == record.size
+
+    def in_bounds(order: tuple[str, ...], offsets: dict[str, int]) -> bool:
+        size = oracle.offsets(order)[1]
+        return size <= record.size and (floor is None or size >= floor)
+
+    best = oracle.best(in_bounds)
+    assert oracle.cost(result.order) == best
+    assert result.lines_lower_bound <= oracle.per_invocation(best[0]) + 1e-9
+    assert result.lines_after == pytest.approx(oracle.per_invocation(best[0]))
+
+
+def test_size_bounds_bind() -> None:
+    """Packing would shrink the record; an exact size keeps it; a bound below what the
+    fields need is an error."""
+    record = c_layout("s", [("a", "char", 1, 1), ("b", "long", 8, 8), ("c", "char", 1, 1),
+                            ("d", "long", 8, 8), ("e", "char", 1, 1)])
+    entry = profile_entry(record, [(1, [access(record, 0, "b"), access(record, 0, "d")])])
+    assert optimize_layout(record, entry).size_after == 24
+    kept = optimize_layout(record, entry, constraints=LayoutConstraints(max_size=40,
+                                                                        min_size=40))
+    assert kept.size_after == 40
+    assert any("at least 40 bytes" in c for c in kept.constraints_honoured)
+    with pytest.raises(UserError, match="do not fit"):
+        optimize_layout(record, entry, constraints=LayoutConstraints(max_size=16))

@@ -4,7 +4,8 @@ The caller (the `reorder` command, after reading the source) fills a `LayoutCons
 fields that must not move, groups that must stay contiguous and in order (one macro's
 fields, an `offsetof` range), the field that must stay first (`container_of` casts), and
 fields that must stay on the same side of a marker field or byte offset (`memset` up to
-`offsetof(T, marker)`). This module only describes them and checks their field names; it
+`offsetof(T, marker)`), and bounds on sizeof (`static_assert(sizeof(T) == N)`).
+This module only describes them and checks their field names; it
 does not resolve them to movable units (see `problem`) nor enforce them (the solvers do).
 """
 
@@ -44,13 +45,17 @@ class LayoutConstraints:
 
     `pins`: fields that keep their current offset. `units`: contiguous groups.
     `first`: a field that stays at the start of the fields area (offset 0 in C).
-    `same_side`: side-of-boundary rules.
+    `same_side`: side-of-boundary rules. `max_size`: sizeof may not exceed it (tighter
+    than the default limit, the original size rounded up to whole cache lines). `min_size`:
+    sizeof may not be smaller (with `max_size`, an exact size).
     """
 
     pins: tuple[str, ...] = ()
     units: tuple[UnitConstraint, ...] = ()
     first: str | None = None
     same_side: tuple[SameSideConstraint, ...] = ()
+    max_size: int | None = None
+    min_size: int | None = None
 
     def field_names(self) -> list[str]:
         """Every field name mentioned, in a stable order (for validation)."""
@@ -79,6 +84,8 @@ class LayoutConstraints:
                 raise UserError(f"unit constraint {unit.fields} needs at least two fields")
             if len(set(unit.fields)) != len(unit.fields):
                 raise UserError(f"unit constraint {unit.fields} repeats a field")
+        if self.max_size is not None and self.max_size < 0:
+            raise UserError(f"size bound {self.max_size} is negative")
         for rule in self.same_side:
             if isinstance(rule.boundary, int) and rule.boundary < 0:
                 raise UserError(f"same-side boundary {rule.boundary} is negative")

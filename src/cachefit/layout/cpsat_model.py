@@ -145,6 +145,8 @@ class LayoutModel:
         self.size = q  # size = ra * q
         self.m.add(ra * q >= self.end)
         self.m.add(ra * q <= self.end + ra - 1)
+        if p.size_min:
+            self.m.add(ra * q >= p.size_min)
         if not n:
             self.m.add(self.end == p.prefix_end)
             return

@@ -141,6 +141,8 @@ def violations(problem: LayoutProblem, placement: Placement) -> list[str]:
             out.append(f"{units[rule.unit].name} is not {side} {where}")
     if placement.size > problem.size_limit:
         out.append(f"size {placement.size} exceeds the limit {problem.size_limit}")
+    if placement.size < problem.size_min:
+        out.append(f"size {placement.size} is below the asserted {problem.size_min}")
     for u in bitfield_barriers(problem, placement):
         if units[u].align not in BARRIER_ALIGNS:
             out.append(f"bit-field unit {units[u].name} (alignment {units[u].align}) cannot "

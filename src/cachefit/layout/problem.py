@@ -116,6 +116,7 @@ class LayoutProblem:
     honoured: tuple[str, ...]
     warnings: tuple[str, ...]
     field_unit: dict[str, int] = field(default_factory=dict)
+    size_min: int = 0        # sizeof at least this (an asserted exact size)
 
     @property
     def movable(self) -> list[int]:
@@ -433,6 +434,13 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
         size_limit = align_up(max(worst, record.size), record_align)
     else:
         size_limit = align_up(align_up(record.size, line), record_align)
+    if constraints.max_size is not None:
+        # sizeof is a multiple of the alignment: the largest one within the bound.
+        size_limit = min(size_limit, constraints.max_size // record_align * record_align)
+    size_min = constraints.min_size or 0
+    if size_min > size_limit:
+        raise UserError(f"{record.name} must be at least {size_min} bytes but at most "
+                        f"{size_limit}", "check the size constraints")
     if prefix_end + used > size_limit:
         raise UserError(f"the fields of {record.name} do not fit in {size_limit} bytes")
 
@@ -453,7 +461,7 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
         report_dirty_fp=_aggregate(footprints.sequences, field_unit, True),
         total_count=footprints.total_count, succ=succ, pred=pred, first=first,
         sides=tuple(sides), relaxed=relaxed, merged=merged, honoured=tuple(honoured),
-        warnings=tuple(warnings), field_unit=field_unit)
+        warnings=tuple(warnings), field_unit=field_unit, size_min=size_min)
 
 
 def _describe(record: Record, units: list[Unit], fam: Field | None, prefix_end: int,
@@ -480,6 +488,9 @@ def _describe(record: Record, units: list[Unit], fam: Field | None, prefix_end: 
         why = f" ({rule.reason})" if rule.reason else ""
         who = ", ".join(rule.fields) if rule.fields else "all fields"
         out.append(f"{who} stay on their side of {rule.boundary!r}{why}")
-    limit = "grown if needed" if allow_growth else f"at most {size_limit} bytes"
+    limit = "grown if needed" if allow_growth and constraints.max_size is None else \
+        f"at most {size_limit} bytes"
+    if constraints.min_size:
+        limit += f", at least {constraints.min_size} bytes"
     out.append(f"sizeof({record.name}) {limit}")
     return out

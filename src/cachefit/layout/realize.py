@@ -194,6 +194,6 @@ def compact_tail(problem: LayoutProblem, order: list[int]) -> list[int]:
     best = tail
     for cand in (_fill_gaps(problem, cur, tail),
                  sorted(tail, key=lambda u: -problem.units[u].align)):
-        if size(cand) < size(best):
+        if problem.size_min <= size(cand) < size(best):
             best = cand
     return head + best

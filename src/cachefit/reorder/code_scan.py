@@ -3,8 +3,9 @@
 Parses each unit (the files given, or every unit of `compile_commands.json`) with libclang
 and walks its AST once, handing each use of the record to the detectors: memory ranges and
 raw I/O (memory_uses), pointer casts (pointer_casts), initialiser lists (init_lists),
-inline assembly and asserted offsets (asm_uses), C++ constructors and default member
-initialisers that read other members (those members must stay before), and other records
+inline assembly and asserted offsets (asm_uses), asserted sizes (asserted_size), C++
+constructors and default member initialisers that read other members (those members must
+stay before), and other records
 that start with the same macro-declared header. Returns what it found, deduplicated; it
 never edits and never chooses an order.
 """
@@ -25,6 +26,7 @@ from cachefit.reorder.asm_uses import (
     asm_refusal,
     static_assert_pin,
 )
+from cachefit.reorder.asserted_size import static_assert_size
 from cachefit.reorder.clang_util import (
     CAST_KINDS,
     CK,
@@ -145,6 +147,7 @@ class _UnitScan:
                 self.out.constraints.append(con)
             if ref is not None:
                 self.out.refusals.append(ref)
+            self.out.constraints += static_assert_size(c, self.ev, self.name)
         elif k == CK.CONSTRUCTOR and c.semantic_parent is not None and \
                 c.semantic_parent.get_usr() == self.usr:
             self._constructor(c)

@@ -5,19 +5,21 @@ terms (pin, contiguous unit, first member, same side of a boundary), plus the re
 source location that gives rise to it. A `Refusal` is a use of the record that no order can
 keep working (raw I/O of the record, positional initialisers, offsets used by assembly).
 This module converts constraints to `cachefit.layout.LayoutConstraints`, checks a given order
-against them and finds contradictions; it does not look at code or choose orders.
+(and the compiler's layout of the result) against them and finds contradictions; it does not
+look at code or choose orders.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from cachefit.errors import Location, UnsafeTransformation
 from cachefit.layout.constraints import LayoutConstraints, SameSideConstraint, UnitConstraint
+from cachefit.model import Record
 
-ConstraintKind = Literal["pin", "first", "unit", "same_side"]
+ConstraintKind = Literal["pin", "first", "unit", "same_side", "size", "max_size"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,8 @@ class OrderConstraint:
 
     pin: `fields` keep their offsets. first: `fields[0]` stays at the start. unit: `fields`
     stay contiguous, in this order. same_side: each of `fields` (all fields when empty)
-    stays on its current side of `boundary` (a field name or a byte offset).
+    stays on its current side of `boundary` (a field name or a byte offset). size: sizeof
+    stays `boundary` bytes. max_size: sizeof stays at most `boundary` bytes.
     """
 
     kind: ConstraintKind
@@ -43,6 +46,10 @@ class OrderConstraint:
             what = f"{self.fields[0]} stays the first member"
         elif self.kind == "unit":
             what = f"{', '.join(self.fields)} stay together in this order"
+        elif self.kind == "size":
+            what = f"sizeof stays {self.boundary} bytes"
+        elif self.kind == "max_size":
+            what = f"sizeof stays at most {self.boundary} bytes"
         else:
             b = self.boundary
             where = f"field {b}" if isinstance(b, str) else f"byte {b}"
@@ -57,13 +64,13 @@ class OrderConstraint:
         out: dict[str, Any] = {"kind": self.kind, "fields": list(self.fields),
                                "reason": self.reason,
                                "location": str(self.location) if self.location else None}
-        if self.kind == "same_side":
+        if self.kind in ("same_side", "size", "max_size"):
             out["boundary"] = self.boundary
         return out
 
     def violated_by(self, before: Sequence[str], after: Sequence[str]) -> bool:
-        """Whether the order `after` breaks this constraint (pins and byte boundaries: no;
-        they are checked against the compiler's offsets after rewriting)."""
+        """Whether the order `after` breaks this constraint (pins, sizes and byte boundaries:
+        no; they are checked against the compiler's layout after rewriting)."""
         pos = {n: i for i, n in enumerate(after)}
         old = {n: i for i, n in enumerate(before)}
         if self.kind == "first":
@@ -119,6 +126,30 @@ def contradictions(constraints: Sequence[OrderConstraint]) -> list[str]:
     return []
 
 
+def layout_violation(constraints: Sequence[OrderConstraint], before: Record,
+                     offsets: Mapping[str, int], size: int) -> UnsafeTransformation | None:
+    """The first pin or size constraint that a layout with these field `offsets` and
+    `size` (predicted, or the compiler's after rewriting) breaks, as an error naming the
+    constraint's location (e.g. the static_assert that would fail)."""
+    old = {f.name: f.offset for f in before.fields}
+    for c in constraints:
+        problem = None
+        if c.kind == "pin":
+            moved = [n for n in c.fields if n in offsets and offsets[n] != old.get(n)]
+            if moved:
+                n = moved[0]
+                problem = f"{n} would move from offset {old[n]} to {offsets[n]}"
+        elif c.kind in ("size", "max_size") and isinstance(c.boundary, int):
+            if size != c.boundary if c.kind == "size" else size > c.boundary:
+                problem = f"sizeof would become {size} bytes"
+        if problem is not None:
+            return UnsafeTransformation(
+                f"{problem}, but the code relies on it: {c.describe()}",
+                "nothing was written; choose an order that keeps it (with --profile the "
+                "optimizer honours it)", c.location)
+    return None
+
+
 def to_layout_constraints(constraints: Sequence[OrderConstraint],
                           pins: Sequence[str] = ()) -> LayoutConstraints:
     """The optimizer's view of `constraints` (plus `--pin` fields)."""
@@ -129,4 +160,10 @@ def to_layout_constraints(constraints: Sequence[OrderConstraint],
     first = next((c.fields[0] for c in constraints if c.kind == "first"), None)
     sides = tuple(SameSideConstraint(c.boundary, c.fields, c.reason) for c in constraints
                   if c.kind == "same_side" and c.boundary is not None)
-    return LayoutConstraints(pins=tuple(pin_names), units=units, first=first, same_side=sides)
+    sizes = [c.boundary for c in constraints
+             if c.kind in ("size", "max_size") and isinstance(c.boundary, int)]
+    exact = [c.boundary for c in constraints
+             if c.kind == "size" and isinstance(c.boundary, int)]
+    return LayoutConstraints(pins=tuple(pin_names), units=units, first=first, same_side=sides,
+                             max_size=min(sizes) if sizes else None,
+                             min_size=max(exact) if exact else None)

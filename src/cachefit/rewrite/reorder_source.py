@@ -19,7 +19,11 @@ from cachefit.frontend.clang_parse import parse_unit
 from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
 from cachefit.model import Record
 from cachefit.reorder.analysis import Analysis, refuse_if_needed
-from cachefit.reorder.constraints import OrderConstraint, to_layout_constraints
+from cachefit.reorder.constraints import (
+    OrderConstraint,
+    layout_violation,
+    to_layout_constraints,
+)
 from cachefit.rewrite.ctor_init_lists import reorder_list
 from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
@@ -195,6 +199,9 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
         raise UserError("no order to apply", "give --profile FILE, or --order a,b,c "
                         "(or --order alphabetical)")
 
+    broken = layout_violation(constraints, rec, predicted, predicted_size)  # asserts
+    if broken is not None:
+        raise broken
     attrs = _relaxed_attributes(result)
     mr = rewrite_members(body, requested, attrs, walls)
     edits = EditList()
@@ -227,6 +234,10 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
 
     path, args = a.unit
     after = reparse_record(path, args, a.type_name, contents)
+    broken = layout_violation(constraints, rec, {f.name: f.offset for f in after.fields},
+                              after.size)
+    if broken is not None:
+        raise broken
     pins = {n: next(f.offset for f in rec.fields if f.name == n)
             for c in constraints if c.kind == "pin" for n in c.fields}
     expect = Expectation(order=mr.effective_order, size=predicted_size,

@@ -5,7 +5,8 @@ returned text instead, so the original sources stay untouched and member lists t
 on the configuration (`#ifdef` in the member list) can be reordered after preprocessing.
 The checks are those of the source mode restricted to the unit: refusals (packed, ABI,
 raw I/O, positional initialisers unless fixed), constraints the order must honour, and the
-compiler's layout of the result (order, alignment, and sizeof when predicted).
+compiler's layout of the result (order, alignment, sizeof when predicted, and the offsets
+and sizes that `static_assert`s in the unit pin).
 Returns the new text; writes nothing.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from cachefit.errors import UserError
 from cachefit.layout import evaluate_order
 from cachefit.reorder.analysis import analyse, refuse_if_needed
+from cachefit.reorder.constraints import layout_violation
 from cachefit.rewrite.ctor_init_lists import reorder_list
 from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
@@ -42,15 +44,20 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
         raise refuse_order(a, bad, "the order")
     # Where the compiler would pack a moved bit-field into free bits before it, the
     # placement model asks for a zero-width bit-field barrier (see cachefit.layout).
+    # The placement model's prediction also shows a broken pin or asserted size before
+    # the compiler would fail on the static_assert.
     walls: dict[str, str] = {}
-    if any(f.is_bitfield for f in a.record.fields):
-        try:
-            ev = evaluate_order(a.record, empty_profile_entry(a.record), order,
-                                allow_growth=True)
-        except UserError:
-            pass  # not a layout the model handles: the compiler check below decides
-        else:
-            walls = dict(ev.bitfield_barriers) if list(ev.order) == order else {}
+    try:
+        ev = evaluate_order(a.record, empty_profile_entry(a.record), order,
+                            allow_growth=True)
+    except UserError:
+        pass  # not a layout the model handles: the compiler check below decides
+    else:
+        if list(ev.order) == order:
+            walls = dict(ev.bitfield_barriers)
+            broken = layout_violation(a.constraints, a.record, ev.offsets, ev.size)
+            if broken is not None:
+                raise broken
     mr = rewrite_members(a.body, order, barriers=walls)
     edits = EditList()
     for b, e, piece in mr.edits:
@@ -73,6 +80,10 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
         read(f)
     contents = edits.apply(originals) if len(edits) else {}
     after = reparse_record(path, list(args), type_name, contents)
+    broken = layout_violation(a.constraints, a.record, {f.name: f.offset for f in after.fields},
+                              after.size)   # pins, asserted sizes
+    if broken is not None:
+        raise broken
     check_layout(a.record, after, Expectation(order=mr.effective_order, size=expected_size),
                  a.body.units[0].location if a.body.units else None)
     new = contents.get(path, originals.get(path) or read(path))
