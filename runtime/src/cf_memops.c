@@ -8,6 +8,10 @@
  * reads and writes (cf_record_range: one access per object element overlapped, of the
  * overlapped size; source before destination), then does the real operation.  Outside
  * an invocation they cost one thread-local load.  Nothing here allocates or locks.
+ *
+ * __cachefit_note_copy only records: the wrapper puts it before struct assignments and
+ * copy-initialisations that clang lowers to llvm.memcpy after sanitizer coverage ran
+ * (cachefit.trace.struct_copies), and the copy itself stays the compiler's.
  */
 #include "cf_internal.h"
 
@@ -36,4 +40,12 @@ void *__cachefit_memset(void *d, int c, size_t n)
     if (CF_UNLIKELY(cf_self.active))
         cf_record_range((uintptr_t)d, n, CF_WRITE);
     return memset(d, c, n);
+}
+
+void __cachefit_note_copy(void *d, const void *s, size_t n)
+{
+    if (CF_UNLIKELY(cf_self.active)) {
+        cf_record_range((uintptr_t)s, n, CF_READ);
+        cf_record_range((uintptr_t)d, n, CF_WRITE);
+    }
 }

@@ -189,3 +189,17 @@ def test_build_time_unit_refuses_and_keeps(tmp_path: Path) -> None:
             results.append(subprocess.run([str(exe)], check=True, capture_output=True,
                                           text=True).stdout)
         assert results[0] == results[1] and results[0].endswith(" 64\n"), cc
+
+
+def test_cxx_static_asserts(tmp_path: Path) -> None:
+    """C++17 static_assert without a message, in a namespace; a dependent one is ignored."""
+    write(tmp_path, {"r.hpp": "#include <cstddef>\nnamespace ns {\n"
+                              "struct T { char t; long a; int b; };\n"
+                              "static_assert(offsetof(T, t) == 0);\n"
+                              "static_assert(sizeof(T) == 24, \"abi\");\n"
+                              "template <class X> struct C { static_assert(sizeof(X) <= 8); };\n"
+                              "}\n",
+                     "m.cpp": '#include "r.hpp"\nint main() { ns::T x{}; return x.t; }\n'})
+    a = analyse("ns::T", units_for([str(tmp_path / "m.cpp")], None, ["-std=c++17"]))
+    assert [(c.kind, c.fields, c.boundary, c.location.line if c.location else 0)
+            for c in a.constraints] == [("pin", ("t",), None, 4), ("size", (), 24, 5)]

@@ -224,8 +224,9 @@ class ProfileBuild:
             self.warnings.extend(flat.warnings)
             text = flat.text
         save_unit_copy(self.env, src, lang, text, cmd.args, out)
-        edited, report = instrument_preprocessed(text, lang, self.trace, cmd.args,
-                                                 source=src.path)
+        edited, report = instrument_preprocessed(
+            text, lang, self.trace, cmd.args, source=src.path,
+            struct_copies=self.backend == "sanitizer-coverage")
         self.warnings.extend(report.warnings)
         pre.write_bytes(edited)
         flags = select(cmd, keep={"other"})

@@ -12,7 +12,10 @@ never by matching source text):
     body, a guard that forgets the object when the destructor ends;
   * calls of memcpy/memmove/memset (and their __builtin_ forms) in instrumented
     functions: redirected to the runtime, which reports the bytes copied or filled
-    inside target objects (neither backend sees the loads and stores of these).
+    inside target objects (neither backend sees the loads and stores of these);
+  * with the clang backend (`struct_copies`), struct assignments and copy-initialisations
+    in instrumented functions that clang would lower to an unseen llvm.memcpy: rewritten
+    to note the copy in the runtime first (cachefit.trace.struct_copies decides which).
 Edits are computed from AST extents and applied to the preprocessed bytes; code that
 came from system headers is left alone. It never compiles, links or runs anything.
 """
@@ -32,6 +35,7 @@ import clang.cindex as ci
 
 from cachefit.build.project_config import TraceConfig
 from cachefit.errors import Location, ParseError
+from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 
 CK = ci.CursorKind
 TK = ci.TypeKind
@@ -123,12 +127,13 @@ class UnitReport:
     constructors: int = 0
     destructors: int = 0
     memops: int = 0
+    struct_copies: int = 0
     warnings: list[str] = field(default_factory=list)
 
     @property
     def edited(self) -> bool:
         return bool(self.entries or self.allocation_sites or self.frees or self.constructors
-                    or self.destructors or self.memops)
+                    or self.destructors or self.memops or self.struct_copies)
 
 
 class LineMap:
@@ -202,7 +207,8 @@ class UnitInstrumenter:
     """Analyse one parsed unit and produce the edited text."""
 
     def __init__(self, text: bytes, tu: ci.TranslationUnit, lang: Lang,
-                 trace: TraceConfig, source: str = "<unit>") -> None:
+                 trace: TraceConfig, source: str = "<unit>", *,
+                 struct_copies: bool = False) -> None:
         self.text = text
         self.tu = tu
         self.lang = lang
@@ -221,6 +227,8 @@ class UnitInstrumenter:
         self.source = source
         # Enclosing function definitions while walking: is each one instrumented?
         self._fn_stack: list[bool] = []
+        self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
+                                 lambda t: bool(self.occurrences(t))) if struct_copies else None
 
     # ------------------------------------------------------------ targets
 
@@ -481,6 +489,9 @@ class UnitInstrumenter:
             finally:
                 self._fn_stack.pop()
             return
+        if self.copies is not None and self._fn_stack and self._fn_stack[-1] and \
+                self._struct_copy(c, depth):
+            return
         if kind == CK.CALL_EXPR:
             self._call(c, depth)
         elif kind == CK.CXX_NEW_EXPR:
@@ -488,6 +499,27 @@ class UnitInstrumenter:
         elif kind == CK.CXX_DELETE_EXPR:
             self._delete(c, depth)
         self._walk(c, depth)
+
+    def _struct_copy(self, c: ci.Cursor, depth: int) -> bool:
+        """Rewrite a struct copy for the clang backend; True when `c` was replaced whole
+        (its operands are then side-effect free, so nothing inside needs an edit)."""
+        assert self.copies is not None
+        got: CopyEdit | Skipped | None = None
+        if c.kind == CK.BINARY_OPERATOR and self.lang == "c":
+            got = self.copies.c_assignment(c, self._binary_op(c))
+        elif c.kind == CK.CALL_EXPR:
+            got = self.copies.cxx_assignment(c)
+        elif c.kind == CK.VAR_DECL:
+            got = self.copies.initialisation(c)
+        if isinstance(got, Skipped):
+            self.report.warnings.append(
+                f"{self.lines.location(got.offset)}: struct copy not traced: {got.why}")
+            return False
+        if got is None:
+            return False
+        self.edits.append(_Edit(got.start, got.end, got.text, False, depth))
+        self.report.struct_copies += 1
+        return c.kind != CK.VAR_DECL
 
     def _instrumented(self, fn: ci.Cursor) -> bool:
         """Whether the compiler instruments `fn`'s loads and stores: [trace] instrument
@@ -771,12 +803,14 @@ class UnitInstrumenter:
             "void *__cachefit_memmove(void *, const void *, unsigned long);",
             "void *__cachefit_memset(void *, int, unsigned long);",
             "void __cachefit_leave(int *);",
+            NOTE_DECL,
         ]
         out = list(decls)
         if self.lang == "c++":
             out.append('extern "C" {')
             out.extend(funcs)
             out.append("}")
+            out.extend(CXX_HELPERS)
             out.append("template <class P> static inline P __cachefit_track_t(P p, "
                        "unsigned long n, const struct __cachefit_site *s) "
                        "{ __cachefit_track(p, n, s); return p; }")
@@ -839,13 +873,15 @@ def _errors_in_user_code(tu: ci.TranslationUnit, lines: LineMap) -> Iterator[str
 
 def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
                             compiler_args: Sequence[str] = (), *,
-                            source: str = "<unit>") -> tuple[bytes, UnitReport]:
-    """Analyse preprocessed `text` and return the edited text and what was done."""
+                            source: str = "<unit>",
+                            struct_copies: bool = False) -> tuple[bytes, UnitReport]:
+    """Analyse preprocessed `text` and return the edited text and what was done;
+    `struct_copies` (the clang backend) also rewrites struct copies it cannot see."""
     with tempfile.TemporaryDirectory(prefix="cachefit-unit-") as tmp:
         path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
         Path(path).write_bytes(text)
         tu = _parse(path, lang, libclang_flags(compiler_args))
-        inst = UnitInstrumenter(text, tu, lang, trace, source)
+        inst = UnitInstrumenter(text, tu, lang, trace, source, struct_copies=struct_copies)
         errors = list(_errors_in_user_code(tu, inst.lines))
         if errors:
             raise ParseError(f"libclang cannot analyse {source} for the profile build",
