@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,6 +42,7 @@ from cachefit.build.wrapper_steps import (
     compile_preprocessed,
     compile_unchanged,
     has_debug,
+    is_clang,
     link_args,
     output_for,
     parse_args_for_unit,
@@ -83,20 +83,11 @@ def run(language: Language, argv: list[str], env: Mapping[str, str] | None = Non
     return ProfileBuild(config, compiler, language, env).run(argv)
 
 
-_backend_cache: dict[str, Backend] = {}
 
 
 def detect_backend(compiler: list[str], env: Mapping[str, str]) -> Backend:
     """clang gets sanitizer coverage, gcc gets -fsanitize=thread."""
-    key = " ".join(compiler)
-    if key not in _backend_cache:
-        try:
-            out = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
-                                 env=dict(env), check=False).stdout
-        except OSError as exc:
-            raise ToolMissing(f"cannot run {compiler[0]}: {exc.strerror}") from exc
-        _backend_cache[key] = "sanitizer-coverage" if "clang" in out.lower() else "tsan"
-    return _backend_cache[key]
+    return "sanitizer-coverage" if is_clang(compiler, env) else "tsan"
 
 
 def _mangled_patterns(name: str) -> list[str]:

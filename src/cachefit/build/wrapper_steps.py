@@ -191,8 +191,8 @@ def is_clang(compiler: Sequence[str], env: Mapping[str, str]) -> bool:
         try:
             out = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
                                  env=dict(env), check=False).stdout
-        except OSError:
-            out = ""
+        except OSError as exc:
+            raise ToolMissing(f"cannot run {compiler[0]}: {exc.strerror}") from exc
         _clang_cache[key] = "clang" in out.lower()
     return _clang_cache[key]
 
