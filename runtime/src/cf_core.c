@@ -202,6 +202,18 @@ static void cf_slot_store(cf_slot *d, uintptr_t key, const cf_obj *o)
     WR(d->key, key);
 }
 
+/* A registered range as a reader sees it: relaxed loads, valid once the caller has checked
+ * cf_regseq; `base` and `span` are the values the caller has already loaded and tested. */
+static inline void cf_obj_load(cf_obj *out, const cf_obj *o, uintptr_t base, uintptr_t span)
+{
+    out->base = base;
+    out->span = span;
+    out->elem = RD(o->elem);
+    out->stride = RD(o->stride);
+    out->type = RD(o->type);
+    out->flags = RD(o->flags);
+}
+
 static void cf_h_put(cf_htab *t, uintptr_t key, const cf_obj *o)
 {
     size_t i = cf_ghash(key) & t->mask;
@@ -278,12 +290,7 @@ static int cf_h_lookup(const cf_htab *t, uintptr_t a, cf_obj *out, int *granule_
         *granule_used = 1;
         uintptr_t base = RD(t->s[i].o.base), span = RD(t->s[i].o.span);
         if (a - base < span) {
-            out->base = base;
-            out->span = span;
-            out->elem = RD(t->s[i].o.elem);
-            out->stride = RD(t->s[i].o.stride);
-            out->type = RD(t->s[i].o.type);
-            out->flags = RD(t->s[i].o.flags);
+            cf_obj_load(out, &t->s[i].o, base, span);
             return 1;
         }
     }
@@ -328,12 +335,7 @@ static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_
     for (long k = i; k >= 0 && k > i - 4; k--) {
         uintptr_t base = RD(r->e[k].base), span = RD(r->e[k].span);
         if (a - base < span) {
-            out->base = base;
-            out->span = span;
-            out->elem = RD(r->e[k].elem);
-            out->stride = RD(r->e[k].stride);
-            out->type = RD(r->e[k].type);
-            out->flags = RD(r->e[k].flags);
+            cf_obj_load(out, &r->e[k], base, span);
             return 1;
         }
     }
@@ -387,12 +389,7 @@ static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
                 if (k != key || base + span <= a)
                     continue;
                 if (!found || base < out->base) {
-                    out->base = base;
-                    out->span = span;
-                    out->elem = RD(h->s[i].o.elem);
-                    out->stride = RD(h->s[i].o.stride);
-                    out->type = RD(h->s[i].o.type);
-                    out->flags = RD(h->s[i].o.flags);
+                    cf_obj_load(out, &h->s[i].o, base, span);
                     found = 1;
                 }
             }
@@ -408,12 +405,7 @@ static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
                 if (base + span <= a)
                     continue;
                 if (!found || base < out->base) {
-                    out->base = base;
-                    out->span = span;
-                    out->elem = RD(r->e[k].elem);
-                    out->stride = RD(r->e[k].stride);
-                    out->type = RD(r->e[k].type);
-                    out->flags = RD(r->e[k].flags);
+                    cf_obj_load(out, &r->e[k], base, span);
                     found = 1;
                 }
             }

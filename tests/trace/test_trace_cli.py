@@ -9,7 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from trace_helpers import CACHEFIT, PROGRAMS, REPO, env_for, needs_clang, run, seqs, write_config
+from trace_helpers import (
+    CACHEFIT,
+    PROGRAMS,
+    REPO,
+    env_for,
+    needs_clang,
+    profile_project,
+    run,
+    seqs,
+    write_config,
+)
 
 from cachefit.trace.profile_format import load
 
@@ -62,10 +72,8 @@ def test_profile_mode_needs_a_project_file(tmp_path: Path) -> None:
 
 @needs_clang
 def test_separate_compile_and_link_with_dependency_files(tmp_path: Path) -> None:
-    for f in ("multi_main.c", "multi_lib.c", "obj.h"):
-        shutil.copy(PROGRAMS / f, tmp_path / f)
-    write_config(tmp_path, ["obj"], ["op"])
-    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CC="clang-19")
+    env = profile_project(tmp_path, ["multi_main.c", "multi_lib.c"], types=["obj"],
+                          entry=["op"])
     (tmp_path / "obj").mkdir()
     run([*CACHEFIT, "cc", "-O1", "-g", "-MMD", "-c", "multi_main.c", "-o", "obj/main.o"],
         tmp_path, env)

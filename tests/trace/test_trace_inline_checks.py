@@ -8,19 +8,17 @@ the executable's runtime (one registry).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from trace_helpers import (
     CACHEFIT,
-    PROGRAMS,
     build,
     calls_in,
     env_for,
     needs_clang,
+    profile_project,
     run,
     seqs,
-    write_config,
 )
 
 from cachefit.trace.profile_format import load
@@ -62,10 +60,8 @@ def test_shared_library_uses_the_executables_runtime(tmp_path: Path) -> None:
     # op() and make() live in a profile-built shared library; the executable links the
     # runtime and exports its entry points and state, so the library's accesses and its
     # heap object land in the one registry (the global `shared` is the executable's).
-    for f in ("multi_main.c", "multi_lib.c", "obj.h"):
-        shutil.copy(PROGRAMS / f, tmp_path / f)
-    write_config(tmp_path, ["obj"], ["op"])
-    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CC="clang-19")
+    env = profile_project(tmp_path, ["multi_main.c", "multi_lib.c"], types=["obj"],
+                          entry=["op"])
     run([*CACHEFIT, "cc", "-O2", "-g", "-fPIC", "-shared", "multi_lib.c", "-o", "libobj.so"],
         tmp_path, env)
     run([*CACHEFIT, "cc", "-O2", "-g", "multi_main.c", "-L.", "-lobj", "-Wl,-rpath,$ORIGIN",

@@ -3,35 +3,29 @@ and traced on `tcb`: sender and receiver roles, one sequence family per kind of 
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-import pytest
-from trace_helpers import CACHEFIT, REPO, env_for, needs_clang, run
+from trace_helpers import (
+    CACHEFIT,
+    PINGPONG_ARGS,
+    build_pingpong,
+    env_for,
+    needs_clang,
+    needs_ipc,
+    run,
+    trace_pingpong,
+)
 
 from cachefit.trace.profile_format import load
 
-IPC = REPO / "examples" / "ipc"
-pytestmark = [needs_clang, pytest.mark.skipif(not (IPC / "Makefile").is_file(),
-                                              reason="examples/ipc is not there")]
+pytestmark = [needs_clang, needs_ipc]
 
 
 def test_pingpong_profile(tmp_path: Path) -> None:
-    (tmp_path / "cachefit.toml").write_text('[trace]\ntypes = ["tcb"]\nentry = ["ipc"]\n')
-    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CXX="clang++-19",
-                  CACHEFIT_CONFIG=str(tmp_path / "cachefit.toml"))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    build = tmp_path / "build"
-    run(["make", "-s", "-C", str(IPC), "CXX=cachefit c++", f"BUILD={build}",
-         str(build / "pingpong-flat")], tmp_path, env)
-    prog = build / "pingpong-flat"
-    plain_env = env_for(tmp_path)
-    out = run([str(prog), "-n", "300", "-r", "2"], tmp_path, plain_env).stdout
+    prog = build_pingpong(tmp_path)
+    out = run([str(prog), *PINGPONG_ARGS], tmp_path, env_for(tmp_path)).stdout
     values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-    run([*CACHEFIT, "trace", "-o", "ipc.json", "--", str(prog), "-n", "300", "-r", "2"],
-        tmp_path, plain_env)
-    prof = load(tmp_path / "ipc.json")
+    prof = load(trace_pingpong(tmp_path, prog))
     t = prof.types["tcb"]
     assert t.size == int(values["sizeof_tcb"]) == 560
     assert prof.invocations == int(values["ipcs"]) == t.counted
@@ -54,5 +48,5 @@ def test_pingpong_profile(tmp_path: Path) -> None:
     assert (1, "pdir_cache", "r") in touched           # the outlier in line 4
     assert (0, "saved_sp", "w") in touched and (1, "thread_state", "w") in touched
     show = run([*CACHEFIT, "profile", "show", "ipc.json", "--top", "4"], tmp_path,
-               plain_env).stdout
+               env_for(tmp_path)).stdout
     assert "pdir_cache" in show and "partner_tid" in show and "mr+8" in show

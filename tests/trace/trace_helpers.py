@@ -52,6 +52,18 @@ def write_config(directory: Path, types: Sequence[str], entry: Sequence[str],
         f"[trace]\ntypes = {names(types)}\nentry = {names(entry)}\n{extra}")
 
 
+def profile_project(tmp: Path, sources: Sequence[str], *, types: Sequence[str],
+                    entry: Sequence[str], compiler: str = "clang-19", cxx: bool = False,
+                    config_extra: str = "") -> dict[str, str]:
+    """Copy tests/trace/programs/SOURCES and obj.h into `tmp` and write its cachefit.toml;
+    the environment of a profile build there."""
+    for s in [*sources, "obj.h"]:
+        shutil.copy(PROGRAMS / s, tmp / s)
+    write_config(tmp, types, entry, config_extra)
+    key = "CACHEFIT_CXX" if cxx else "CACHEFIT_CC"
+    return env_for(tmp, CACHEFIT_MODE="profile", **{key: compiler})
+
+
 @dataclass
 class Built:
     directory: Path
@@ -73,11 +85,8 @@ def build(tmp: Path, sources: Sequence[str], *, types: Sequence[str], entry: Seq
           compiler: str = "clang-19", cxx: bool = False, flags: Sequence[str] = ("-O0", "-g"),
           config_extra: str = "", name: str = "prog") -> Built:
     """Copy tests/trace/programs/SOURCES into `tmp`, build them in profile mode."""
-    for s in [*sources, "obj.h"]:
-        shutil.copy(PROGRAMS / s, tmp / s)
-    write_config(tmp, types, entry, config_extra)
-    key = "CACHEFIT_CXX" if cxx else "CACHEFIT_CC"
-    env = env_for(tmp, CACHEFIT_MODE="profile", **{key: compiler})
+    env = profile_project(tmp, sources, types=types, entry=entry, compiler=compiler, cxx=cxx,
+                          config_extra=config_extra)
     proc = run([*CACHEFIT, "c++" if cxx else "cc", *flags, *sources, "-o", name, "-lpthread"],
                tmp, env)
     trace_env = env_for(tmp)
@@ -103,3 +112,28 @@ def calls_in(program: Path, function: str) -> str:
     end = out.find("\n\n", start)
     body = out[start:end if end >= 0 else len(out)]
     return "\n".join(line for line in body.splitlines() if "call" in line)
+
+
+IPC = REPO / "examples" / "ipc"
+needs_ipc = pytest.mark.skipif(not (IPC / "Makefile").is_file(),
+                               reason="examples/ipc is not there")
+PINGPONG_ARGS = ("-n", "300", "-r", "2")
+
+
+def build_pingpong(tmp: Path) -> Path:
+    """examples/ipc's pingpong-flat, built by its Makefile with CXX="cachefit c++" in profile
+    mode (clang++-19) below `tmp`, tracing `tcb` from `ipc`; the program's path."""
+    (tmp / "cachefit.toml").write_text('[trace]\ntypes = ["tcb"]\nentry = ["ipc"]\n')
+    env = env_for(tmp, CACHEFIT_MODE="profile", CACHEFIT_CXX="clang++-19",
+                  CACHEFIT_CONFIG=str(tmp / "cachefit.toml"))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    build = tmp / "build"
+    run(["make", "-s", "-C", str(IPC), "CXX=cachefit c++", f"BUILD={build}",
+         str(build / "pingpong-flat")], tmp, env)
+    return build / "pingpong-flat"
+
+
+def trace_pingpong(tmp: Path, prog: Path, output: str = "ipc.json") -> Path:
+    """`cachefit trace` of `prog` with PINGPONG_ARGS, run in `tmp`; the profile's path."""
+    run([*CACHEFIT, "trace", "-o", output, "--", str(prog), *PINGPONG_ARGS], tmp, env_for(tmp))
+    return tmp / output

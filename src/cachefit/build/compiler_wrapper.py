@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from cachefit.atomic_files import write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
 from cachefit.build.layout_plan import LAYOUTS_ENV, load_plan, plan_path
 from cachefit.build.project_config import (
@@ -180,10 +181,7 @@ class ProfileBuild:
             from cachefit.trace.runtime_build import cache_dir
             path = cache_dir() / "allowlists" / f"{digest}.txt"
             if not path.is_file():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(text)
-                os.replace(tmp, path)
+                write_bytes_atomic(path, text.encode())
             flags.append(f"-fsanitize-coverage-allowlist={path}")
         return flags
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from cachefit.atomic_files import save_output
 from cachefit.errors import UserError
 
 FORMAT = "cachefit-profile"
@@ -180,19 +180,7 @@ def save(profile: Profile, path: str | os.PathLike[str]) -> None:
     target = Path(path)
     text = dumps(profile).encode()
     payload = gzip.compress(text, mtime=0) if target.name.endswith(".gz") else text
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cachefit-", dir=directory)
-    except OSError as exc:
-        raise UserError(f"cannot write {target}: {exc.strerror}",
-                        "check that the directory exists and is writable") from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"cannot write {target}: {exc.strerror}") from exc
+    save_output(target, payload)
 
 
 # ---------------------------------------------------------------- reading

@@ -702,20 +702,27 @@ def run_guest(command: list[str], inputs: list[tuple[re.Pattern[str], bytes]] | 
                      input_times, cpu if proc.returncode is not None else None, input_cpu)
 
 
+def _slowdown(overhead: dict[str, Any], unit: str, plain: float, traced: float,
+              plain_workload: float | None, traced_workload: float | None) -> float | None:
+    """Adds both runs' figures in `unit` ("seconds", "cpu_seconds") to `overhead`; the
+    slowdown on the workload when both runs have one, else on the whole runs."""
+    overhead[f"plain_{unit}"] = round(plain, 3)
+    overhead[f"traced_{unit}"] = round(traced, 3)
+    slowdown = traced / plain if plain else None
+    if plain_workload is not None and traced_workload is not None:
+        overhead[f"plain_workload_{unit}"] = round(plain_workload, 3)
+        overhead[f"traced_workload_{unit}"] = round(traced_workload, 3)
+        slowdown = traced_workload / plain_workload if plain_workload else None
+    return slowdown
+
+
 def _cpu_overhead(plain: RunResult, traced: RunResult, overhead: dict[str, Any]) -> float | None:
     """Adds the CPU times of both runs to `overhead`; the CPU slowdown (on the workload when
     there is one, else on the whole runs), or None when /proc gave no figures."""
     if plain.cpu_seconds is None or traced.cpu_seconds is None:
         return None
-    overhead["plain_cpu_seconds"] = round(plain.cpu_seconds, 3)
-    overhead["traced_cpu_seconds"] = round(traced.cpu_seconds, 3)
-    slowdown = traced.cpu_seconds / plain.cpu_seconds if plain.cpu_seconds else None
-    pa, ta = plain.after_input_cpu, traced.after_input_cpu
-    if pa is not None and ta is not None:
-        overhead["plain_workload_cpu_seconds"] = round(pa, 3)
-        overhead["traced_workload_cpu_seconds"] = round(ta, 3)
-        slowdown = ta / pa if pa else None
-    return slowdown
+    return _slowdown(overhead, "cpu_seconds", plain.cpu_seconds, traced.cpu_seconds,
+                     plain.after_input_cpu, traced.after_input_cpu)
 
 
 def _terminate(proc: subprocess.Popen) -> None:
@@ -829,13 +836,8 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
     overhead: dict[str, Any] = {"traced_seconds": round(traced.seconds, 3)}
     slowdown = slowdown_cpu = None
     if plain is not None:
-        overhead["plain_seconds"] = round(plain.seconds, 3)
-        slowdown = traced.seconds / plain.seconds if plain.seconds else None
-        pa, ta = plain.after_input_seconds, traced.after_input_seconds
-        if pa is not None and ta is not None:
-            overhead["plain_workload_seconds"] = round(pa, 3)
-            overhead["traced_workload_seconds"] = round(ta, 3)
-            slowdown = ta / pa if pa else None
+        slowdown = _slowdown(overhead, "seconds", plain.seconds, traced.seconds,
+                             plain.after_input_seconds, traced.after_input_seconds)
         slowdown_cpu = _cpu_overhead(plain, traced, overhead)
     qemu: dict[str, Any] = {
         "mode": setup.mode,

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from cachefit.errors import ToolMissing, UserError
@@ -78,32 +79,41 @@ def runtime_library(compiler: list[str]) -> Path:
         h.update(f.name.encode())
         h.update(f.read_bytes())
     h.update(" ".join([*compiler, *RUNTIME_CFLAGS]).encode())
-    target_dir = cache_dir() / "runtime" / h.hexdigest()[:16]
-    lib = target_dir / LIB_NAME
-    if lib.is_file():
-        return lib
-    target_dir.mkdir(parents=True, exist_ok=True)
-    with open(target_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if lib.is_file():
-            return lib
+
+    def archive(tmp_lib: Path) -> None:
         flags = list(RUNTIME_CFLAGS) + (["-mcx16"] if _is_x86_64(compiler) else [])
-        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
-            objects = []
-            for src in (f for f in sources if f.suffix == ".c"):
-                obj = Path(tmp) / (src.stem + ".o")
-                proc = subprocess.run([*compiler, "-x", "c", *flags, "-c", str(src), "-o",
-                                       str(obj)], capture_output=True, text=True, check=False)
-                if proc.returncode != 0:
-                    raise UserError(f"building the cachefit runtime with {compiler[0]} failed",
-                                    "run `make -C runtime` to see the errors",
-                                    details=proc.stderr.splitlines()[:5])
-                objects.append(str(obj))
-            tmp_lib = Path(tmp) / LIB_NAME
-            proc = subprocess.run(["ar", "rcs", str(tmp_lib), *objects], capture_output=True,
-                                  text=True, check=False)
+        objects = []
+        for src in (f for f in sources if f.suffix == ".c"):
+            obj = tmp_lib.parent / (src.stem + ".o")
+            proc = subprocess.run([*compiler, "-x", "c", *flags, "-c", str(src), "-o",
+                                   str(obj)], capture_output=True, text=True, check=False)
             if proc.returncode != 0:
-                raise UserError("archiving the cachefit runtime failed",
+                raise UserError(f"building the cachefit runtime with {compiler[0]} failed",
+                                "run `make -C runtime` to see the errors",
                                 details=proc.stderr.splitlines()[:5])
-            os.replace(tmp_lib, lib)
-    return lib
+            objects.append(str(obj))
+        proc = subprocess.run(["ar", "rcs", str(tmp_lib), *objects], capture_output=True,
+                              text=True, check=False)
+        if proc.returncode != 0:
+            raise UserError("archiving the cachefit runtime failed",
+                            details=proc.stderr.splitlines()[:5])
+
+    return build_cached(cache_dir() / "runtime" / h.hexdigest()[:16] / LIB_NAME, archive)
+
+
+def build_cached(target: Path, make: Callable[[Path], None]) -> Path:
+    """`target` (a file in the cache), made once: unless it exists, `make(tmp)` writes it
+    as `tmp` in a fresh temporary directory beside it, and `tmp` is renamed to `target`.
+    A lock on `target`'s directory makes parallel builds wait for the first one."""
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if target.is_file():
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            built = Path(tmp) / target.name
+            make(built)
+            os.replace(built, target)
+    return target

@@ -19,7 +19,6 @@ It never edits sources, never changes what is instrumented, and leaves no file h
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import subprocess
@@ -37,7 +36,7 @@ from cachefit.build.wrapper_steps import (
     preprocessed_x,
 )
 from cachefit.errors import UserError
-from cachefit.trace.runtime_build import cache_dir, runtime_dir
+from cachefit.trace.runtime_build import build_cached, cache_dir, runtime_dir
 
 INLINE_SOURCE = "inline/cf_sancov_inline.c"
 # Flags that make step 2 wrong or useless: instrumentation passes it would run a second
@@ -83,32 +82,20 @@ def inline_bitcode(compiler: Sequence[str], flags: Sequence[str],
     target = _target_flags(flags)
     h = hashlib.sha256(src.read_bytes())
     h.update(" ".join([*compiler, *target]).encode())
-    out_dir = cache_dir() / "runtime-inline"
-    out = out_dir / f"{h.hexdigest()[:16]}.bc"
-    if out.is_file():
-        return out
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if out.is_file():
-            return out
-        fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".bc.tmp")
-        os.close(fd)
-        try:
-            # No LLVM passes: the optimizer would drop the available_externally bodies.
-            proc = subprocess.run([*compiler, *target, "-x", "c", "-std=c11", "-O2", "-Xclang",
-                                   "-disable-llvm-passes", "-emit-llvm", "-c", str(src), "-o",
-                                   tmp], capture_output=True, text=True, check=False,
-                                  env=dict(env))
-            if proc.returncode != 0:
-                raise UserError(f"building {src.name} with {compiler[0]} failed",
-                                "set CACHEFIT_INLINE_CHECKS=0 to compile without inlined "
-                                "checks", details=proc.stderr.splitlines()[:5])
-            os.replace(tmp, out)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    return out
+
+    def compile_bitcode(out: Path) -> None:
+        # No LLVM passes: the optimizer would drop the available_externally bodies.
+        proc = subprocess.run([*compiler, *target, "-x", "c", "-std=c11", "-O2", "-Xclang",
+                               "-disable-llvm-passes", "-emit-llvm", "-c", str(src), "-o",
+                               str(out)], capture_output=True, text=True, check=False,
+                              env=dict(env))
+        if proc.returncode != 0:
+            raise UserError(f"building {src.name} with {compiler[0]} failed",
+                            "set CACHEFIT_INLINE_CHECKS=0 to compile without inlined "
+                            "checks", details=proc.stderr.splitlines()[:5])
+
+    return build_cached(cache_dir() / "runtime-inline" / f"{h.hexdigest()[:16]}.bc",
+                        compile_bitcode)
 
 
 def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str]) -> InlineStep:

@@ -6,7 +6,8 @@ loads and stores. For unit_instrument (the source edit pass) this module decides
 libclang's AST, which of those expressions in an instrumented function can be rewritten
 and gives the replacement text: the same copy, preceded by a call of the runtime's
 `__cachefit_note_copy(dst, src, n)` (runtime/src/cf_memops.c), which records the read of
-the source range and then the write of the destination range the way memcpy does.
+the source range and then the write of the destination range the way memcpy does (for
+an initialisation only the read: the new variable cannot be a registered object yet).
 
 Handled: C `BinaryOperator '='` with record operands; C++ calls of the trivial copy/move
 assignment operator; a local variable of record type initialised (`= E`, `(E)`, `{E}`)
@@ -33,11 +34,14 @@ CXX_HELPERS = (
     "template <class D, class S> static inline D &__cachefit_assign_t(D &d, S &&s) "
     "{ __cachefit_note_copy((void *)__builtin_addressof(d), "
     "(const void *)__builtin_addressof(s), sizeof(D)); return d = static_cast<S &&>(s); }",
-    "template <class S> static inline S &&__cachefit_copy_src_t(S &&s, void *d) "
-    "{ __cachefit_note_copy(d, (const void *)__builtin_addressof(s), sizeof s); "
+    "template <class S> static inline S &&__cachefit_copy_src_t(S &&s) "
+    "{ __cachefit_note_copy((void *)0, (const void *)__builtin_addressof(s), sizeof s); "
     "return static_cast<S &&>(s); }",
 )
 
+# Variables whose initialiser must stay as written (constant, static or without address).
+_NOT_LOCAL = {"static", "thread_local", "_Thread_local", "__thread", "constexpr", "constinit",
+              "register", "extern"}
 _LVALUE_KINDS = {CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR, CK.ARRAY_SUBSCRIPT_EXPR,
                  CK.UNARY_OPERATOR}
 
@@ -103,9 +107,10 @@ class CopyFinder:
         if p.kind == CK.UNARY_OPERATOR:
             toks = self.tokens(p)
             return bool(toks) and toks[0].spelling == "*"
-        if p.kind == CK.DECL_REF_EXPR:
+        if p.kind == CK.DECL_REF_EXPR:  # a `register` variable has no address
             ref = p.referenced
-            return ref is not None and ref.kind in (CK.VAR_DECL, CK.PARM_DECL)
+            return ref is not None and ref.kind in (CK.VAR_DECL, CK.PARM_DECL) and \
+                ref.storage_class != ci.StorageClass.REGISTER
         return True
 
     def _operand_problem(self, c: ci.Cursor) -> str | None:
@@ -201,10 +206,17 @@ class CopyFinder:
         """A local record variable copy-initialised from an lvalue of its own type."""
         if _record_usr(var.type) is None or not self.relevant(var.type):
             return None
-        if var.storage_class in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN) or any(
-                t.spelling in ("static", "thread_local", "_Thread_local", "__thread")
-                for t in self.tokens(var)):
+        toks = self.tokens(var)
+        if var.storage_class in (ci.StorageClass.STATIC, ci.StorageClass.EXTERN,
+                                 ci.StorageClass.REGISTER) or any(
+                t.spelling in _NOT_LOCAL for t in toks):
             return None
+        # The source must be written after the name (not, say, a range-for's range).
+        names = [i for i, t in enumerate(toks) if t.spelling == var.spelling]
+        if not names or names[0] + 1 >= len(toks) or \
+                toks[names[0] + 1].spelling not in ("=", "(", "{"):
+            return None
+        after_name = toks[names[0] + 1].extent.end.offset
         exprs = [k for k in var.get_children() if k.kind.is_expression()]
         if not exprs:
             return None
@@ -225,17 +237,20 @@ class CopyFinder:
             if source.kind == CK.INIT_LIST_EXPR or not self._same_record(var.type,
                                                                          source.type):
                 return None
+        if not after_name <= source.extent.start.offset < var.extent.end.offset:
+            return None
         why = self._operand_problem(source)
         if why:
             return Skipped(var.extent.start.offset, why)
         e = _peel(source)
         s = self.src(e)
-        name = var.spelling
+        # Only the read is noted: the variable being initialised cannot be a registered
+        # object yet (registration comes after its declaration), so the destination is 0.
         if self.lang == "c++":
-            text = f"__cachefit_copy_src_t({s}, (void *)__builtin_addressof({name}))"
+            text = f"__cachefit_copy_src_t({s})"
         else:
             text = ("__extension__ ({ "
                     f"__typeof__({s}) *__cachefit_s = &({s}); "
-                    f"__cachefit_note_copy((void *)&{name}, (const void *)__cachefit_s, "
-                    f"sizeof {name}); *__cachefit_s; }})")
+                    "__cachefit_note_copy((void *)0, (const void *)__cachefit_s, "
+                    "sizeof *__cachefit_s); *__cachefit_s; })")
         return CopyEdit(e.extent.start.offset, e.extent.end.offset, text)

@@ -505,7 +505,8 @@ class UnitInstrumenter:
         (its operands are then side-effect free, so nothing inside needs an edit)."""
         assert self.copies is not None
         got: CopyEdit | Skipped | None = None
-        if c.kind == CK.BINARY_OPERATOR and self.lang == "c":
+        if c.kind == CK.BINARY_OPERATOR and self.lang == "c" and \
+                c.type.get_canonical().kind == TK.RECORD:
             got = self.copies.c_assignment(c, self._binary_op(c))
         elif c.kind == CK.CALL_EXPR:
             got = self.copies.cxx_assignment(c)
