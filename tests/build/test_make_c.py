@@ -5,7 +5,6 @@ clean rebuild served entirely from the object cache."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -14,7 +13,8 @@ import pytest
 from wrapper_helpers import (
     CACHEFIT,
     COMPILERS,
-    PROJECTS,
+    MAKE_C_DECLARED,
+    MAKE_C_PLAN,
     cache_stats,
     copy_project,
     layout,
@@ -24,8 +24,8 @@ from wrapper_helpers import (
     wrapper_env,
 )
 
-PLAN = json.loads((PROJECTS / "make_c" / "plan.json").read_text())
-DECLARED = ["tag", "weight", "count", "flag", "id", "next"]
+PLAN = MAKE_C_PLAN
+DECLARED = MAKE_C_DECLARED
 MAKE = ["make", f"CC={CACHEFIT} cc"]
 
 

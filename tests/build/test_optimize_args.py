@@ -12,6 +12,8 @@ import pytest
 from wrapper_helpers import (
     CACHEFIT,
     COMPILERS,
+    MAKE_C_DECLARED,
+    MAKE_C_PLAN,
     PROJECTS,
     cache_stats,
     copy_project,
@@ -22,9 +24,9 @@ from wrapper_helpers import (
     wrapper_env,
 )
 
-PLAN = json.loads((PROJECTS / "make_c" / "plan.json").read_text())
+PLAN = MAKE_C_PLAN
 NEW_ORDER = PLAN["records"]["item"]["order"]
-DECLARED = ["tag", "weight", "count", "flag", "id", "next"]
+DECLARED = MAKE_C_DECLARED
 SOURCES = ["main.c", "item.c", "list.c"]
 
 

@@ -24,6 +24,10 @@ needs_gcc = pytest.mark.skipif(not HAVE_GCC, reason="gcc is not installed")
 needs_clang = pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")
 COMPILERS = [pytest.param("gcc", marks=needs_gcc), pytest.param("clang-19", marks=needs_clang)]
 
+# projects/make_c: its layout plan, and struct item's fields as item.h declares them.
+MAKE_C_PLAN = json.loads((PROJECTS / "make_c" / "plan.json").read_text())
+MAKE_C_DECLARED = ["tag", "weight", "count", "flag", "id", "next"]
+
 
 def copy_project(name: str, dest: Path) -> Path:
     shutil.copytree(PROJECTS / name, dest)

@@ -3,34 +3,22 @@ tests/trace's helpers), the tcb layout read from the traced program's DWARF."""
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
 from report_helpers import TRACE_TESTS  # noqa: F401  (puts trace_helpers on sys.path)
-from trace_helpers import CACHEFIT, REPO, env_for, needs_clang, run
+from trace_helpers import build_pingpong, needs_clang, needs_ipc, trace_pingpong
 
 from cachefit.cli.main import main
 from cachefit.frontend.dwarf_records import read_record
 
-IPC = REPO / "examples" / "ipc"
-pytestmark = [needs_clang, pytest.mark.skipif(not (IPC / "Makefile").is_file(),
-                                              reason="examples/ipc is not there")]
+pytestmark = [needs_clang, needs_ipc]
 
 
 def test_ipc_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "cachefit.toml").write_text('[trace]\ntypes = ["tcb"]\nentry = ["ipc"]\n')
-    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CXX="clang++-19",
-                  CACHEFIT_CONFIG=str(tmp_path / "cachefit.toml"))
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    build = tmp_path / "build"
-    run(["make", "-s", "-C", str(IPC), "CXX=cachefit c++", f"BUILD={build}",
-         str(build / "pingpong-flat")], tmp_path, env)
-    prog = build / "pingpong-flat"
-    run([*CACHEFIT, "trace", "-o", "ipc.json", "--", str(prog), "-n", "300", "-r", "2"],
-        tmp_path, env_for(tmp_path))
+    prog = build_pingpong(tmp_path)
+    trace_pingpong(tmp_path, prog)
     html = tmp_path / "ipc.html"
     assert main(["report", str(tmp_path / "ipc.json"), "--top", "1", "--time-limit", "1",
                  "--html", str(html)]) == 0

@@ -11,13 +11,12 @@ only reads and writes the plan; it never parses C/C++ or runs a compiler.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cachefit.atomic_files import write_bytes_atomic
 from cachefit.errors import UserError
 
 FORMAT = "cachefit-layout-plan"
@@ -140,17 +139,7 @@ def load_plan(path: Path | str) -> LayoutPlan:
 
 def save_plan(plan: LayoutPlan, path: Path | str) -> None:
     """Write `plan` to `path` atomically (a temporary file in the same directory, renamed)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(plan.to_json(), fh, indent=2)
-            fh.write("\n")
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, (json.dumps(plan.to_json(), indent=2) + "\n").encode())
 
 
 def plan_path(config_path: Path | None, layouts: str | None,

@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import cachefit
+from cachefit.atomic_files import copy_atomic, write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, select
 from cachefit.build.wrapper_steps import has_debug
 from cachefit.errors import UserError
@@ -62,30 +62,6 @@ def parse_size(text: str) -> int:
         raise UserError(f"CACHEFIT_CACHE_MAX_SIZE={text} is not a size",
                         "write a number of bytes or a size like 500M or 5G")
     return int(value * _UNITS[unit])
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _copy_atomic(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # The code that decides what a transformed unit looks like; editing any of it (an upgrade
@@ -183,7 +159,7 @@ class UnitCache:
         except OSError:
             version = "?"
         text = f"{' '.join(compiler)}\n{stamp}\n{version}"
-        _write_atomic(memo, text.encode())
+        write_bytes_atomic(memo, text.encode())
         return text
 
     def key(self, text: bytes, cmd: CompilerCommand, compiler: Sequence[str],
@@ -219,7 +195,7 @@ class UnitCache:
         if not Path(out).absolute().parent.is_dir():
             return False
         try:
-            _copy_atomic(obj, Path(out))
+            copy_atomic(obj, Path(out))
             os.utime(obj)           # least recently used = oldest mtime
         except FileNotFoundError:
             self._count(misses=1)
@@ -249,12 +225,12 @@ class UnitCache:
         try:
             size = os.path.getsize(out)
             if unit_text is not None:
-                _write_atomic(self._unit(key), unit_text)
+                write_bytes_atomic(self._unit(key), unit_text)
                 size += len(unit_text)
             if messages:
-                _write_atomic(self._object(key).with_suffix(".stderr"), messages)
+                write_bytes_atomic(self._object(key).with_suffix(".stderr"), messages)
                 size += len(messages)
-            _copy_atomic(Path(out), self._object(key))
+            copy_atomic(Path(out), self._object(key))
         except OSError:
             return
         total = self._count(size=size)
@@ -286,7 +262,7 @@ class UnitCache:
             c["hits"] += hits
             c["misses"] += misses
             c["size"] += size
-            _write_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
+            write_bytes_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
             return c["size"]
 
     def _objects(self) -> list[tuple[float, int, Path]]:
@@ -316,7 +292,7 @@ class UnitCache:
                 total -= size
             c = self._read_counts()
             c["size"] = total
-            _write_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
+            write_bytes_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
 
     @staticmethod
     def _remove(obj: Path) -> None:
@@ -339,6 +315,6 @@ class UnitCache:
                 if d.is_dir() and not any(d.iterdir()):
                     d.rmdir()
             shutil.rmtree(self.directory / "compilers", ignore_errors=True)
-            _write_atomic(self.directory / "stats.json",
+            write_bytes_atomic(self.directory / "stats.json",
                           (json.dumps({"hits": 0, "misses": 0, "size": 0}) + "\n").encode())
         return len(objects)

@@ -16,12 +16,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from cachefit.atomic_files import write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, Source, dependency_options, select
 from cachefit.errors import ToolMissing
 
@@ -240,18 +240,7 @@ def save_unit_copy(env: Mapping[str, str], src: Source, lang: Language, text: by
     unit = d / f"{stem}-{key}{unit_suffix(lang)}"
     meta = {"source": source, "language": lang,
             "args": parse_args_for_unit(lang, compiler_args)}
-    _write_atomic(unit, text)
-    _write_atomic(unit.with_suffix(".json"),
-                  (json.dumps(meta, indent=2) + "\n").encode())
+    write_bytes_atomic(unit, text)
+    write_bytes_atomic(unit.with_suffix(".json"),
+                       (json.dumps(meta, indent=2) + "\n").encode())
     return unit
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

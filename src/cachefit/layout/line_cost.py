@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint
+from cachefit.layout.result import LineFigures
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,19 @@ def cost_totals(problem: LayoutProblem, offsets: Sequence[int],
     per_dirty = weighted_lines(problem, dirty_fp, offsets)
     return CostTotals(sum(per_lines), sum(per_dirty), max(per_lines, default=0),
                       max(per_dirty, default=0))
+
+
+def per_invocation(problem: LayoutProblem, total: int) -> float:
+    """A total summed over sequences (weighted by count) and start offsets, per invocation
+    and averaged over the start offsets."""
+    return total / (max(problem.total_count, 1) * len(problem.starts))
+
+
+def line_figures(problem: LayoutProblem, totals: CostTotals) -> LineFigures:
+    """`totals` per invocation: expected over start offsets, and at the worst start."""
+    n = max(problem.total_count, 1)
+    return LineFigures(per_invocation(problem, totals.lines), per_invocation(problem, totals.dirty),
+                       totals.lines_worst / n, totals.dirty_worst / n)
 
 
 def fixed_lines(problem: LayoutProblem, fp: WeightedFootprint, start: int) -> set[int]:

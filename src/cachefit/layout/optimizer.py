@@ -31,7 +31,13 @@ from cachefit.errors import UserError
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
 from cachefit.layout.line_clustering import cluster_targets
-from cachefit.layout.line_cost import CostTotals, cost_totals, simple_bound
+from cachefit.layout.line_cost import (
+    CostTotals,
+    cost_totals,
+    line_figures,
+    per_invocation,
+    simple_bound,
+)
 from cachefit.layout.line_model import LineModel
 from cachefit.layout.order_search import improve_order
 from cachefit.layout.placement import (
@@ -44,7 +50,7 @@ from cachefit.layout.placement import (
 )
 from cachefit.layout.problem import LayoutProblem, build_problem
 from cachefit.layout.realize import compact_tail, realize
-from cachefit.layout.result import LayoutEvaluation, LayoutResult, LineFigures
+from cachefit.layout.result import LayoutEvaluation, LayoutResult
 from cachefit.model.record_layout import Record
 
 EXACT_MAX_UNITS = 32
@@ -97,13 +103,6 @@ class _Candidates:
 
     def best(self) -> _Candidate | None:
         return min(self.items, key=lambda c: c.key, default=None)
-
-
-def _figures(problem: LayoutProblem, totals: CostTotals) -> LineFigures:
-    n = max(problem.total_count, 1)
-    k = len(problem.starts)
-    return LineFigures(totals.lines / (n * k), totals.dirty / (n * k),
-                       totals.lines_worst / n, totals.dirty_worst / n)
 
 
 def _field_offsets(problem: LayoutProblem, placement: Placement
@@ -340,9 +339,8 @@ def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[list[StageO
         report_dirty_lb = simple_bound(p, p.report_dirty_fp)
     else:
         report_lines_lb, report_dirty_lb = lines_lb, dirty_lb
-    scale = max(p.total_count, 1) * len(p.starts)
-    fig_before, fig_after = _figures(p, before), _figures(p, after)
-    lb = report_lines_lb / scale
+    fig_before, fig_after = line_figures(p, before), line_figures(p, after)
+    lb = per_invocation(p, report_lines_lb)
     gap = 0.0 if fig_after.lines <= 0 else max(0.0, (fig_after.lines - lb) / fig_after.lines)
     order, offsets, bits = _field_offsets(p, chosen.placement)
     relaxed = {name: align for name, align in sorted(p.relaxed.items())
@@ -355,7 +353,7 @@ def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[list[StageO
         size_before=p.record.size, size_after=chosen.placement.size, size_limit=p.size_limit,
         lines_before=fig_before.lines, lines_after=fig_after.lines, lines_lower_bound=lb,
         dirty_before=fig_before.dirty, dirty_after=fig_after.dirty,
-        dirty_lower_bound=report_dirty_lb / scale,
+        dirty_lower_bound=per_invocation(p, report_dirty_lb),
         lines_worst_before=fig_before.lines_worst, lines_worst_after=fig_after.lines_worst,
         optimal=optimal, gap=0.0 if optimal else gap, solver_seconds=seconds, method=method,
         merged=p.merged, constraints_honoured=p.honoured, relaxed_alignment=relaxed,
@@ -393,5 +391,5 @@ def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence
                          problem.report_dirty_fp)
     field_order, offsets, bits = _field_offsets(problem, placement)
     return LayoutEvaluation(field_order, offsets, bits, placement.size,
-                            _figures(problem, totals), tuple(violations(problem, placement)),
+                            line_figures(problem, totals), tuple(violations(problem, placement)),
                             _barriers(problem, placement))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cachefit.layout.constraints import LayoutConstraints
-from cachefit.layout.line_cost import cost_totals, simple_bound
+from cachefit.layout.line_cost import cost_totals, line_figures, per_invocation, simple_bound
 from cachefit.layout.placement import original_placement
 from cachefit.layout.problem import build_problem
 from cachefit.model import Record
@@ -38,11 +38,10 @@ def measure_record(record: Record, profile_type: dict[str, Any], *, cache_line: 
     p = build_problem(record, profile_type, cache_line=cache_line, object_align=object_align,
                       relax_align=False, constraints=LayoutConstraints(),
                       allow_growth=True, merge=False)
-    totals = cost_totals(p, original_placement(p).offsets, p.report_lines_fp,
-                         p.report_dirty_fp)
-    scale = max(p.total_count, 1) * len(p.starts)
+    figures = line_figures(p, cost_totals(p, original_placement(p).offsets, p.report_lines_fp,
+                                          p.report_dirty_fp))
     return MeasuredLayout(
-        lines=totals.lines / scale, dirty=totals.dirty / scale,
-        lines_lower_bound=simple_bound(p, p.report_lines_fp) / scale,
-        dirty_lower_bound=simple_bound(p, p.report_dirty_fp) / scale,
+        lines=figures.lines, dirty=figures.dirty,
+        lines_lower_bound=per_invocation(p, simple_bound(p, p.report_lines_fp)),
+        dirty_lower_bound=per_invocation(p, simple_bound(p, p.report_dirty_fp)),
         object_align=p.object_align, start_offsets=len(p.starts), warnings=p.warnings)

@@ -6,12 +6,11 @@ rename so no half-written report is ever left. Errors are `UserError`s; nothing 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cachefit.atomic_files import save_output
 from cachefit.build.layout_plan import load_plan
 from cachefit.errors import CachefitError, Location, UserError
 from cachefit.report.html_report import render_html
@@ -90,20 +89,7 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
 
 def write_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` via a temporary file in the same directory and a rename."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".cachefit-", dir=directory)
-    except OSError as exc:
-        raise UserError(f"cannot write {target}: {exc.strerror}",
-                        "check that the directory exists and is writable") from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise UserError(f"cannot write {target}: {exc.strerror}") from exc
+    save_output(path, text.encode("utf-8"))
 
 
 def render_reports(profile_path: str | Path, opts: ReportOptions
