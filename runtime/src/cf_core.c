@@ -8,12 +8,14 @@
  *    bump a sequence counter (seqlock); the per-access path reads without locks and
  *    retries if a writer was active.
  *  - Invocation: per-thread state; objects touched get role numbers per type in
- *    order of first touch; accesses become quads (role, offset, size, mode)
- *    appended to a per-type buffer with a running hash.  Sequences longer than
+ *    order of first touch (the previous invocation's first object is tried first,
+ *    while the registry is unchanged); accesses become quads (role, offset, size,
+ *    mode) appended to a per-type buffer.  Sequences longer than
  *    max_accesses, or invocations touching more than max_objects objects, are cut
  *    off and counted as runaway.
- *  - At invocation end each per-type sequence is looked up (lock-free) in a table
- *    of unique sequences and its counter incremented; only a new sequence takes
+ *  - At invocation end each per-type sequence is compared with the thread's recent
+ *    ones, else hashed and looked up (lock-free) in a table of unique sequences, and
+ *    its counter incremented; only a new sequence takes
  *    the table mutex and allocates (mmap), never the per-access path.
  *  - The process writes a snapshot at exit, on cachefit_dump() and (optionally) on
  *    a signal, to $CACHEFIT_TRACE_DIR/cachefit-<pid>.raw; nothing if unset.
@@ -743,6 +745,30 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
     cf_role *r = NULL;
+    if (t->nroles == 0) {
+        /* The first object of the invocation.  roles[0] still holds the previous
+         * invocation's first object, which was role 0 of its type (tag 0, the type's
+         * slice): if the address falls in it and the registry has not changed since it
+         * was confirmed, it is role 0 again without a lookup (an entry function called
+         * again and again on the same object). */
+        r = &t->roles[0];
+        if (CF_LIKELY(a - r->base < r->size && r->seq == seq && !t->touched)) {
+            uint32_t type = r->type;
+            t->touched = 1ull << type;
+            t->nrole[type] = 1;
+            t->outside[type] = 0;
+            t->cap[type] = cf_max_accesses;
+            t->runaway[type] = 0;
+            t->nroles = 1;
+            cf_set_last(t, 0);
+            /* The type's first access: len 0 < cap (max_accesses >= 1), role 0, tag 0. */
+            r->slice[0] = (uint64_t)(uint32_t)(a - r->base) | sm;
+            t->len[type] = 1;
+            t->active = 1;
+            return;
+        }
+        r = NULL;
+    }
     for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *c = &t->roles[i];
         if (a - c->base < c->size) {
@@ -956,12 +982,23 @@ static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint32_t len)
     return h ^ (h >> 29);
 }
 
+/* A sequence not among the thread's recent ones: count it through the shared table
+ * and make it a recent one.  Out of line, so that the hit path below needs no stack frame. */
+static __attribute__((noinline)) void cf_seq_count_miss(cf_thread *t, uint32_t type, uint32_t len,
+                                                        const uint64_t *q)
+{
+    cf_seq *p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
+    if (p)
+        t->recent[type][t->recent_next[type]++ % CF_RECENT] = p;
+}
+
 /* Count the thread's sequence for `type`: first among the entries this thread counted
  * recently for the type (compared by length, then contents: no hashing), else through
  * the shared table. */
-static void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len, const uint64_t *q)
+static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len,
+                                       const uint64_t *q)
 {
-    struct cf_seq **rc = t->recent[type];
+    struct cf_seq *const *rc = t->recent[type];
     for (uint32_t k = 0; k < CF_RECENT; k++) {
         cf_seq *c = rc[k];
         if (c && c->len == len && memcmp(c->q, q, (size_t)len * sizeof *q) == 0) {
@@ -969,9 +1006,7 @@ static void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len, const
             return;
         }
     }
-    cf_seq *p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
-    if (p)
-        rc[t->recent_next[type]++ % CF_RECENT] = p;
+    cf_seq_count_miss(t, type, len, q);
 }
 
 /* ------------------------------------------------------------------ invocations */
@@ -981,7 +1016,7 @@ static void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len, const
  * CF_PUBLISH_EVERY invocations, when the thread ends, and before a snapshot is written
  * (by the thread writing it: other running threads may hold back up to
  * CF_PUBLISH_EVERY - 1 invocations in a snapshot taken while they run). */
-static void cf_publish(cf_thread *t)
+static __attribute__((noinline, cold)) void cf_publish(cf_thread *t)
 {
     if (!t->pend_n)
         return;
@@ -997,9 +1032,10 @@ static void cf_publish(cf_thread *t)
     t->pend_recorded = 0;
 }
 
-static void cf_flush(cf_thread *t)
+/* Count the sequences of every type the invocation touched (the general case of
+ * cf_flush); returns the number of accesses recorded. */
+static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t m)
 {
-    uint64_t m = t->touched;
     uint64_t recorded = 0;
     while (m) {
         uint32_t type = (uint32_t)__builtin_ctzll(m);
@@ -1014,19 +1050,36 @@ static void cf_flush(cf_thread *t)
         }
         recorded += t->len[type];
     }
+    return recorded;
+}
+
+static void cf_flush(cf_thread *t)
+{
+    uint64_t m = t->touched;
+    uint32_t type = (uint32_t)__builtin_ctzll(m | 1ull << 63);
+    /* The common case inline: one type touched, a sequence neither cut off nor with
+     * accesses in padding. */
+    if (CF_LIKELY(m && !(m & (m - 1)) && !t->outside[type] && !t->runaway[type] &&
+                  t->len[type])) {
+        uint32_t len = t->len[type];
+        cf_seq_count_recent(t, type, len, t->buf + (size_t)type * cf_max_accesses);
+        t->pend_recorded += len;
+    } else if (m) {
+        t->pend_recorded += cf_flush_types(t, m);
+    }
     t->touched = 0;
-    if (t->entry >= 0 && t->entry < CF_MAX_ENTRIES) {
+    if (CF_LIKELY(t->entry >= 0 && t->entry < CF_MAX_ENTRIES)) {
         t->pend_entry[t->entry]++;
         t->pend_emask |= 1ull << t->entry;
     }
-    t->pend_recorded += recorded;
-    if (++t->pend_n >= CF_PUBLISH_EVERY)
+    if (CF_UNLIKELY(++t->pend_n >= CF_PUBLISH_EVERY))
         cf_publish(t);
 }
 
-int cf_enter(int entry, uintptr_t frame)
+/* cf_enter when the thread is already in an invocation (nested entry, or one left by
+ * longjmp) or not set up yet; returns 1 when the caller should start the invocation. */
+static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, uintptr_t frame)
 {
-    cf_thread *t = &cf_self;
     if (t->depth > 0) {
         if (frame && t->frame && frame >= t->frame) {
             /* The previous invocation was left without its end (longjmp): close it. */
@@ -1043,6 +1096,14 @@ int cf_enter(int entry, uintptr_t frame)
         if (!cf_thread_setup(t))
             return 0;
     }
+    return 1;
+}
+
+int cf_enter(int entry, uintptr_t frame)
+{
+    cf_thread *t = &cf_self;
+    if (CF_UNLIKELY(t->depth > 0 || !t->ready) && !cf_enter_slow(t, frame))
+        return 0;
     t->depth = 1;
     t->frame = frame;
     t->entry = entry;
@@ -1057,10 +1118,12 @@ int cf_enter(int entry, uintptr_t frame)
 void cf_leave(void)
 {
     cf_thread *t = &cf_self;
-    if (t->depth <= 0)
+    if (CF_UNLIKELY(t->depth != 1)) {
+        if (t->depth > 1)
+            t->depth--;
         return;
-    if (--t->depth > 0)
-        return;
+    }
+    t->depth = 0;
     t->active = 0;
     cf_flush(t);
     if (CF_UNLIKELY(cf_dump_requested)) {

@@ -129,6 +129,23 @@ def test_public_annotations(tmp_path: Path) -> None:
 
 
 @needs_clang
+@pytest.mark.parametrize("compiler", ["clang-19", "gcc"])
+def test_address_reused_by_another_type_between_invocations(tmp_path: Path,
+                                                            compiler: str) -> None:
+    # The runtime takes an invocation's first object to be the previous invocation's
+    # role 0 without a lookup while the registry is unchanged; a forget and a new
+    # registration at the same address must end that.
+    b = build(tmp_path, ["reuse.c"], types=["obj", "other"], entry=["touch"],
+              compiler=compiler)
+    prof = b.trace()
+    touch = ((0, 8, 8, R), (0, 16, 4, W))
+    assert seqs(prof, "obj") == {touch: 5}      # 3 at mem, 1 at mem + 64, 1 at mem again
+    assert seqs(prof, "other") == {touch: 2}
+    assert prof.invocations == 8
+    assert prof.types["other"].outside_objects == prof.types["obj"].outside_objects == 0
+
+
+@needs_clang
 def test_cxx_constructors_new_delete_static_and_stack(tmp_path: Path) -> None:
     b = build(tmp_path, ["tcb.cc"], types=["tcb", "msg"], entry=["ipc", "touch"],
               compiler="clang++-19", cxx=True)
