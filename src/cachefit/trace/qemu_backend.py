@@ -914,7 +914,12 @@ def summary(profile: Mapping[str, Any]) -> str:
         out.append(f"{name}: {len(seqs)} unique sequences, "
                    f"{sum(s['count'] for s in seqs)} recorded, dropped {t['dropped']}")
     ov = profile.get("overhead", {})
-    if "plain_seconds" in ov:
+    if "plain_workload_seconds" in ov:
+        out.append(f"workload phase: plain {ov['plain_workload_seconds']} s, traced "
+                   f"{ov['traced_workload_seconds']} s, slowdown "
+                   f"{profile.get('qemu', {}).get('slowdown')}x (whole runs: plain "
+                   f"{ov['plain_seconds']} s, traced {ov['traced_seconds']} s)")
+    elif "plain_seconds" in ov:
         out.append(f"plain {ov['plain_seconds']} s, traced {ov['traced_seconds']} s, "
                    f"slowdown {profile.get('qemu', {}).get('slowdown')}x")
     return "\n".join(out)
