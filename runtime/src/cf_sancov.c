@@ -11,14 +11,13 @@
     void __sanitizer_cov_load##n(const volatile void *p) { cf_access(p, n, CF_READ); }     \
     void __sanitizer_cov_store##n(const volatile void *p) { cf_access(p, n, CF_WRITE); }
 
-/* Called by the inlined first checks (runtime/inline/cf_sancov_inline.c) for an access
- * inside [lowest, highest) of the registered objects during an invocation (the range
- * the caller checked may be stale; cf_access_inside resolves the address anyway).
+/* Called by the inlined first checks (runtime/inline/cf_sancov_inline.c), its only
+ * caller, which has already checked the thread's "inside an invocation" flag, for an
+ * access inside [lowest, highest) of the registered objects (the range the caller
+ * checked may be stale; cf_access_inside resolves the address anyway).
  * `sm` is CF_SM(size, mode), a constant at each call site. */
 void __cachefit_access(const volatile void *p, uint64_t sm)
 {
-    if (CF_UNLIKELY(!cf_self.active)) /* checked by the caller, but cheap to be sure */
-        return;
     cf_access_inside(&cf_self, (uintptr_t)p, sm);
 }
 
