@@ -7,7 +7,11 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, optionally
          with an allowlist; gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
-         with the static objects and type layouts found in its debug information.
+         with the static objects and type layouts found in its debug information; the
+         executable exports the runtime (cachefit.build.runtime_exports). A shared library
+         gets no runtime but its own blob and a constructor/destructor that register its
+         static objects with the executable's runtime at load and forget them at unload
+         (runtime/shlib/cf_shlib_ctor.c).
          With a layout plan, the plan's `flatten` classes are flattened first, so the
          profile describes the flattened classes.
 optimize applies the layout plan (cachefit.build.optimize_wrapper).
@@ -22,7 +26,7 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -215,7 +219,7 @@ class ProfileBuild:
         save_unit_copy(self.env, src, lang, text, cmd.args, out)
         edited, report = instrument_preprocessed(
             text, lang, self.trace, cmd.args, source=src.path,
-            struct_copies=self.backend == "sanitizer-coverage")
+            struct_copies=self.backend == "sanitizer-coverage", by_value_copies=True)
         self.warnings.extend(report.warnings)
         pre.write_bytes(edited)
         flags = select(cmd, keep={"other"})
@@ -239,62 +243,79 @@ class ProfileBuild:
                                      "the symbols and debug information)")
                 continue
             args.append(a)
-        if cmd.shared or cmd.relocatable:
-            # Shared objects and partial links are instrumented, but the runtime and the
-            # blob belong to the executable.
+        if cmd.relocatable:
+            # Partial links are instrumented; the blob belongs to the final link.
             return _call([*self.compiler, *args], self.env)
-        from cachefit.trace.elf_objects import analyze, blob_text, find_blob, patch_blob
-        from cachefit.trace.runtime_build import runtime_library
+        from cachefit.trace.elf_objects import BLOB_SYMBOL, SHLIB_BLOB_SYMBOL
 
         output = cmd.output or "a.out"
-        c_compiler = [*self.compiler]
-        runtime = runtime_library(c_compiler)
+        if cmd.shared:
+            # The library's own blob and its constructor; the runtime is the executable's.
+            return self._link_with_blob(
+                output, SHLIB_BLOB_SYMBOL,
+                lambda capacity: [*args, str(self._shlib_object(tmpdir, capacity, cmd))])
+        from cachefit.build.runtime_exports import export_flags, linker_of
+        from cachefit.trace.runtime_build import runtime_library
+
+        runtime = runtime_library([*self.compiler])
+        exports = export_flags(linker_of(self.compiler, args, self.env), tmpdir)
+        return self._link_with_blob(
+            output, BLOB_SYMBOL,
+            lambda capacity: [*args, str(self._blob_object(tmpdir, capacity, cmd)),
+                              str(runtime), "-lpthread", *exports])
+
+    def _link_with_blob(self, output: str, symbol: str,
+                        link_line: Callable[[int], list[str]]) -> int:
+        """Link with a blob of growing capacity until the output's facts fit in it, and
+        fill it in (the executable's `__cachefit_blob` or a library's own)."""
+        from cachefit.trace.elf_objects import (
+            SHLIB_BLOB_SYMBOL,
+            analyze,
+            blob_text,
+            find_blob,
+            got_slots,
+            patch_blob,
+        )
+
+        shared = symbol == SHLIB_BLOB_SYMBOL
         capacity = BLOB_CAPACITY
         for _attempt in range(3):
-            blob_obj = self._blob_object(tmpdir, capacity, cmd)
-            code = _call([*self.compiler, *args, str(blob_obj), str(runtime), "-lpthread"],
-                         self.env)
+            code = _call([*self.compiler, *link_line(capacity)], self.env)
             if code != 0:
                 return code
             facts = analyze(output, self.trace.types)
-            slot = find_blob(output)
+            slot = find_blob(output, symbol)
             if slot is None:
                 self.warnings.append(f"{output}: the cachefit blob is missing from the output; "
                                      "static objects are not registered")
                 return 0
+            got = got_slots(output, {o.symbol for o in facts.objects if o.symbol}) \
+                if shared else None
             meta = {"instrumentation": self.backend, "program": str(Path(output).resolve()),
                     "entry": list(self.trace.entry)}
             limits = {"max_accesses": self.trace.max_accesses,
                       "max_objects": self.trace.max_objects,
                       "max_sequences": self.trace.max_sequences}
             payload = blob_text(slot.address, facts, self.trace.types, self.trace.entry,
-                                limits, meta)
+                                limits, meta, got)
             if len(payload) + 1 <= slot.capacity:
                 patch_blob(output, slot, payload)
                 if not facts.has_debug_info:
                     self.warnings.append(f"{output}: no debug information; static objects of "
-                                         "the traced types are not found and the profile will "
-                                         "lack field layouts (compile with -g)")
+                                         "the traced types are not found" +
+                                         ("" if shared else " and the profile will lack "
+                                          "field layouts") + " (compile with -g)")
+                # A library need not hold every traced type; a program must.
                 for t in self.trace.types:
-                    if t not in facts.layouts and facts.has_debug_info:
+                    if t not in facts.layouts and facts.has_debug_info and not shared:
                         self.warnings.append(f"{output}: type {t} is not in the debug "
                                              "information of the program")
                 return 0
             capacity = 1 << (len(payload) + 1024).bit_length()
         raise UserError(f"{output}: could not fit the cachefit blob", "report this as a bug")
 
-    def _blob_object(self, tmpdir: Path, capacity: int, cmd: CompilerCommand) -> Path:
-        src = tmpdir / f"cachefit_blob_{capacity}.c"
-        obj = src.with_suffix(".o")
-        if obj.is_file():
-            return obj
-        src.write_text(
-            "/* generated by cachefit: filled in after linking */\n"
-            f"__attribute__((used, aligned(64))) char __cachefit_blob[{capacity}] = "
-            '"CACHEFIT-BLOB-1\\n";\n'
-            "extern void __cachefit_rt_anchor(void);\n"
-            "__attribute__((used)) void (*const __cachefit_anchor)(void) = "
-            "__cachefit_rt_anchor;\n")
+    def _target_flags(self, cmd: CompilerCommand) -> list[str]:
+        """The -m32/-m64/--target options of the command (for the objects cachefit adds)."""
         from cachefit.trace.unit_instrument import libclang_flags
         target: list[str] = []
         flags = libclang_flags(cmd.args)
@@ -303,8 +324,48 @@ class ProfileBuild:
                 target.append(a)
             elif a == "-target" and i + 1 < len(flags):
                 target += [a, flags[i + 1]]
-        code = _call([*self.compiler, *target, "-x", "c", "-O0", "-fPIC", "-c", str(src), "-o",
-                      str(obj)], self.env)
+        return target
+
+    def _shlib_object(self, tmpdir: Path, capacity: int, cmd: CompilerCommand) -> Path:
+        """runtime/shlib/cf_shlib_ctor.c compiled for a library: its blob of `capacity`
+        bytes and the constructor/destructor that hand it to the runtime."""
+        from cachefit.trace.runtime_build import runtime_dir
+        src = runtime_dir() / "shlib" / "cf_shlib_ctor.c"
+        obj = tmpdir / f"cachefit_shlib_{capacity}.o"
+        if obj.is_file():
+            return obj
+        if not src.is_file():
+            raise UserError(f"the cachefit runtime source {src} is missing",
+                            "set CACHEFIT_RUNTIME_DIR to the runtime/ directory")
+        code = _call([*self.compiler, *self._target_flags(cmd), "-x", "c", "-std=c11", "-O2",
+                      "-fPIC", "-fno-sanitize=all", f"-DCF_BLOB_CAPACITY={capacity}", "-c",
+                      str(src), "-o", str(obj)], self.env)
+        if code != 0:
+            raise UserError("compiling the cachefit library constructor failed",
+                            f"check that {self.compiler[0]} can compile C")
+        return obj
+
+    def _blob_object(self, tmpdir: Path, capacity: int, cmd: CompilerCommand) -> Path:
+        src = tmpdir / f"cachefit_blob_{capacity}.c"
+        obj = src.with_suffix(".o")
+        if obj.is_file():
+            return obj
+        # Each runtime object a library loaded with dlopen may call, linked in even when
+        # the executable itself does not use it (the core, library objects, heap and
+        # invocation entry points, memory operations, the backend's callbacks).
+        anchors = ["__cachefit_rt_anchor", "__cachefit_shlib_load", "__cachefit_enter",
+                   "__cachefit_memcpy",
+                   "__sanitizer_cov_load1" if self.backend == "sanitizer-coverage" else
+                   "__tsan_read1"]
+        src.write_text(
+            "/* generated by cachefit: filled in after linking */\n"
+            f"__attribute__((used, aligned(64))) char __cachefit_blob[{capacity}] = "
+            '"CACHEFIT-BLOB-1\\n";\n'
+            + "".join(f"extern void {s}(void);\n" for s in anchors)
+            + "__attribute__((used)) void (*const __cachefit_anchor[])(void) = {"
+            + ", ".join(anchors) + "};\n")
+        code = _call([*self.compiler, *self._target_flags(cmd), "-x", "c", "-O0", "-fPIC", "-c",
+                      str(src), "-o", str(obj)], self.env)
         if code != 0:
             raise UserError("compiling the cachefit blob object failed",
                             f"check that {self.compiler[0]} can compile C")

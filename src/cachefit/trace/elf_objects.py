@@ -1,11 +1,16 @@
 """Link-step facts from a linked profile build: target objects in static storage, type
-layouts, typedef aliases; and patching them into the program's cachefit blob.
+layouts, typedef aliases; and patching them into the program's or library's cachefit blob.
 
 Global and static variables whose type is, or contains, a target type (plain, arrays,
 structs holding them, arrays of such structs: a strided array) are found in the DWARF
 debug information and listed with their link-time addresses; the runtime adds the load
-bias. The blob is a fixed-size char array that the link step defines; it is filled in
-place in the output file so that no address moves. Layouts come from
+bias. An executable's copies of variables defined in a shared library (COPY relocations
+of variables its debug information declares) are listed too. The blob is a fixed-size
+char array that the link step defines (`__cachefit_blob` in an executable, the hidden
+`__cachefit_shlib_blob` in a shared library); it is filled in place in the output file
+so that no address moves. A shared library's exported variables are listed with the
+GOT slot its code reads their address from, since an executable may hold the variable
+instead (copy relocation). Layouts come from
 `cachefit.frontend.dwarf_records` when that module is available, else from a small
 reader here. This module never runs a compiler or the program.
 """
@@ -27,6 +32,7 @@ from cachefit.errors import UserError
 from cachefit.trace.profile_format import FieldSpan
 
 BLOB_SYMBOL = "__cachefit_blob"
+SHLIB_BLOB_SYMBOL = "__cachefit_shlib_blob"
 BLOB_MAGIC = b"CACHEFIT-BLOB-1\n"
 MAX_OCCURRENCES = 4096
 
@@ -45,6 +51,8 @@ class StaticObject:
     stride: int
     type_name: str
     variable: str
+    symbol: str | None = None        # the ELF symbol of an external variable
+    variable_address: int = 0        # link-time address of the whole variable
 
 
 @dataclass
@@ -91,6 +99,32 @@ def _type_of(die: DIE) -> DIE | None:
         if ref in die.attributes:
             return _type_of(die.get_DIE_from_attribute(ref))
     return None
+
+
+def _attr_text(die: DIE, names: tuple[str, ...]) -> str | None:
+    """The first of `names` on the DIE or on the declaration it completes."""
+    for ref in (None, "DW_AT_specification", "DW_AT_abstract_origin"):
+        d = die if ref is None else (die.get_DIE_from_attribute(ref)
+                                     if ref in die.attributes else None)
+        if d is None:
+            continue
+        for n in names:
+            attr = d.attributes.get(n)
+            if attr is not None:
+                v = attr.value
+                return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+    return None
+
+
+def _symbol_of(var: DIE) -> str | None:
+    """The ELF symbol of a variable with external linkage (None for static ones)."""
+    external = var.attributes.get("DW_AT_external")
+    if external is None and "DW_AT_specification" in var.attributes:
+        external = var.get_DIE_from_attribute("DW_AT_specification").attributes.get(
+            "DW_AT_external")
+    if external is None or not external.value:
+        return None
+    return _attr_text(var, ("DW_AT_linkage_name", "DW_AT_MIPS_linkage_name", "DW_AT_name"))
 
 
 def _member_offset(die: DIE, parser: DWARFExprParser) -> int | None:
@@ -306,9 +340,13 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
         dwarf = elf.get_dwarf_info()
         parser = DWARFExprParser(dwarf.structs)
         seen_addr: set[tuple[int, str]] = set()
+        # Variables declared here but defined in a shared library: an executable that
+        # refers to one directly holds a copy of it (a COPY relocation), used by all.
+        copy_candidates: dict[str, tuple[tuple[int, int, int, int, str], ...]] = {}
         for cu in dwarf.iter_CUs():
             cu_types = _CuTypes(targets, parser)
             variables: list[DIE] = []
+            declared: list[DIE] = []
             typedefs: list[DIE] = []
             for die in cu.iter_DIEs():
                 tag = die.tag
@@ -323,6 +361,8 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     typedefs.append(die)
                 elif tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
                     variables.append(die)
+                elif tag == "DW_TAG_variable" and "DW_AT_declaration" in die.attributes:
+                    declared.append(die)
             for td in typedefs:
                 tname = _qualified(td)
                 under = cu_types.strip(_type_of(td))
@@ -337,6 +377,11 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     facts.aliases[tname] = cu_types.target_of[under.offset]
             if not cu_types.target_of:
                 continue
+            for var in declared:
+                symbol = _symbol_of(var)
+                occ = cu_types.occurrences(_type_of(var))
+                if symbol and occ:
+                    copy_candidates.setdefault(symbol, occ)
             for var in variables:
                 loc = var.attributes["DW_AT_location"]
                 if not isinstance(loc.value, list):
@@ -350,14 +395,23 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     addr = dwarf.get_addr(cu, int(ops[0].args[0]))
                 else:
                     continue
-                vname = _name(var) or "?"
+                vname = _attr_text(var, ("DW_AT_name",)) or "?"
+                symbol = _symbol_of(var)
                 for off, count, elem, stride, tname in cu_types.occurrences(_type_of(var)):
                     key = (addr + off, tname)
                     if key in seen_addr or count <= 0:
                         continue
                     seen_addr.add(key)
                     facts.objects.append(StaticObject(addr + off, count, elem, stride, tname,
-                                                      vname))
+                                                      vname, symbol, addr))
+        copies = _dynamic_relocations(elf, _COPY, set(copy_candidates))
+        for symbol, addr in sorted(copies.items()):
+            for off, count, elem, stride, tname in copy_candidates[symbol]:
+                key = (addr + off, tname)
+                if key not in seen_addr and count > 0:
+                    seen_addr.add(key)
+                    facts.objects.append(StaticObject(addr + off, count, elem, stride, tname,
+                                                      symbol, symbol, addr))
     for name in types:
         shared = _shared_layout(str(elf_path), name)
         if shared is not None and (name not in facts.layouts
@@ -366,16 +420,59 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
     return facts
 
 
+# Dynamic relocation numbers (e_machine -> r_type): GLOB_DAT fills the GOT slot of a
+# data symbol, COPY copies a library's variable into the executable.
+_GLOB_DAT = {"EM_X86_64": 6, "EM_386": 6, "EM_AARCH64": 1025}
+_COPY = {"EM_X86_64": 5, "EM_386": 5, "EM_AARCH64": 1024}
+
+
+def _dynamic_relocations(elf: ELFFile, kinds: dict[str, int],
+                         symbols: set[str]) -> dict[str, int]:
+    """{symbol: r_offset} of the dynamic relocations of one kind naming `symbols`."""
+    out: dict[str, int] = {}
+    rtype = kinds.get(elf["e_machine"])
+    if not symbols or rtype is None:
+        return out
+    for sec in elf.iter_sections():
+        if sec["sh_type"] not in ("SHT_RELA", "SHT_REL") or not sec["sh_flags"] & 2:
+            continue   # only relocations the dynamic loader applies (SHF_ALLOC)
+        symtab = elf.get_section(sec["sh_link"])
+        if not isinstance(symtab, SymbolTableSection):
+            continue
+        for rel in sec.iter_relocations():
+            if rel["r_info_type"] != rtype or rel["r_info_sym"] == 0:
+                continue
+            name = symtab.get_symbol(rel["r_info_sym"]).name
+            if name in symbols:
+                out.setdefault(name, int(rel["r_offset"]))
+    return out
+
+
+def got_slots(elf_path: str | Path, symbols: set[str]) -> dict[str, int]:
+    """Link-time addresses of the GOT slots through which a shared library's code reads
+    the address of `symbols` (dynamic GLOB_DAT relocations); symbols without one are
+    left out (the library then uses its own copy)."""
+    with open(elf_path, "rb") as fh:
+        return _dynamic_relocations(ELFFile(fh), _GLOB_DAT, symbols)
+
+
 def blob_text(self_address: int, facts: ElfFacts, types: tuple[str, ...],
-              entries: tuple[str, ...], limits: dict[str, int], meta: dict[str, Any]) -> bytes:
-    """The text the runtime reads at startup (see docs/raw-trace-format.md)."""
+              entries: tuple[str, ...], limits: dict[str, int], meta: dict[str, Any],
+              got: dict[str, int] | None = None) -> bytes:
+    """The text the runtime reads at startup or at a library's load (see
+    docs/raw-trace-format.md); `got` (libraries only) adds `via GOT VAR` to the objects
+    of exported variables."""
     lines = [BLOB_MAGIC.decode().rstrip("\n"), f"self {self_address:x}"]
     lines += [f"limit {k} {v}" for k, v in limits.items()]
     lines += [f"type {t}" for t in types]
     lines += [f"alias {a} {t}" for a, t in sorted(facts.aliases.items()) if " " not in a]
     lines += [f"entry {e}" for e in entries]
-    lines += [f"global {o.address:x} {o.count} {o.elem} {o.stride} {o.type_name}"
-              for o in facts.objects]
+    for o in facts.objects:
+        line = f"global {o.address:x} {o.count} {o.elem} {o.stride} {o.type_name}"
+        slot = (got or {}).get(o.symbol or "")
+        if slot is not None:
+            line += f" via {slot:x} {o.variable_address:x}"
+        lines.append(line)
     layout = {
         "types": {name: {"size": lay.size, "fields": [f.to_json() for f in lay.fields]}
                   for name, lay in sorted(facts.layouts.items())},
@@ -392,14 +489,14 @@ class BlobSlot:
     capacity: int
 
 
-def find_blob(elf_path: str | Path) -> BlobSlot | None:
+def find_blob(elf_path: str | Path, symbol: str = BLOB_SYMBOL) -> BlobSlot | None:
     """Where the blob symbol lives in the file."""
     with open(elf_path, "rb") as fh:
         elf = ELFFile(fh)
         symtab = elf.get_section_by_name(".symtab")
         if not isinstance(symtab, SymbolTableSection):
             return None
-        syms = symtab.get_symbol_by_name(BLOB_SYMBOL)
+        syms = symtab.get_symbol_by_name(symbol)
         if not syms:
             return None
         sym = syms[0]
