@@ -13,9 +13,11 @@ never by matching source text):
   * calls of memcpy/memmove/memset (and their __builtin_ forms) in instrumented
     functions: redirected to the runtime, which reports the bytes copied or filled
     inside target objects (neither backend sees the loads and stores of these);
-  * with the clang backend (`struct_copies`), struct assignments and copy-initialisations
-    in instrumented functions that clang would lower to an unseen llvm.memcpy: rewritten
-    to note the copy in the runtime first (cachefit.trace.struct_copies decides which).
+  * with the clang backend (`struct_copies`), struct assignments in instrumented
+    functions that clang would lower to an unseen llvm.memcpy, and with both backends
+    (`by_value_copies`) copy-initialisations, by-value arguments and returns, whose copy
+    neither sees whole: rewritten so the runtime records the copy
+    (cachefit.trace.struct_copies decides which).
 Edits are computed from AST extents and applied to the preprocessed bytes; code that
 came from system headers is left alone. It never compiles, links or runs anything.
 """
@@ -208,7 +210,7 @@ class UnitInstrumenter:
 
     def __init__(self, text: bytes, tu: ci.TranslationUnit, lang: Lang,
                  trace: TraceConfig, source: str = "<unit>", *,
-                 struct_copies: bool = False) -> None:
+                 struct_copies: bool = False, by_value_copies: bool = False) -> None:
         self.text = text
         self.tu = tu
         self.lang = lang
@@ -228,7 +230,9 @@ class UnitInstrumenter:
         # Enclosing function definitions while walking: is each one instrumented?
         self._fn_stack: list[bool] = []
         self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
-                                 lambda t: bool(self.occurrences(t))) if struct_copies else None
+                                 lambda t: bool(self.occurrences(t))) \
+            if struct_copies or by_value_copies else None
+        self._assignments = struct_copies
 
     # ------------------------------------------------------------ targets
 
@@ -505,22 +509,27 @@ class UnitInstrumenter:
         (its operands are then side-effect free, so nothing inside needs an edit)."""
         assert self.copies is not None
         got: CopyEdit | Skipped | None = None
-        if c.kind == CK.BINARY_OPERATOR and self.lang == "c" and \
+        by_value: list[CopyEdit | Skipped] = []
+        if c.kind == CK.BINARY_OPERATOR and self.lang == "c" and self._assignments and \
                 c.type.get_canonical().kind == TK.RECORD:
             got = self.copies.c_assignment(c, self._binary_op(c))
         elif c.kind == CK.CALL_EXPR:
-            got = self.copies.cxx_assignment(c)
+            got = self.copies.cxx_assignment(c) if self._assignments else None
+            if not isinstance(got, CopyEdit):
+                by_value = self.copies.arguments(c)
+        elif c.kind == CK.RETURN_STMT:
+            got = self.copies.return_value(c)
         elif c.kind == CK.VAR_DECL:
             got = self.copies.initialisation(c)
-        if isinstance(got, Skipped):
-            self.report.warnings.append(
-                f"{self.lines.location(got.offset)}: struct copy not traced: {got.why}")
-            return False
-        if got is None:
-            return False
-        self.edits.append(_Edit(got.start, got.end, got.text, False, depth))
-        self.report.struct_copies += 1
-        return c.kind != CK.VAR_DECL
+        whole = isinstance(got, CopyEdit) and c.kind not in (CK.VAR_DECL, CK.RETURN_STMT)
+        for one in [got, *by_value]:
+            if isinstance(one, Skipped):
+                self.report.warnings.append(
+                    f"{self.lines.location(one.offset)}: struct copy not traced: {one.why}")
+            elif one is not None:
+                self.edits.append(_Edit(one.start, one.end, one.text, False, depth))
+                self.report.struct_copies += 1
+        return whole
 
     def _instrumented(self, fn: ci.Cursor) -> bool:
         """Whether the compiler instruments `fn`'s loads and stores: [trace] instrument
@@ -875,14 +884,17 @@ def _errors_in_user_code(tu: ci.TranslationUnit, lines: LineMap) -> Iterator[str
 def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
                             compiler_args: Sequence[str] = (), *,
                             source: str = "<unit>",
-                            struct_copies: bool = False) -> tuple[bytes, UnitReport]:
+                            struct_copies: bool = False,
+                            by_value_copies: bool = False) -> tuple[bytes, UnitReport]:
     """Analyse preprocessed `text` and return the edited text and what was done;
-    `struct_copies` (the clang backend) also rewrites struct copies it cannot see."""
+    `struct_copies` (the clang backend) also rewrites struct assignments it cannot see,
+    `by_value_copies` (both backends) initialisations, by-value arguments and returns."""
     with tempfile.TemporaryDirectory(prefix="cachefit-unit-") as tmp:
         path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
         Path(path).write_bytes(text)
         tu = _parse(path, lang, libclang_flags(compiler_args))
-        inst = UnitInstrumenter(text, tu, lang, trace, source, struct_copies=struct_copies)
+        inst = UnitInstrumenter(text, tu, lang, trace, source, struct_copies=struct_copies,
+                                by_value_copies=by_value_copies or struct_copies)
         errors = list(_errors_in_user_code(tu, inst.lines))
         if errors:
             raise ParseError(f"libclang cannot analyse {source} for the profile build",
