@@ -149,3 +149,20 @@ def test_unit_without_targets_is_unchanged(tmp_path: Path) -> None:
     text = preprocess(tmp_path, "int add(int a, int b) { return a + b; }\n")
     out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))
     assert out == text and not rep.edited
+
+
+def test_defaulted_constructor_is_left_alone(tmp_path: Path) -> None:
+    """`priv() = default;` has no braces: nothing may be inserted after `= default`
+    (that was a compile error); the user-written constructor still registers."""
+    code = ("class priv { int a; char c; public: priv() = default; "
+            "priv(int x, char y) : a(x), c(y) {} ~priv() = default; };\n"
+            "priv p; int main() { p = priv(2, 1); priv q; (void)q; return 0; }\n")
+    text = preprocess(tmp_path, code, "c++", "clang++-19")
+    out, rep = instrument_preprocessed(text, "c++", TraceConfig(types=("priv",), entry=()))
+    assert rep.constructors == 1
+    edited = tmp_path / "edited.ii"
+    edited.write_bytes(out)
+    # The edited unit must still compile (declarations of the runtime come from the edit).
+    proc = subprocess.run(["clang++-19", "-fsyntax-only", "-x", "c++-cpp-output", str(edited)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

@@ -577,6 +577,11 @@ class UnitInstrumenter:
                    t.extent.start.offset < body.extent.start.offset for t in self._tokens(fn))
 
     def _function(self, fn: ci.Cursor, depth: int) -> None:
+        if fn.kind in (CK.CONSTRUCTOR, CK.DESTRUCTOR, CK.CXX_METHOD) and \
+                (fn.is_default_method() or fn.is_deleted_method()):
+            # `= default` has no braces to insert into (libclang may still show the
+            # implicit body it synthesises when the function is used).
+            return
         body = self._body(fn)
         if body is None:
             return
