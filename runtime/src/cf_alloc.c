@@ -1,7 +1,7 @@
-/* cf_alloc.c - the entry points that profile-mode code calls besides loads and stores:
- * invocation begin/end inserted into entry functions, heap registration at the
- * allocation sites and constructors the compiler wrapper rewrote, and the public
- * API of runtime/include/cachefit.h.
+/* cf_alloc.c - the entry points that profile-mode code calls besides loads and stores
+ * and invocation begin/end (__cachefit_enter/__cachefit_leave, in cf_core.c): heap
+ * registration at the allocation sites and constructors the compiler wrapper rewrote,
+ * and the public API of runtime/include/cachefit.h.
  *
  * The compiler wrapper (src/cachefit/build/compiler_wrapper.py) emits calls with
  * exactly these signatures; keep the two in step.  Nothing here is on the
@@ -128,18 +128,6 @@ void __cachefit_dtor(const void *self, const char *type)
 {
     if (self)
         cf_forget((uintptr_t)self, cf_type_id(type));
-}
-
-int __cachefit_enter(int entry, void *frame)
-{
-    cf_enter(entry, (uintptr_t)frame);
-    return 0;
-}
-
-void __cachefit_leave(int *scope)
-{
-    (void)scope;
-    cf_leave();
 }
 
 /* ---- public API (cachefit.h) ---- */

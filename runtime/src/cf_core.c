@@ -8,13 +8,14 @@
  *    bump a sequence counter (seqlock); the per-access path reads without locks and
  *    retries if a writer was active.
  *  - Invocation: per-thread state; objects touched get role numbers per type in
- *    order of first touch (the previous invocation's first object is tried first,
- *    while the registry is unchanged); accesses become quads (role, offset, size,
- *    mode) appended to a per-type buffer.  Sequences longer than
+ *    order of first touch (the previous invocation's first object is armed as the fast
+ *    role when an invocation begins and disarmed if another object comes first; it
+ *    stays valid while the registry is unchanged); accesses become quads (role,
+ *    offset, size, mode) appended to a per-type buffer.  Sequences longer than
  *    max_accesses, or invocations touching more than max_objects objects, are cut
  *    off and counted as runaway.
  *  - At invocation end each per-type sequence is compared with the thread's recent
- *    ones, else hashed and looked up (lock-free) in a table of unique sequences, and
+ *    ones (a two-way slot per length and last quad), else hashed and looked up (lock-free) in a table of unique sequences, and
  *    its counter incremented; only a new sequence takes
  *    the table mutex and allocates (mmap), never the per-access path.
  *  - The process writes a snapshot at exit, on cachefit_dump() and (optionally) on
@@ -599,6 +600,7 @@ static void cf_thread_release(void *arg)
     if (t->ready) {
         t->active = 0;
         t->ready = 0;
+        t->rearmed = 0;
         munmap(t->roles, cf_thread_bytes());
         t->roles = NULL;
         t->buf = NULL;
@@ -739,18 +741,41 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     return r;
 }
 
+enum { CF_NOARM_AFTER_MISS = 16 };
+
+/* Start of a slow path that reads or appends through len[]: detach the fast role, and
+ * if cf_enter armed the previous invocation's role 0 and nothing has touched it yet,
+ * disarm it (this access may be to another object of its type, which must become role
+ * 0; and an untouched armed role must not count towards max_objects). */
+static inline void cf_slow_begin(cf_thread *t)
+{
+    cf_fast_detach(t);
+    if (t->armed) {
+        t->armed = 0;
+        if (t->len[t->roles[0].type] == 0) {
+            t->nroles = 0;
+            t->touched = 0;
+            t->fsize = 0;
+            /* Invocations that start on different objects (sender and receiver taking
+             * turns): arming costs more than it saves; try again after a while. */
+            t->noarm = CF_NOARM_AFTER_MISS;
+        }
+    }
+}
+
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
+    cf_slow_begin(t);
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
     cf_role *r = NULL;
     if (t->nroles == 0) {
         /* The first object of the invocation.  roles[0] still holds the previous
          * invocation's first object, which was role 0 of its type (tag 0, the type's
          * slice): if the address falls in it and the registry has not changed since it
-         * was confirmed, it is role 0 again without a lookup (an entry function called
-         * again and again on the same object). */
+         * was confirmed, it is role 0 again without a lookup (cf_enter normally arms it,
+         * so this is reached when the registry changed in between or it was disarmed). */
         r = &t->roles[0];
         if (CF_LIKELY(a - r->base < r->size && r->seq == seq && !t->touched)) {
             uint32_t type = r->type;
@@ -764,6 +789,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
             /* The type's first access: len 0 < cap (max_accesses >= 1), role 0, tag 0. */
             r->slice[0] = (uint64_t)(uint32_t)(a - r->base) | sm;
             t->len[type] = 1;
+            cf_fast_attach(t);
             t->active = 1;
             return;
         }
@@ -783,6 +809,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
         r = cf_resolve(t, a, seq);
     if (r)
         cf_append(t, r, a, sm);
+    cf_fast_attach(t);
     t->active = 1;
 }
 
@@ -807,6 +834,7 @@ void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
     if (end > hi)
         end = hi;
     t->active = 0;
+    cf_slow_begin(t);
     for (unsigned steps = 0; a < end && steps < (1u << 20); steps++) {
         cf_obj o;
         unsigned long seq;
@@ -832,6 +860,7 @@ void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
         }
         a = stop;
     }
+    cf_fast_attach(t);
     t->active = 1;
 }
 
@@ -982,29 +1011,43 @@ static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint32_t len)
     return h ^ (h >> 29);
 }
 
-/* A sequence not among the thread's recent ones: count it through the shared table
- * and make it a recent one.  Out of line, so that the hit path below needs no stack frame. */
+/* The thread's recent-sequence slot for a sequence: direct-mapped by its length and
+ * last quad (sequences of one entry function often differ only in length). */
+static inline uint32_t cf_recent_slot(uint32_t len, const uint64_t *q)
+{
+    return (uint32_t)(((q[len - 1] ^ len) * 0x9E3779B97F4A7C15ull) >> 61) & (CF_RECENT - 1);
+}
+
+/* A sequence not in its recent slot: the other slot of its pair, else count it through
+ * the shared table; either way it becomes the slot's entry and the entry it displaces
+ * moves to the other slot of the pair (two-way, most recent first).  Out of line, so that
+ * the hit path below needs no stack frame. */
 static __attribute__((noinline)) void cf_seq_count_miss(cf_thread *t, uint32_t type, uint32_t len,
                                                         const uint64_t *q)
 {
-    cf_seq *p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
-    if (p)
-        t->recent[type][t->recent_next[type]++ % CF_RECENT] = p;
+    uint32_t k = cf_recent_slot(len, q);
+    cf_seq **rc = t->recent[type];
+    cf_seq *p = rc[k ^ 1];
+    if (p && p->len == len && memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
+        __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
+    else
+        p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
+    if (p && p != rc[k]) {
+        rc[k ^ 1] = rc[k];
+        rc[k] = p;
+    }
 }
 
-/* Count the thread's sequence for `type`: first among the entries this thread counted
- * recently for the type (compared by length, then contents: no hashing), else through
- * the shared table. */
+/* Count the thread's sequence for `type` (len >= 1): first the entry this thread counted
+ * last in the sequence's recent slot (compared by length, then contents: no hashing),
+ * else through the shared table. */
 static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len,
                                        const uint64_t *q)
 {
-    struct cf_seq *const *rc = t->recent[type];
-    for (uint32_t k = 0; k < CF_RECENT; k++) {
-        cf_seq *c = rc[k];
-        if (c && c->len == len && memcmp(c->q, q, (size_t)len * sizeof *q) == 0) {
-            __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
-            return;
-        }
+    cf_seq *c = t->recent[type][cf_recent_slot(len, q)];
+    if (CF_LIKELY(c && c->len == len && memcmp(c->q, q, (size_t)len * sizeof *q) == 0)) {
+        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+        return;
     }
     cf_seq_count_miss(t, type, len, q);
 }
@@ -1055,6 +1098,9 @@ static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t 
 
 static void cf_flush(cf_thread *t)
 {
+    cf_fast_detach(t);
+    t->armed = 0;
+    t->rearmed = 0;
     uint64_t m = t->touched;
     uint32_t type = (uint32_t)__builtin_ctzll(m | 1ull << 63);
     /* The common case inline: one type touched, a sequence neither cut off nor with
@@ -1076,9 +1122,52 @@ static void cf_flush(cf_thread *t)
         cf_publish(t);
 }
 
-/* cf_enter when the thread is already in an invocation (nested entry, or one left by
- * longjmp) or not set up yet; returns 1 when the caller should start the invocation. */
-static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, uintptr_t frame)
+/* Start an invocation.  The previous invocation's role 0 (roles[0], kept across
+ * invocations; zero-sized until the thread's first object) is armed as the fast role:
+ * if the invocation's first access of its type falls inside it and the registry is
+ * unchanged, that access takes the fast path with no lookup.  cf_slow_begin disarms it
+ * if another access comes first. */
+static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int entry,
+                                                           uintptr_t frame)
+{
+    t->depth = 1;
+    t->frame = frame;
+    t->entry = entry;
+    const cf_role *r = &t->roles[0];
+    uintptr_t size = r->size;
+    if (CF_UNLIKELY(t->noarm)) {
+        t->noarm--;
+        size = 0;
+    }
+    t->fsize = size;
+    if (CF_LIKELY(size)) {
+        uint32_t type = r->type;
+        uint32_t max = cf_max_accesses;
+        uint64_t *slice = r->slice;
+        t->fbase = r->base;
+        t->fseq = r->seq;
+        t->ftag = 0;
+        t->fslice = slice;
+        t->ftype = type;
+        t->fpos = slice;
+        t->fend = slice + max;
+        t->touched = 1ull << type;
+        t->nrole[type] = 1;
+        t->outside[type] = 0;
+        t->cap[type] = max;
+        t->runaway[type] = 0;
+        t->nroles = 1;
+        t->armed = 1;
+    } else {
+        t->nroles = 0;
+        t->touched = 0;
+    }
+    t->active = 1;
+}
+
+/* __cachefit_enter when the thread is already in an invocation (nested entry, or one
+ * left by longjmp) or not set up yet. */
+static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, int entry, uintptr_t frame)
 {
     if (t->depth > 0) {
         if (frame && t->frame && frame >= t->frame) {
@@ -1096,29 +1185,38 @@ static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, uintptr_t frame
         if (!cf_thread_setup(t))
             return 0;
     }
-    return 1;
+    cf_begin(t, entry, frame);
+    return 0;
+}
+
+int __cachefit_enter(int entry, void *frame)
+{
+    cf_thread *t = &cf_self;
+    if (CF_LIKELY(t->rearmed && t->depth == 0)) {
+        /* The previous invocation ended with one object touched, and left it armed. */
+        t->depth = 1;
+        t->frame = (uintptr_t)frame;
+        t->entry = entry;
+        t->active = 1;
+        return 0;
+    }
+    if (CF_UNLIKELY(t->depth > 0 || !t->ready))
+        return cf_enter_slow(t, entry, (uintptr_t)frame);
+    cf_begin(t, entry, (uintptr_t)frame);
+    return 0;
 }
 
 int cf_enter(int entry, uintptr_t frame)
 {
-    cf_thread *t = &cf_self;
-    if (CF_UNLIKELY(t->depth > 0 || !t->ready) && !cf_enter_slow(t, frame))
-        return 0;
-    t->depth = 1;
-    t->frame = frame;
-    t->entry = entry;
-    t->nroles = 0;
-    t->last = 0;
-    t->fsize = 0;
-    t->touched = 0;
-    t->active = 1;
-    return 0;
+    return __cachefit_enter(entry, (void *)frame);
 }
 
-void cf_leave(void)
+/* __cachefit_leave in general: nested or unbalanced ends, several types touched, an
+ * empty, cut-off or padding-touching sequence, counters due for publishing, a dump
+ * requested by signal. */
+static __attribute__((noinline)) void cf_leave_slow(cf_thread *t)
 {
-    cf_thread *t = &cf_self;
-    if (CF_UNLIKELY(t->depth != 1)) {
+    if (t->depth != 1) {
         if (t->depth > 1)
             t->depth--;
         return;
@@ -1130,6 +1228,67 @@ void cf_leave(void)
         cf_dump_requested = 0;
         cf_dump_now();
     }
+}
+
+/* The end of __cachefit_leave when the sequence (t->len[t->ftype] quads at t->fslice) is
+ * not the one in its recent slot; reads its arguments back from the thread so that the
+ * caller keeps nothing across its memcmp. */
+static __attribute__((noinline)) void cf_leave_miss(void)
+{
+    cf_thread *t = &cf_self;
+    uint32_t type = t->ftype;
+    cf_seq_count_miss(t, type, t->len[type], t->fslice);
+}
+
+/* End an invocation.  The common case is inline: the outermost end, only the fast
+ * role's type touched, its sequence neither empty nor cut off nor touching padding, no
+ * counters due for publishing and no dump requested; the sequence is counted through
+ * its recent slot.  When the invocation touched one object (role 0), it stays armed for
+ * the next invocation (rearmed: __cachefit_enter only sets the frame). */
+void __cachefit_leave(int *scope)
+{
+    (void)scope;
+    cf_thread *t = &cf_self;
+    uint64_t *pos = t->fpos, *slice = t->fslice;
+    uint32_t type = t->ftype;
+    if (CF_UNLIKELY(t->depth != 1 || t->touched != 1ull << type || pos <= slice ||
+                    pos >= t->fend || t->outside[type] || t->pend_n >= CF_PUBLISH_EVERY - 1 ||
+                    cf_dump_requested)) {
+        cf_leave_slow(t);
+        return;
+    }
+    t->depth = 0;
+    t->active = 0;
+    uint32_t len = (uint32_t)(pos - slice);
+    t->len[type] = len;
+    if (CF_LIKELY(t->nroles == 1)) {
+        /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+        t->fpos = slice;
+        t->armed = 1;
+        t->rearmed = 1;
+    } else {
+        t->fpos = NULL;
+        t->fend = NULL;
+        t->armed = 0;
+        t->rearmed = 0;
+        t->touched = 0;
+    }
+    t->pend_recorded += len;
+    t->pend_n++;
+    if (CF_LIKELY((unsigned)t->entry < CF_MAX_ENTRIES)) {
+        t->pend_entry[t->entry]++;
+        t->pend_emask |= 1ull << t->entry;
+    }
+    cf_seq *c = t->recent[type][cf_recent_slot(len, slice)];
+    if (CF_LIKELY(c && c->len == len && memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
+        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+    else
+        cf_leave_miss();
+}
+
+void cf_leave(void)
+{
+    __cachefit_leave(NULL);
 }
 
 /* ------------------------------------------------------------------ output */

@@ -23,7 +23,7 @@
 enum { CF_MAX_TYPES = 64, CF_MAX_ENTRIES = 64, CF_NAME_MAX = 128 };
 enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
-enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 4 };
+enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8 };
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
  * bytes every `stride` bytes (a single object has elem == stride == span). */
@@ -47,24 +47,35 @@ typedef struct cf_role {
     uint64_t *slice; /* the type's sequence buffer (roles of the invocation only) */
 } cf_role;
 
-/* Per-thread invocation state.  `active` is the first thing the per-access path
- * reads; everything else is touched only for accesses inside registered ranges. */
+/* Per-thread invocation state.  The head (active .. ftag) is what the per-access path
+ * reads, also from instrumented code (runtime/inline/cf_sancov_inline.c declares the same
+ * head: keep the offsets asserted below in step with it).
+ *
+ * The "fast role" is the role resolved last (or, at the start of an invocation, the
+ * previous invocation's role 0, "armed" by __cachefit_enter).  While it is attached (fpos !=
+ * NULL), fpos is the next free quad of its type's sequence and len[ftype] is stale;
+ * code that reads or appends through len[] detaches it first (cf_fast_detach) and
+ * attaches it again afterwards (cf_fast_attach).  Detached, fpos == fend == NULL, so the
+ * inlined fast path falls through to the out-of-line call. */
 typedef struct cf_thread {
     int active;
     int depth;
+    uintptr_t fbase;
+    uintptr_t fsize;   /* 0: none */
+    unsigned long fseq; /* registry version the fast role was confirmed at */
+    uint64_t *fpos;
+    uint64_t *fend;    /* slice + cap[ftype] */
+    uint64_t ftag;
+    /* Touched only for accesses inside registered ranges. */
+    uint64_t *fslice;
+    uint32_t ftype;
+    uint32_t armed;    /* roles[0] was armed at the start and may not be touched yet */
+    uint32_t rearmed;  /* between invocations: __cachefit_leave left roles[0] armed */
+    uint32_t noarm;    /* invocations left that cf_begin does not arm (after a disarm) */
     int entry;
     int ready;
     uintptr_t frame;
     uint32_t nroles;
-    uint32_t last;
-    /* A copy of the role resolved last (cf_set_last), so the common access costs no
-     * index math. */
-    uintptr_t fbase;
-    uintptr_t fsize; /* 0: none */
-    unsigned long fseq;
-    uint64_t ftag;
-    uint64_t *fslice;
-    uint32_t ftype;
     /* Across invocations: objects resolved recently and 256-byte granules known to hold
      * no object, each valid while the registry version is unchanged. */
     cf_role objcache[CF_OBJ_CACHE];
@@ -85,31 +96,55 @@ typedef struct cf_thread {
     uint64_t pend_recorded;
     uint64_t pend_emask;
     uint32_t pend_entry[CF_MAX_ENTRIES];
-    /* Sequences this thread counted recently, per type (cf_core.c). */
+    /* Sequences this thread counted recently, per type, direct-mapped by length and last
+     * quad (cf_core.c). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
-    uint8_t recent_next[CF_MAX_TYPES];
     uint8_t runaway[CF_MAX_TYPES];
 } cf_thread;
 
-/* Exported under __cachefit_* names, default visibility: the inlined first checks
+/* Exported under __cachefit_* names, default visibility: the inlined checks
  * (runtime/inline/cf_sancov_inline.c) read them from instrumented code, which may be
- * in a shared library.  `active` must stay the first member of cf_thread. */
+ * in a shared library. */
 extern CF_TLS cf_thread cf_self __asm__("__cachefit_thread");
 extern uintptr_t cf_lo __asm__("__cachefit_lo");
 extern uintptr_t cf_span __asm__("__cachefit_span");
-_Static_assert(offsetof(cf_thread, active) == 0, "cf_sancov_inline.c reads active at 0");
-extern unsigned long cf_regseq CF_HIDDEN;
+extern unsigned long cf_regseq __asm__("__cachefit_regseq");
+_Static_assert(offsetof(cf_thread, active) == 0, "cf_sancov_inline.c: active at 0");
+_Static_assert(offsetof(cf_thread, fbase) == 8, "cf_sancov_inline.c: fbase at 8");
+_Static_assert(offsetof(cf_thread, fsize) == 16, "cf_sancov_inline.c: fsize at 16");
+_Static_assert(offsetof(cf_thread, fseq) == 24, "cf_sancov_inline.c: fseq at 24");
+_Static_assert(offsetof(cf_thread, fpos) == 32, "cf_sancov_inline.c: fpos at 32");
+_Static_assert(offsetof(cf_thread, fend) == 40, "cf_sancov_inline.c: fend at 40");
+_Static_assert(offsetof(cf_thread, ftag) == 48, "cf_sancov_inline.c: ftag at 48");
 extern uint32_t cf_max_accesses CF_HIDDEN;
 
 void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
 void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode) CF_HIDDEN;
 void __cachefit_access(const volatile void *p, uint64_t sm) __attribute__((cold));
 
-/* Make role i the one the per-access path checks first. */
+/* Write the fast role's position back into len[] and detach it. */
+static inline __attribute__((always_inline)) void cf_fast_detach(cf_thread *t)
+{
+    if (t->fpos) {
+        t->len[t->ftype] = (uint32_t)(t->fpos - t->fslice);
+        t->fpos = NULL;
+        t->fend = NULL;
+    }
+}
+
+/* Attach the fast role (if any) again after len[]/cap[] may have changed. */
+static inline __attribute__((always_inline)) void cf_fast_attach(cf_thread *t)
+{
+    if (t->fsize) {
+        t->fpos = t->fslice + t->len[t->ftype];
+        t->fend = t->fslice + t->cap[t->ftype];
+    }
+}
+
+/* Make role i the fast role; the caller has detached it and attaches it afterwards. */
 static inline __attribute__((always_inline)) void cf_set_last(cf_thread *t, uint32_t i)
 {
     const cf_role *r = &t->roles[i];
-    t->last = i;
     t->fbase = r->base;
     t->fsize = r->size;
     t->fseq = r->seq;
@@ -121,7 +156,8 @@ static inline __attribute__((always_inline)) void cf_set_last(cf_thread *t, uint
 /* The size and mode bits of a quad (role << 48 | size << 32 | offset, write bit 63). */
 #define CF_SM(size, mode) ((uint64_t)((size) & 0xffffu) << 32 | (uint64_t)((mode) & 1u) << 63)
 
-/* Append one quad to the role's per-type sequence (or note the cut-off). */
+/* Append one quad to the role's per-type sequence (or note the cut-off); the fast role
+ * is detached. */
 static inline __attribute__((always_inline)) void cf_append(cf_thread *t, const cf_role *r,
                                                             uintptr_t a, uint64_t sm)
 {
@@ -136,25 +172,33 @@ static inline __attribute__((always_inline)) void cf_append(cf_thread *t, const 
     t->len[type] = len + 1;
 }
 
+/* The fast role's sequence is full: cut it off (attached; fpos stays at the length). */
+static inline __attribute__((always_inline)) void cf_fast_runaway(cf_thread *t)
+{
+    t->runaway[t->ftype] = 1;
+    t->cap[t->ftype] = 0;
+    if (t->fpos)
+        t->fend = t->fslice;
+}
+
 /* An access inside [lowest, highest) of the registered objects while this thread is in
- * an invocation: the object touched last, the first few roles (if the registry has not
- * changed since they were resolved), a granule known to be empty, else cf_record_slow. */
-static inline __attribute__((always_inline)) void cf_access_inside(cf_thread *t, uintptr_t a,
-                                                                   uint64_t sm)
+ * an invocation: the fast role, the first few roles (if the registry has not changed
+ * since they were resolved), a granule known to be empty; 0 when none of these applies
+ * and the caller must call cf_record_slow.  Makes no call. */
+static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
+                                                                  uint64_t sm)
 {
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
     uintptr_t off = a - t->fbase;
     if (CF_LIKELY(off < t->fsize && t->fseq == seq)) {
-        uint32_t type = t->ftype;
-        uint32_t len = t->len[type];
-        if (CF_LIKELY(len < t->cap[type])) {
-            t->fslice[len] = (uint64_t)(uint32_t)off | sm | t->ftag;
-            t->len[type] = len + 1;
+        uint64_t *pos = t->fpos;
+        if (CF_LIKELY(pos < t->fend)) {
+            *pos = off | sm | t->ftag;
+            t->fpos = pos + 1;
         } else {
-            t->runaway[type] = 1;
-            t->cap[type] = 0;
+            cf_fast_runaway(t);
         }
-        return;
+        return 1;
     }
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {
@@ -164,16 +208,26 @@ static inline __attribute__((always_inline)) void cf_access_inside(cf_thread *t,
                 break;
             /* Not made the fast role: with two objects accessed in turn (sender and
              * receiver) copying it back and forth costs more than this loop. */
-            cf_append(t, r, a, sm);
-            return;
+            if (r->type == t->ftype && t->fpos) {
+                uint64_t *pos = t->fpos;
+                if (pos < t->fend) {
+                    *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
+                    t->fpos = pos + 1;
+                } else {
+                    cf_fast_runaway(t);
+                }
+            } else {
+                cf_append(t, r, a, sm);
+            }
+            return 1;
         }
     }
     /* Between objects (e.g. the stack kept behind a TCB): a granule known to be empty. */
     uintptr_t g = (a >> CF_GRAN_SHIFT) + 1;
     if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
         (t->neg_gran[1] == g && t->neg_seq[1] == seq))
-        return;
-    cf_record_slow(a, sm);
+        return 1;
+    return 0;
 }
 
 /* The per-access path: thread-local "in invocation" flag, then one unsigned
@@ -187,7 +241,8 @@ static inline __attribute__((always_inline)) void cf_access(const volatile void 
     uintptr_t a = (uintptr_t)p;
     if (CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
         return;
-    cf_access_inside(&cf_self, a, CF_SM(size, mode));
+    if (!cf_access_inside(&cf_self, a, CF_SM(size, mode)))
+        cf_record_slow(a, CF_SM(size, mode));
 }
 
 /* Registry (cf_core.c). */
@@ -198,7 +253,8 @@ int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */
 int cf_is_registered(uintptr_t base) CF_HIDDEN;
 int cf_on_own_stack(uintptr_t a) CF_HIDDEN;
 
-/* Invocations (cf_core.c). */
+/* Invocations (cf_core.c; __cachefit_enter/__cachefit_leave are what entry functions
+ * call, cf_enter/cf_leave the same for the public API). */
 int cf_enter(int entry, uintptr_t frame) CF_HIDDEN;
 void cf_leave(void) CF_HIDDEN;
 void cf_init(void) CF_HIDDEN;

@@ -18,8 +18,95 @@
  * `sm` is CF_SM(size, mode), a constant at each call site. */
 void __cachefit_access(const volatile void *p, uint64_t sm)
 {
-    cf_access_inside(&cf_self, (uintptr_t)p, sm);
+    if (!cf_access_inside(&cf_self, (uintptr_t)p, sm))
+        cf_record_slow((uintptr_t)p, sm);
 }
+
+#if defined(__x86_64__) && defined(__ELF__)
+/* __cachefit_access for callers that assume clang's preserve_most convention (the
+ * inlined checks on x86-64): every general register except r11 is preserved, so the
+ * instrumented function need not keep its values out of the caller-saved registers
+ * around this call.  Vector registers are the caller's to save.
+ * The thunks below save every register the C convention lets a callee clobber (r11
+ * excepted) around a call of a C function.  Built by clang, __cachefit_access_pm is itself
+ * a preserve_most function that makes no call except (as a tail call) the thunk of
+ * cf_record_slow, so it saves only the registers its own paths use; built by another
+ * compiler, it is the thunk of the C function. */
+#if defined(__clang__)
+__attribute__((preserve_most)) void cf_record_slow_pm(uintptr_t a, uint64_t sm) CF_HIDDEN;
+__attribute__((preserve_most)) void __cachefit_access_pm(const volatile void *p, uint64_t sm);
+void __cachefit_access_pm(const volatile void *p, uint64_t sm)
+{
+    if (!cf_access_inside(&cf_self, (uintptr_t)p, sm))
+        cf_record_slow_pm((uintptr_t)p, sm);
+}
+#else
+void cf_access_hidden(const volatile void *p, uint64_t sm) CF_HIDDEN;
+void cf_access_hidden(const volatile void *p, uint64_t sm)
+{
+    if (!cf_access_inside(&cf_self, (uintptr_t)p, sm))
+        cf_record_slow((uintptr_t)p, sm);
+}
+
+__asm__(".text\n"
+        ".globl __cachefit_access_pm\n"
+        ".type __cachefit_access_pm, @function\n"
+        ".p2align 4\n"
+        "__cachefit_access_pm:\n"
+        ".cfi_startproc\n"
+        "push %rax\n.cfi_adjust_cfa_offset 8\n"
+        "push %rcx\n.cfi_adjust_cfa_offset 8\n"
+        "push %rdx\n.cfi_adjust_cfa_offset 8\n"
+        "push %rsi\n.cfi_adjust_cfa_offset 8\n"
+        "push %rdi\n.cfi_adjust_cfa_offset 8\n"
+        "push %r8\n.cfi_adjust_cfa_offset 8\n"
+        "push %r9\n.cfi_adjust_cfa_offset 8\n"
+        "push %r10\n.cfi_adjust_cfa_offset 8\n"
+        "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"
+        "call cf_access_hidden\n"
+        "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r10\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r9\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r8\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rdi\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rsi\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rdx\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rcx\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rax\n.cfi_adjust_cfa_offset -8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size __cachefit_access_pm, .-__cachefit_access_pm\n");
+#endif
+
+__asm__(".text\n"
+        ".hidden cf_record_slow_pm\n.globl cf_record_slow_pm\n"
+        ".type cf_record_slow_pm, @function\n"
+        ".p2align 4\n"
+        "cf_record_slow_pm:\n"
+        ".cfi_startproc\n"
+        "push %rax\n.cfi_adjust_cfa_offset 8\n"
+        "push %rcx\n.cfi_adjust_cfa_offset 8\n"
+        "push %rdx\n.cfi_adjust_cfa_offset 8\n"
+        "push %rsi\n.cfi_adjust_cfa_offset 8\n"
+        "push %rdi\n.cfi_adjust_cfa_offset 8\n"
+        "push %r8\n.cfi_adjust_cfa_offset 8\n"
+        "push %r9\n.cfi_adjust_cfa_offset 8\n"
+        "push %r10\n.cfi_adjust_cfa_offset 8\n"
+        "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"
+        "call cf_record_slow\n"
+        "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r10\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r9\n.cfi_adjust_cfa_offset -8\n"
+        "pop %r8\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rdi\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rsi\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rdx\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rcx\n.cfi_adjust_cfa_offset -8\n"
+        "pop %rax\n.cfi_adjust_cfa_offset -8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size cf_record_slow_pm, .-cf_record_slow_pm\n");
+#endif
 
 CF_SANCOV(1)
 CF_SANCOV(2)
