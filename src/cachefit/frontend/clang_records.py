@@ -17,7 +17,7 @@ import clang.cindex as ci
 from cachefit.errors import AmbiguousType, Location, TypeNotFound, UserError
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.record_layout_dump import dump_record
-from cachefit.model import Base, Field, Record, SourceExtent
+from cachefit.model import Base, Field, Record, SourceExtent, UnnamedBitfield
 
 CK = ci.CursorKind
 RECORD_KINDS = {CK.STRUCT_DECL: "struct", CK.CLASS_DECL: "class", CK.UNION_DECL: "union",
@@ -117,8 +117,9 @@ def _access(cursor: ci.Cursor) -> str:
     return "public"
 
 
-def _explicit_alignment(cursor: ci.Cursor) -> int:
-    """The value of an `aligned(N)`/`alignas(N)` written on a member with a literal N."""
+def explicit_alignment(cursor: ci.Cursor) -> int:
+    """The value of an `aligned(N)`/`alignas(N)` written on a member with a literal N
+    (0 when there is none, or when N is not a literal)."""
     best = 0
     for child in cursor.get_children():
         if child.kind == CK.ALIGNED_ATTR:
@@ -166,7 +167,9 @@ def _fields(record_type: ci.Type, base_bits: int, anon: str | None,
         if fc.is_bitfield() and not fc.spelling:
             continue  # an unnamed bit-field is padding, not a member
         size, align = _type_size_align(fc.type)
-        align = max(align, _explicit_alignment(fc))
+        if any(c.kind == CK.PACKED_ATTR for c in fc.get_children()):
+            align = 1  # a packed member: only an aligned attribute raises it again
+        align = max(align, explicit_alignment(fc))
         access = anon_access or _access(fc)
         if fc.is_bitfield():
             yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, access,
@@ -174,6 +177,26 @@ def _fields(record_type: ci.Type, base_bits: int, anon: str | None,
         else:
             yield Field(fc.spelling, fc.type.spelling, bits // 8, size, align, access,
                         None, None, _extent(fc), anon)
+
+
+def _unnamed_bitfields(record_type: ci.Type) -> list[UnnamedBitfield]:
+    """The record's own unnamed bit-fields, where the compiler put them, each with the
+    named field declared right before it."""
+    out: list[UnnamedBitfield] = []
+    last: str | None = None
+    for fc in record_type.get_fields():
+        if fc.is_bitfield() and not fc.spelling:
+            size, align = _type_size_align(fc.type)
+            out.append(UnnamedBitfield(fc.type.spelling, fc.get_field_offsetof(),
+                                       fc.get_bitfield_width(), size, align, last))
+            continue
+        decl = fc.type.get_canonical().get_declaration()
+        if decl.kind in RECORD_KINDS and (not fc.spelling or _is_anonymous_name(fc.spelling)):
+            inner = [f.name for f in _fields(fc.type.get_canonical(), 0, "anonymous")]
+            last = inner[-1] if inner else last
+        else:
+            last = fc.spelling
+    return out
 
 
 def _is_dynamic_candidate(decl: ci.Cursor) -> bool:
@@ -229,7 +252,8 @@ def record_from_cursor(decl: ci.Cursor, path: str, args: Sequence[str]) -> Recor
                 bases.append(Base(b.name, b.offset, max(bsize, 0), b.virtual, b.empty))
             vptr = min(dumped.vptr_offsets) if dumped.vptr_offsets else None
     return Record(name=name, kind=kind, size=size, align=align, fields=fields, bases=bases,
-                  vptr_offset=vptr, extent=_extent(decl))
+                  vptr_offset=vptr, extent=_extent(decl),
+                  unnamed_bitfields=_unnamed_bitfields(rtype))
 
 
 def _location(cursor: ci.Cursor) -> Location | None:

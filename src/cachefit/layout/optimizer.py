@@ -8,13 +8,19 @@ fields, then of hot fields):
 * line clustering + local search over lines, realised by cold fill (fast, any size);
 * for cache-aligned objects, the CP-SAT line-assignment relaxations: fields with the same
   footprints as one fluid class (a lower bound, usually proven), then one item per unit
-  (targets realised by cold fill, and a bound); for other objects the same models of the
-  record as if it were cache-aligned, only as starting points;
+  (targets realised by cold fill, and a bound), then, if nothing is proven, the
+  line-filling model of all units (`line_fill_model`: a bound, and orders of exactly its
+  cost; H4); for other objects the same models of the record as if it were cache-aligned,
+  only as starting points;
 * local search on complete orders from the best candidate;
+* for objects that may start inside a line, if optimality is unproven: block_search, an
+  exact branch-and-bound over the granule relaxation (a lower bound; its layouts become
+  candidates; node budget);
 * if optimality is still unproven and the record has at most EXACT_MAX_UNITS units, the
   exact CP-SAT circuit model, hinted with the best order.
 
-The lower bound is the best of the per-footprint bound and the CP-SAT bounds.
+The lower bound is the best of the per-footprint bound, the CP-SAT bounds and
+block_search's bound.
 
 `evaluate_order` measures any given order the same way (for tests and comparisons such
 as alphabetical order). Nothing here prints; bad input raises `UserError`.
@@ -28,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cachefit.errors import UserError
+from cachefit.layout.block_search import applicable, block_search
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
 from cachefit.layout.line_clustering import cluster_targets
@@ -38,6 +45,8 @@ from cachefit.layout.line_cost import (
     per_invocation,
     simple_bound,
 )
+from cachefit.layout.line_fill_model import applicable as fill_applicable
+from cachefit.layout.line_fill_model import fill_orders
 from cachefit.layout.line_model import LineModel
 from cachefit.layout.order_search import improve_order
 from cachefit.layout.placement import (
@@ -71,6 +80,23 @@ EVALS_PER_HOT_UNIT = 1_500
 """Cap on order-search evaluations per hot unit (more does not help small records)."""
 MOVES_PER_SECOND = 40_000
 """Line-clustering move evaluations per second of `time_limit`."""
+FILL_SHARE = 0.3
+"""Share of the per-unit line model's CP-SAT budget left to the line-filling model (H4),
+which runs after it when it applies and nothing is proven yet."""
+FILL_EXTRA = 0.25
+"""The line-filling model's further budget, as a share of the line models' (the share the
+exact model gets for small records; the line-filling model runs only on larger ones)."""
+# --- block search (H5): objects that may start inside a line ---
+NODES_PER_SECOND = 10_000
+"""block_search nodes per second of `time_limit` (about a third of an idle core)."""
+BLOCK_SHARE = 0.35
+"""Share of `time_limit` for block_search (records too large for the exact model; the
+earlier methods' budgets may take the rest at a third of an idle core)."""
+BLOCK_SHARE_SMALL = 0.25
+"""Share of `time_limit` for block_search before the exact circuit model."""
+BLOCK_MAX_HOT = 64
+"""block_search only for records with at most this many hot units (beyond, it proves
+nothing in its budget: see docs/layout.md)."""
 
 
 @dataclass(frozen=True)
@@ -143,8 +169,8 @@ def _barriers(problem: LayoutProblem, placement: Placement) -> dict[str, str]:
         for name in unit.fields:
             f = by_name[name]
             t = f.type.strip()
-            if (f.is_bitfield and f.align == unit.align and not t.startswith("enum ")
-                    and t not in ("_Bool", "bool")):
+            # `_Bool`/`bool` too: a `_Bool : 0` is clean under -Wpedantic in C and C++.
+            if f.is_bitfield and f.align == unit.align and not t.startswith("enum "):
                 spelling = t
                 break
         out[unit.fields[0]] = spelling
@@ -236,6 +262,13 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
                               deadline=deadline)
         cands.add(order, best.method + " + local search")
     best = cands.best()
+    if best is not None and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) \
+            and not _proven(problem, best, stages):
+        # Objects that may start inside a line: exact search of the granule relaxation
+        # (block_search), for a bound and possibly better layouts.
+        stages.append(_block_search(problem, cands, best, time_limit, deadline,
+                                    BLOCK_SHARE_SMALL if small else BLOCK_SHARE))
+    best = cands.best()
     if small:
         # Exact search if not proven yet; else only the size and order tie-breaks.
         proven = best is not None and _proven(problem, best, stages)
@@ -255,6 +288,26 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     return stages
 
 
+def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
+                  time_limit: float, deadline: float, share: float) -> list[StageOutcome]:
+    """Run block_search from `best`; its relaxed layouts become candidates. Returns its
+    bounds as stage outcomes (lines: the proven bound, with the value when it is the
+    relaxation's optimum; dirty: the bound among layouts with that many lines)."""
+    def judge(targets: dict[int, int]) -> tuple[int, int] | None:
+        cand = cands.add(realize(problem, targets), "block search")
+        return None if cand is None else (cand.cost.lines, cand.cost.dirty)
+
+    result = block_search(problem, upper=(best.cost.lines, best.cost.dirty),
+                          max_nodes=int(NODES_PER_SECOND * time_limit * share),
+                          judge=judge, deadline=deadline)
+    out = [StageOutcome("lines", "OPTIMAL" if result.lines_exact else "FEASIBLE",
+                        result.lines_bound if result.lines_exact else None,
+                        result.lines_bound)]
+    if result.dirty_bound is not None:
+        out.append(StageOutcome("dirty", "OPTIMAL", None, result.dirty_bound))
+    return out
+
+
 def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: float,
                  prove: bool = True) -> list[list[StageOutcome]]:
     """Cache-aligned objects: the line-assignment relaxations (see line_model).
@@ -266,7 +319,10 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     `problem` is only a model of the candidates' problem: no early stop, no bounds."""
     out: list[list[StageOutcome]] = []
     known: int | None = None
-    for classes, share in ((True, 0.5), (False, 1.0)):
+    total_det = det
+    # H4: the line-filling model runs last (records the exact model does not take)
+    fill = prove and fill_applicable(problem) and len(problem.units) > EXACT_MAX_UNITS
+    for classes, share in ((True, 0.5), (False, 1.0 - FILL_SHARE if fill else 1.0)):
         best = cands.best()
         if prove and known is not None and best is not None and \
                 best.cost.lines <= known and _proven(problem, best, out):
@@ -292,6 +348,26 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         first = solution.stage("lines")
         if first is not None and first.bound is not None:
             known = max(known or 0, first.bound)
+    # --- line filling (H4, issue 6): integer model of all units, cache-aligned ---
+    best = cands.best()
+    if fill and best is not None and not (known is not None and best.cost.lines <= known
+                                          and _proven(problem, best, out)):
+        # what the unit model left, and the exact model's share (it does not run here)
+        orders, fill_stages, _ = fill_orders(problem, best.placement.offsets, known,
+                                             det + FILL_EXTRA * total_det,
+                                             max(until - time.monotonic(), 0.1))
+        if fill_stages:
+            out.append([st for st in fill_stages if st.name in ("lines", "dirty")])
+            if fill_stages[0].bound is not None:
+                known = max(known or 0, fill_stages[0].bound)
+        for order in orders:
+            # Only proven orders (lines and dirty lines at their bounds): from a merely
+            # better one, the order search that follows did worse on the bench than from
+            # the earlier best.
+            cand = cands.add(order, "line filling")
+            if cand is not None and not _proven(problem, cand, out):
+                cands.items.remove(cand)
+    # --- end line filling ---
     return out
 
 

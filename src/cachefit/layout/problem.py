@@ -3,7 +3,9 @@
 From a `Record`, a profile type entry and the caller's options this builds the one
 `LayoutProblem` every solver and evaluator works on:
 
-* units: a field, or fields that share a bit-field storage unit (moved as a whole);
+* units: a field, or fields that share a bit-field storage unit (moved as a whole),
+  each with the unnamed bit-fields declared right after it (`int : 3;`, `int : 0;`: not
+  fields, but they take bits and move the compiler's cursor, so they belong to the unit);
   the flexible array member is kept apart (always last); [0, first field offset) is the
   fixed area (vptr, bases);
 * alignment per unit (natural, or relaxed when every profiled access allows it);
@@ -32,7 +34,7 @@ from cachefit.layout.profile_footprints import (
     Span,
     read_footprints,
 )
-from cachefit.model.record_layout import Field, Record
+from cachefit.model.record_layout import Field, Record, UnnamedBitfield
 
 
 def align_up(value: int, align: int) -> int:
@@ -159,7 +161,8 @@ def _fixed_area_end(record: Record) -> int:
     it (the next field then goes at the next aligned offset after them, as in C++); a field
     placed in a base's tail padding keeps the first field's offset as the limit.
     """
-    first = min((f.offset for f in record.fields), default=0)
+    first = min([f.offset for f in record.fields] +
+                [p.bit_offset // 8 for p in record.unnamed_bitfields], default=0)
     ends = [b.offset + b.size for b in record.bases if not b.virtual]
     if record.vptr_offset is not None:
         ends.append(record.vptr_offset + 8)
@@ -184,23 +187,107 @@ def _bit_end(f: Field) -> int:
     return 8 * (f.offset + f.size)
 
 
+@dataclass(frozen=True)
+class _Piece:
+    """A named field or an unnamed bit-field, as unit building sees it."""
+
+    pos: int                      # declaration position among fields and unnamed bit-fields
+    begin: int                    # bytes claimed: [begin, end)
+    end: int
+    bit_begin: int
+    bit_end: int                  # the compiler's bit cursor after it
+    align: int
+    lead: tuple[int, int, int]    # (bit-field width or 0 for a plain member, size, align)
+    field: Field | None = None    # None: an unnamed bit-field
+    anchor: int | None = None     # unnamed bit-field: the position of the piece it moves with
+
+
+def _pieces(fields: list[Field], pads: list[UnnamedBitfield],
+            eff_align: dict[str, int]) -> list[_Piece]:
+    """Fields and unnamed bit-fields in declaration order. An unnamed bit-field moves with
+    the named field declared right before it (the first named field when none is): an
+    `int : 3` takes bits of that field's storage unit or the next, an `int : 0` moves the
+    bit cursor on from where that field ends; the rewriter keeps the text in that order."""
+    out: list[_Piece] = []
+    names = {f.name for f in fields}
+    by_after: dict[str | None, list[UnnamedBitfield]] = {}
+    for pad in pads:
+        after = pad.after if pad.after in names else (None if pad.after is None else "")
+        by_after.setdefault(after, []).append(pad)
+
+    def add_pads(after: str | None, anchor: int) -> None:
+        for pad in by_after.get(after, []):
+            align = max(1, pad.align)
+            if pad.bit_size == 0:
+                begin = end = pad.bit_offset // 8
+            else:
+                begin = min(pad.bit_offset // (8 * align) * align, pad.bit_offset // 8)
+                end = -(-(pad.bit_offset + pad.bit_size) // 8)
+            out.append(_Piece(len(out), begin, end, pad.bit_offset,
+                              pad.bit_offset + pad.bit_size, align,
+                              (pad.bit_size, pad.size, align), None, anchor))
+
+    if fields:
+        add_pads(None, len(by_after.get(None, [])))   # anchored to the first field
+    for f in fields:
+        align = eff_align[f.name]
+        b, e = _span(f, align)
+        bit = f.bit_offset if f.bit_offset is not None else 8 * f.offset
+        out.append(_Piece(len(out), b, e, bit, _bit_end(f), align,
+                          (f.bit_size or 0, f.size, align), f))
+        add_pads(f.name, len(out) - 1)
+    if fields:
+        add_pads("", len(out) - 1)   # after a field that is not movable (the FAM): last
+    return out
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return (a[0] < b[1] and b[0] < a[1]) if b[1] > b[0] else a[0] < b[0] < a[1]
+
+
 def _build_units(record: Record, fields: list[Field], prefix_end: int,
-                 eff_align: dict[str, int]) -> list[tuple[list[Field], int, int, bool]]:
-    """Group fields into movable units: (members, start, end, fixed)."""
-    items = []
-    for pos, f in enumerate(fields):
-        b, e = _span(f, eff_align[f.name])
-        items.append((b, e, pos, f))
-    items.sort(key=lambda t: (t[0], t[2]))
-    groups: list[list[tuple[int, int, int, Field]]] = []
+                 eff_align: dict[str, int]) -> list[tuple[list[_Piece], int, int, bool]]:
+    """Group fields (and unnamed bit-fields) into movable units: (pieces in declaration
+    order, start, end, fixed)."""
+    pieces = _pieces(fields, record.unnamed_bitfields, eff_align)
+    items = sorted(pieces, key=lambda p: (p.begin, p.pos))
+    groups: list[list[_Piece]] = []
     for item in items:
-        b, e = item[0], item[1]
-        overlaps = groups and any((g[0] < e and b < g[1]) if e > b else g[0] < b < g[1]
-                                  for g in groups[-1])
-        if overlaps:
+        if groups and any(_overlap((g.begin, g.end), (item.begin, item.end))
+                          for g in groups[-1]):
             groups[-1].append(item)
         else:
             groups.append([item])
+    # An unnamed bit-field joins the group of the field it moves with; then groups that
+    # overlap (or that the joined group now spans) become one.
+    if any(p.anchor is not None for p in pieces):
+        group_of = {p.pos: gi for gi, g in enumerate(groups) for p in g}
+        parent = list(range(len(groups)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                i = parent[i]
+            return i
+
+        for p in pieces:
+            if p.anchor is not None:
+                parent[root(group_of[p.pos])] = root(group_of[p.anchor])
+        joined: dict[int, list[_Piece]] = {}
+        for gi, g in enumerate(groups):
+            joined.setdefault(root(gi), []).extend(g)
+        groups = list(joined.values())
+        merged = True
+        while merged:
+            merged = False
+            groups.sort(key=lambda g: (min(p.begin for p in g), min(p.pos for p in g)))
+            for gi in range(1, len(groups)):
+                prev, group = groups[gi - 1], groups[gi]
+                span = (min(p.begin for p in group), max(p.end for p in group))
+                if max(p.end for p in prev) > span[0] or _overlap(
+                        (min(p.begin for p in prev), max(p.end for p in prev)), span):
+                    groups[gi - 1: gi + 1] = [prev + group]
+                    merged = True
+                    break
     # A group must start on a multiple of its alignment so it can move as one piece:
     # grow it downwards over the fields it then covers.
     merged = True
@@ -208,34 +295,33 @@ def _build_units(record: Record, fields: list[Field], prefix_end: int,
         merged = False
         for gi in range(1, len(groups)):
             group = groups[gi]
-            align = max(eff_align[t[3].name] for t in group)
-            start = min(t[0] for t in group)
+            align = max(p.align for p in group)
+            start = min(p.begin for p in group)
             if start % align == 0:
                 continue
             low = start // align * align
             prev = groups[gi - 1]
-            if max(t[1] for t in prev) > low:
+            if max(p.end for p in prev) > low:
                 groups[gi - 1: gi + 1] = [prev + group]
                 merged = True
                 break
     out = []
     for group in groups:
-        members = [t[3] for t in sorted(group, key=lambda t: t[2])]
-        start = min(t[0] for t in group)
-        end = max(t[1] for t in group)
+        members = sorted(group, key=lambda p: p.pos)
+        start = min(p.begin for p in group)
+        end = max(p.end for p in group)
         out.append((members, start, end, start < prefix_end))
     return out
 
 
-def _cursors_before(fields: list[Field], prefix_end: int) -> dict[str, int]:
-    """Per field, the compiler's bit cursor before it in the original declaration order
-    (the end of the previous named member; the fixed area's end for the first)."""
-    out: dict[str, int] = {}
+def _cursors_before(pieces: list[_Piece], prefix_end: int) -> dict[int, int]:
+    """Per piece position, the compiler's bit cursor before it in the original declaration
+    order (the end of the previous member; the fixed area's end for the first)."""
+    out: dict[int, int] = {}
     cursor = 8 * prefix_end
-    for f in sorted(fields, key=lambda f: (f.bit_offset if f.bit_offset is not None
-                                           else 8 * f.offset)):
-        out[f.name] = cursor
-        cursor = max(cursor, _bit_end(f))
+    for p in sorted(pieces, key=lambda p: (p.bit_begin, p.pos)):
+        out[p.pos] = cursor
+        cursor = max(cursor, p.bit_end)
     return out
 
 
@@ -387,20 +473,21 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
     field_unit: dict[str, int] = {}
     relaxed: dict[str, int] = {}
     touched_names = {n for s in footprints.sequences for _r, fp in s.roles for n in fp.touched}
-    cursor_before = _cursors_before(fields, prefix_end)
-    for members, start, end, in_prefix in groups:
-        nat = max(natural[f.name] for f in members)
-        bitfield = any(f.is_bitfield for f in members)
+    cursor_before = _cursors_before([p for g in groups for p in g[0]], prefix_end)
+    for pieces, start, end, in_prefix in groups:
+        members = [p.field for p in pieces if p.field is not None]
+        # Unnamed bit-fields do not align the record, but their type's alignment decides
+        # where the compiler puts them: the unit keeps it so they land as before.
+        nat = max(p.align for p in pieces)
+        bitfield = any(f.is_bitfield for f in members) or len(members) < len(pieces)
         end_bits: int | None = None
         lead_gap = 0
         lead = (0, 0, 1, 0)
         if bitfield:
-            end_bits = max(_bit_end(f) for f in members) - 8 * start
-            lead_gap = 8 * start - cursor_before[members[0].name]
-            head = members[0]
-            head_bits = head.bit_offset if head.bit_offset is not None else 8 * head.offset
-            lead = (head_bits - 8 * start, head.bit_size or 0, head.size,
-                    natural[head.name])
+            end_bits = max(p.bit_end for p in pieces) - 8 * start
+            head = pieces[0]
+            lead_gap = 8 * start - cursor_before[head.pos]
+            lead = (head.bit_begin - 8 * start, *head.lead)
         align = nat
         if relax_align and not bitfield and members[0].name in touched_names:
             align = _relaxed_alignment(members[0], nat, footprints)

@@ -77,6 +77,22 @@ class Field:
 
 
 @dataclass(frozen=True)
+class UnnamedBitfield:
+    """An unnamed bit-field (`int : 3;` padding, `int : 0;` barrier): not a member, but the
+    compiler places it like a bit-field, so it shapes the layout. `bit_offset` is where the
+    compiler put it (for `: 0`, where it moved the bit cursor to); `size`/`align` are its
+    declared type's; `after` is the named field declared right before it (None: it comes
+    before every named field)."""
+
+    type: str
+    bit_offset: int
+    bit_size: int
+    size: int
+    align: int
+    after: str | None
+
+
+@dataclass(frozen=True)
 class Base:
     """A direct base class subobject at `offset` (for a virtual base: its offset in the
     complete object of this record)."""
@@ -112,6 +128,9 @@ class Record:
     bases: list[Base] = field(default_factory=list)
     vptr_offset: int | None = None
     extent: SourceExtent | None = None
+    # Unnamed bit-fields of the record itself (not of anonymous members), in declaration
+    # order; they are not fields (see UnnamedBitfield).
+    unnamed_bitfields: list[UnnamedBitfield] = field(default_factory=list)
 
     def field_named(self, name: str) -> Field | None:
         for f in self.fields:

@@ -110,7 +110,8 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
     config = load_reorder_config()
     a = Analysis(type_name, record, cursor, tu, unit, list(units), body, record_usr(cursor),
                  is_cxx(path, args), config=config)
-    a.refusals += record_refusals(cursor, record, body, config, type_name, build_time)
+    a.refusals += record_refusals(cursor, record, body, config, type_name, build_time,
+                                  unit=unit)
     a.constraints += record_constraints(record, body)
     if scan:
         header = body.units[0].macro if body.units and body.units[0].kind == "macro" else None

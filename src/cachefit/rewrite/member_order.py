@@ -50,6 +50,7 @@ class Piece:
 
     unit: FieldUnit
     fields: tuple[str, ...]          # in declaration order within the piece
+    before: str | None = None        # an unnamed bit-field kept right before this field
 
     @property
     def whole(self) -> bool:
@@ -120,17 +121,35 @@ def plan_pieces(body: RecordBody, order: list[str]) -> list[Piece]:
                             unit.location)
         pieces.append(Piece(unit, unit.fields))
         i += len(unit.fields)
-    # Unnamed bit-fields (padding) follow the unit they followed before.
-    units = body.units
+    return _with_padding(body.units, pieces)
+
+
+def _with_padding(units: list[FieldUnit], pieces: list[Piece]) -> list[Piece]:
+    """Insert the unnamed bit-fields (padding, barriers): each right after the field that
+    was declared right before it (after the piece holding it, when a declaration is split),
+    those before every named field right before the first one; several in their original
+    order. This is where the layout model places them (cachefit.layout.problem)."""
+    after: dict[str, list[FieldUnit]] = {}
+    leading: list[FieldUnit] = []
+    first: str | None = None
     for idx, unit in enumerate(units):
         if not unit.is_padding:
+            if first is None and unit.fields:
+                first = unit.fields[0]
             continue
-        prev = next((u for u in reversed(units[:idx]) if not u.is_padding), None)
-        at = 0
-        if prev is not None:
-            at = max(k for k, p in enumerate(pieces) if p.unit is prev) + 1
-        pieces.insert(at, Piece(unit, ()))
-    return pieces
+        prev = next((u for u in reversed(units[:idx]) if u.fields), None)
+        if prev is None:
+            leading.append(unit)
+        else:
+            after.setdefault(prev.fields[-1], []).append(unit)
+    out: list[Piece] = []
+    for p in pieces:
+        if first is not None and first in p.fields:
+            out += [Piece(u, (), before=first) for u in leading]
+        out.append(p)
+        for name in p.fields:
+            out += [Piece(u, ()) for u in after.get(name, [])]
+    return out
 
 
 def _unchanged(body: RecordBody, pieces: list[Piece]) -> bool:
@@ -306,14 +325,19 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
     parts: list[bytes] = []
     cur = access
+    walled: set[str] = set()
     for n, p in enumerate(pieces):
         u = p.unit
         if u.access != cur:
             parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
             cur = u.access
         piece = _piece_text(text, p, attrs)
-        wall = (walls[p.fields[0]] + " : 0;").encode() if p.fields and \
-            p.fields[0] in walls else None
+        # The barrier goes before the unit: before unnamed bit-fields kept in front of it.
+        head = p.before if p.before is not None else p.fields[0] if p.fields else ""
+        wall = None
+        if head in walls and head not in walled:
+            wall = (walls[head] + " : 0;").encode()
+            walled.add(head)
         if inline:
             parts += [wall, piece] if wall else [piece]
             continue

@@ -1,0 +1,490 @@
+"""Exact branch-and-bound for objects that may start anywhere in a line (granule relaxation).
+
+With granules of g = object_align bytes and K = line / g start offsets, a footprint's lines
+summed over the starts equal K for its first touched granule plus, per further touched
+granule, the distance to the previous one capped at K (`line_cost.footprint_lines_total`).
+So only *which granules* each footprint touches matters.
+
+The relaxation solved here (docs/layout.md, "Exact search for unaligned objects"): the hot
+units are placed at any non-overlapping offsets that are multiples of their alignments,
+after the fixed area; cold units, the size limit and the caller's rules (pins, chains,
+sides, `first`) are dropped. Every C layout the optimizer may return is such a placement
+with the same cost, so the optimum here is a lower bound, and a C layout that reaches it
+is optimal. Within the relaxation, without loss of optimality:
+
+* no granule between two hot units is empty (removing one shifts what follows by g bytes,
+  which keeps every alignment and only shortens distances: no cost grows);
+* a unit starts at the first aligned offset after the previous unit, either in the
+  granule where that unit ended or at the next granule boundary (moving it back inside
+  its granule touches a subset of the granules);
+* hot units that fill whole granules (alignment g, size a multiple of g) and have the
+  same footprints, lines and dirty, are one block (exchange argument: moving one next to
+  the other or the other next to the one changes each footprint's capped distances by
+  opposite amounts, and the capped distance is concave, so one of the two moves never
+  costs more).
+
+The search places units left to right (depth-first, cheapest child first), with a
+dominance table on (units left, cursor within its granule, per footprint the capped
+distance to its last granule), the per-footprint bound on what is left and a next-granule
+penalty. Lines first, by rising thresholds (each exhausted pass proves one); then, when
+the known layout's lines are proven, lines * M + dirty with M above any dirty total. The
+budget is a count of nodes (deterministic; the deadline is a backstop). This module
+neither orders cold units nor checks the caller's constraints: the caller's `judge`
+realises the relaxed layouts as C orders and measures them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from cachefit.layout.problem import LayoutProblem, align_up
+
+
+@dataclass(frozen=True)
+class ItemType:
+    """Interchangeable hot pieces: same size, alignment and footprints."""
+
+    size: int
+    align: int
+    mask: int                       # bit i: footprint i (lines first, then dirty)
+    units: tuple[tuple[int, ...], ...]   # per copy, the units it stands for (a block: several)
+
+
+@dataclass(frozen=True)
+class BlockSearchResult:
+    """Outcome of `block_search` (totals as in `line_cost.weighted_totals`).
+
+    `lines_bound`: every C layout touches at least this many lines (weighted, summed over
+    the starts); `lines_exact`: it is the relaxation's optimum. `dirty_bound`: every C
+    layout with `lines_bound` lines has at least this many dirty lines (None: not proven).
+    `found`: relaxed layouts better than the upper bound, as hot-unit target offsets."""
+
+    lines_bound: int
+    lines_exact: bool
+    dirty_bound: int | None
+    found: tuple[dict[int, int], ...]
+    nodes: int
+    lines_nodes: int
+    item_types: int
+    pieces: int
+
+
+MEMO_PER_KEY = 64
+"""Explored (distances, cost) entries kept per (units left, cursor) for dominance checks."""
+
+
+class _Budget(Exception):
+    pass
+
+
+def applicable(problem: LayoutProblem) -> bool:
+    """The relaxation needs several start offsets, no hot unit aligned above a granule and
+    no fixed hot unit (a unit in the fixed area would lie before where the search starts)."""
+    g = problem.object_align
+    return (len(problem.starts) > 1 and g < problem.line and bool(problem.hot)
+            and all(problem.units[u].align <= g and not problem.units[u].fixed
+                    for u in problem.hot))
+
+
+def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True
+               ) -> tuple[list[ItemType], list[tuple[int, int, int]]]:
+    """Hot units grouped into item types (blocks of whole-granule units merged unless not
+    `merge`), and the footprints as (weight in the scalar objective, index, is_dirty)
+    lists (without the dirty footprints unless `dirty`)."""
+    g = problem.object_align
+    fps = list(problem.lines_fp) + (list(problem.dirty_fp) if dirty else [])
+    nl = len(problem.lines_fp)
+    sig: dict[int, int] = {}
+    for i, fp in enumerate(fps):
+        for u in fp.units:
+            sig[u] = sig.get(u, 0) | (1 << i)
+    hot = sorted((u for u in problem.hot if problem.units[u].size > 0),
+                 key=lambda u: (problem.units[u].offset, u))
+    blocks: dict[int, list[int]] = {}
+    loose: dict[tuple[int, int, int], list[tuple[int, ...]]] = {}
+    for u in hot:
+        unit = problem.units[u]
+        if merge and unit.align == g and unit.size % g == 0:
+            blocks.setdefault(sig[u], []).append(u)
+        else:
+            loose.setdefault((unit.size, unit.align, sig[u]), []).append((u,))
+    for mask, members in blocks.items():
+        size = sum(problem.units[u].size for u in members)
+        loose.setdefault((size, g, mask), []).append(tuple(members))
+    types = [ItemType(size, align, mask, tuple(copies))
+             for (size, align, mask), copies in sorted(loose.items())]
+    # M above any dirty total: without empty granules the hot units and the fixed area
+    # span at most this many granules, and a footprint's total is at most K + that.
+    span = problem.prefix_end // g + 1 + sum(problem.units[u].size // g + 2 for u in hot)
+    dirty_scale = 1 if not dirty else sum(fp.weight for fp in problem.dirty_fp) * \
+        (problem.line // g + span) + 1
+    weights = [(fp.weight * dirty_scale if i < nl else fp.weight, i, int(i >= nl))
+               for i, fp in enumerate(fps)]
+    return types, weights
+
+
+Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
+"""Realises relaxed target offsets as a C layout and returns its (lines, dirty) totals
+(None when no valid layout results)."""
+
+
+def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
+                 judge: Judge | None = None, deadline: float | None = None,
+                 merge: bool = True) -> BlockSearchResult:
+    """Lower bounds (and better layouts) from the granule relaxation of `problem`.
+
+    `upper`: (lines, dirty) totals of a known C layout. Lines first: thresholds between
+    the per-footprint bound and `upper` are proven one after another (no relaxed layout
+    below the threshold), each raising the bound, until `upper` itself is proven or the
+    budget is spent; a relaxed layout below a threshold ends the phase with the
+    relaxation's optimum. `judge` turns relaxed layouts into C layouts (a better C layout
+    lowers the upper bound). When the lines of the upper bound are proven optimal, a
+    second search over (lines, dirty) proves its dirty lines or finds better ones. At most
+    `max_nodes` nodes in all (deterministic); `deadline` (time.monotonic()) is only a
+    backstop. `merge` False searches whole-granule units one by one (for tests)."""
+    counter = _Counter(max_nodes, deadline)
+    found: list[dict[int, int]] = []
+    lines = _Search(problem, dirty=False, counter=counter, merge=merge)
+    best = upper
+    lb = lines.root_bound()
+    exact = False
+    if lb >= best[0]:
+        exact = True
+    for threshold in _thresholds(lb, best[0]):
+        try:
+            path = lines.solve(threshold)
+        except _Budget:
+            break
+        if path is None:
+            lb = threshold
+            exact = threshold == best[0]
+            continue
+        targets = lines.targets(path)
+        found.append(targets)
+        lb = lines.limit
+        exact = True
+        real = judge(targets) if judge is not None else None
+        if real is not None and real < best:
+            best = real
+        break
+    lines_nodes = counter.nodes
+    dirty_bound: int | None = None
+    if exact and best[0] == lb:
+        scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+        try:
+            path = scalar.solve(lb * scalar.scale + best[1])
+        except _Budget:
+            path = None
+        else:
+            if path is None:
+                dirty_bound = best[1]
+            else:
+                targets = scalar.targets(path)
+                found.append(targets)
+                dirty_bound = scalar.limit - lb * scalar.scale
+                if judge is not None:
+                    judge(targets)
+    return BlockSearchResult(lb, exact, dirty_bound, tuple(found), counter.nodes, lines_nodes,
+                             len(lines.types), sum(len(t.units) for t in lines.types))
+
+
+THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))
+"""Lines thresholds tried: the bound plus 1/8, 1/4, 1/2, 3/4 and all of the gap."""
+
+
+def _thresholds(lower: int, upper: int) -> list[int]:
+    out: list[int] = []
+    for num, den in THRESHOLD_STEPS:
+        t = lower + -(-(upper - lower) * num // den)
+        if lower < t <= upper and t not in out:
+            out.append(t)
+    return out
+
+
+class _Counter:
+    def __init__(self, limit: int, deadline: float | None) -> None:
+        self.limit = limit
+        self.nodes = 0
+        self.deadline = deadline
+
+    def tick(self) -> None:
+        self.nodes += 1
+        if self.nodes > self.limit or (self.deadline is not None and self.nodes % 256 == 1
+                                       and time.monotonic() > self.deadline):
+            raise _Budget
+
+
+class _Search:
+    """Depth-first search of the relaxation, objective lines (and dirty when `dirty`)."""
+
+    def __init__(self, problem: LayoutProblem, *, dirty: bool, counter: _Counter,
+                 merge: bool = True) -> None:
+        self.p = problem
+        self.g = problem.object_align
+        self.k = problem.line // self.g
+        self.counter = counter
+        self.types, weights = item_types(problem, dirty, merge)
+        self.nfp = len(weights)
+        self.weight = [w for w, _i, _d in weights]
+        self.scale = weights[0][0] // problem.lines_fp[0].weight if problem.lines_fp else 1
+        self.memo: dict[tuple[tuple[int, ...], int], list[tuple[tuple[int, ...], int]]] = {}
+        self.penalties: dict[tuple[int, int, int, tuple[int, ...]], int] = {}
+        self.limit = 0
+        self.best_path: list[tuple[int, int]] | None = None
+        self.path: list[tuple[int, int]] = []
+        self.fidx = [tuple(i for i in range(self.nfp) if t.mask >> i & 1) for t in self.types]
+        self.type_bytes = [[t.size if t.mask >> i & 1 else 0 for i in range(self.nfp)]
+                           for t in self.types]
+        # the fixed area: its spans' cost, and each footprint's distance from them
+        fps = list(problem.lines_fp) + (list(problem.dirty_fp) if dirty else [])
+        g, k = self.g, self.k
+        self.start = problem.prefix_end
+        g0 = self.start // g
+        self.fixed_cost = 0
+        ages = [k] * self.nfp
+        for i, fp in enumerate(fps):
+            grans: set[int] = set()
+            for b, e in fp.fixed:
+                grans.update(range(b // g, (e - 1) // g + 1))
+            if grans:
+                ordered = sorted(grans)
+                cov = k + sum(min(y - x, k) for x, y in zip(ordered, ordered[1:], strict=False))
+                self.fixed_cost += self.weight[i] * cov
+                ages[i] = min(g0 - ordered[-1], k)
+        self.ages0 = tuple(ages)
+        self.counts0 = tuple(len(t.units) for t in self.types)
+        self.mirror = self._mirror_pair(problem)
+        self.left0 = [sum(self.type_bytes[t][i] * self.counts0[t]
+                          for t in range(len(self.types))) for i in range(self.nfp)]
+
+    def _mirror_pair(self, problem: LayoutProblem) -> tuple[int, int] | None:
+        """Two single pieces (p, q) such that only layouts with p before q need searching,
+        or None. Mirroring a relaxed layout (offset o of a piece of size s becomes
+        T - o - s, T a multiple of g) keeps every alignment when each size is a multiple
+        of its alignment, and keeps every footprint's granule distances, so its cost; it
+        reverses the order of the pieces, and the normal form keeps that order. It needs
+        no fixed spans and a start on a granule boundary."""
+        if problem.prefix_end % self.g or any(
+                fp.fixed for fp in problem.lines_fp + problem.dirty_fp) or any(
+                problem.units[u].size % problem.units[u].align for u in problem.hot):
+            return None
+        single = [ti for ti, t in enumerate(self.types) if len(t.units) == 1]
+        if len(single) < 2:
+            return None
+        heavy = sorted(single, key=lambda ti: (-sum(
+            self.weight[i] for i in range(self.nfp) if self.types[ti].mask >> i & 1), ti))
+        return heavy[1], heavy[0]
+
+    def root_bound(self) -> int:
+        return self.fixed_cost + self.lower_bound(self.left0, self.ages0, self.start % self.g,
+                                                  self.counts0)
+
+    def lower_bound(self, left: list[int], ages: tuple[int, ...], cmod: int,
+                    counts: tuple[int, ...]) -> int:
+        """Per footprint with bytes left: the capped distance to its next granule plus one
+        per further granule its bytes need (a footprint in the current granule may use
+        the room left there for free); plus the open footprints the next granule cannot
+        serve (`_next_granule_penalty`)."""
+        g, k = self.g, self.k
+        room = g - cmod if cmod else 0
+        total = 0
+        open_mask = 0
+        for i in range(self.nfp):
+            b = left[i]
+            if not b:
+                continue
+            a = ages[i]
+            if a == 0:
+                if b > room:
+                    total += self.weight[i] * ((b - room + g - 1) // g)
+            else:
+                total += self.weight[i] * (a + (b + g - 1) // g - 1)
+                if a < k:
+                    open_mask |= 1 << i
+        if open_mask:
+            total += self._next_granule_penalty(open_mask, cmod, counts, ages)
+        return total
+
+    def _next_granule_penalty(self, open_mask: int, cmod: int, counts: tuple[int, ...],
+                              ages: tuple[int, ...]) -> int:
+        """What footprints touched a little earlier (distance 1 to K-1, bytes left) pay
+        beyond the per-footprint bound, which has them continue in the next granule.
+        At a granule boundary the next granule holds either the start of one piece of
+        alignment g and size >= g, alone in the size // g granules it fills, so every
+        footprint it misses continues that much later; or only pieces that can share a
+        granule (smaller or less aligned), so the footprints none of them holds continue
+        at least one granule later. Inside a granule, a footprint continues in the rest
+        of it only through a piece that starts there."""
+        avail = 0
+        for ti, c in enumerate(counts):
+            if c:
+                avail |= 1 << ti
+        key = (open_mask, cmod, avail, tuple(ages[i] for i in self._bits(open_mask)))
+        got = self.penalties.get(key)
+        if got is not None:
+            return got
+        g, k = self.g, self.k
+        share = 0
+        best: int | None = None
+        has_share = False
+        for ti, t in enumerate(self.types):
+            if not avail >> ti & 1:
+                continue
+            if cmod:
+                if align_up(cmod, t.align) < g:
+                    share |= t.mask
+                    has_share = True
+            elif t.align >= g and t.size >= g:
+                wait = t.size // g
+                cost = 0
+                for i in self._bits(open_mask & ~t.mask):
+                    a = ages[i]
+                    cost += self.weight[i] * ((a + wait if a + wait < k else k) - a)
+                if best is None or cost < best:
+                    best = cost
+            else:
+                share |= t.mask
+                has_share = True
+        if has_share or cmod:
+            rest = self._weight_of(open_mask & ~share)
+            if best is None or rest < best:
+                best = rest
+        self.penalties[key] = best or 0
+        return best or 0
+
+    def _bits(self, mask: int) -> list[int]:
+        out = []
+        i = 0
+        while mask:
+            if mask & 1:
+                out.append(i)
+            mask >>= 1
+            i += 1
+        return out
+
+    def _weight_of(self, mask: int) -> int:
+        total = 0
+        i = 0
+        while mask:
+            if mask & 1:
+                total += self.weight[i]
+            mask >>= 1
+            i += 1
+        return total
+
+    def solve(self, limit: int) -> list[tuple[int, int]] | None:
+        """The best relaxed layout of cost below `limit` (as a path of moves), None if
+        there is none; `self.limit` is then its cost. Raises _Budget when out of nodes."""
+        self.limit = limit
+        self.best_path = None
+        self.memo = {}
+        self.dfs(self.counts0, self.start % self.g, self.ages0, self.fixed_cost, self.left0)
+        return self.best_path
+
+    def children(self, counts: tuple[int, ...], cmod: int, ages: tuple[int, ...]
+                 ) -> list[tuple[int, int, int, int, tuple[int, ...]]]:
+        """(type, start in the granule, added cost, new cursor in its granule, new
+        distances) for each move: the next piece goes right after the previous one (in
+        the granule where that ended) or at the next granule boundary."""
+        g, k = self.g, self.k
+        weight = self.weight
+        out = []
+        mirror = self.mirror
+        for ti, t in enumerate(self.types):
+            if not counts[ti]:
+                continue
+            if mirror is not None and ti == mirror[1] and counts[mirror[0]]:
+                continue   # q only after p (the mirrored layouts have p after q)
+            if cmod == 0:
+                starts = (0,)
+            else:
+                o = align_up(cmod, t.align)
+                starts = (o, g) if o < g else (g,)
+            mine = self.fidx[ti]
+            for o in starts:
+                sg = o // g
+                end = o + t.size
+                eg = (end - 1) // g
+                g1 = end // g
+                cost = 0
+                if g1:
+                    new = [a + g1 if a + g1 < k else k for a in ages]
+                else:
+                    new = list(ages)
+                for i in mine:
+                    d = ages[i] + sg
+                    cost += weight[i] * ((d if d < k else k) if d else 0) + \
+                        weight[i] * (eg - sg)
+                    new[i] = g1 - eg
+                out.append((ti, o, cost, end % g, tuple(new)))
+        return out
+
+    def dfs(self, counts: tuple[int, ...], cmod: int, ages: tuple[int, ...], cost: int,
+            left: list[int]) -> None:
+        self.counter.tick()
+        if not any(counts):
+            if cost < self.limit:
+                self.limit = cost
+                self.best_path = list(self.path)
+            return
+        # footprints with nothing left: their distance no longer matters
+        key_ages = tuple(a if left[i] else 0 for i, a in enumerate(ages))
+        key = (counts, cmod)
+        seen = self.memo.get(key)
+        if seen is None:
+            self.memo[key] = [(key_ages, cost)]
+        else:
+            # an explored state (with a limit at least as high) whose cost so far plus
+            # what its larger distances can cost more is at most this one's: nothing
+            # new below (a footprint at distance x instead of y pays at most
+            # x - y more, per its weight, in any completion)
+            weight = self.weight
+            for old_ages, old_cost in seen:
+                slack = cost - old_cost
+                if slack < 0:
+                    continue
+                for i, (x, y) in enumerate(zip(old_ages, key_ages, strict=True)):
+                    if x > y:
+                        slack -= weight[i] * (x - y)
+                        if slack < 0:
+                            break
+                else:
+                    return
+            if len(seen) < MEMO_PER_KEY:
+                seen.append((key_ages, cost))
+        scored = []
+        for ti, o, add, ncmod, nages in self.children(counts, cmod, key_ages):
+            tb = self.type_bytes[ti]
+            nleft = [x - y for x, y in zip(left, tb, strict=True)]
+            ncounts = counts[:ti] + (counts[ti] - 1,) + counts[ti + 1:]
+            lb = cost + add + self.lower_bound(nleft, nages, ncmod, ncounts)
+            if lb < self.limit:
+                scored.append((lb, ti, o, add, ncmod, nages, nleft))
+        scored.sort(key=lambda s: (s[0], s[1], s[2]))
+        for lb, ti, o, add, ncmod, nages, nleft in scored:
+            if lb >= self.limit:
+                break
+            ncounts = counts[:ti] + (counts[ti] - 1,) + counts[ti + 1:]
+            self.path.append((ti, o))
+            self.dfs(ncounts, ncmod, nages, cost + add, nleft)
+            self.path.pop()
+
+    def targets(self, path: list[tuple[int, int]]) -> dict[int, int]:
+        """Offsets of the hot units for a path of (item type, start in the granule)."""
+        g = self.g
+        used = [0] * len(self.types)
+        out: dict[int, int] = {}
+        cursor = self.start
+        for ti, o in path:
+            t = self.types[ti]
+            at = cursor - cursor % g + o if cursor % g else cursor
+            units = t.units[used[ti]]
+            used[ti] += 1
+            for u in units:
+                at = align_up(at, self.p.units[u].align)
+                out[u] = at
+                at += self.p.units[u].size
+            cursor = at
+        return out
