@@ -39,6 +39,42 @@ class StageOutcome:
         return self.status == "OPTIMAL"
 
 
+SOLVER_SEED = 20240531
+"""CP-SAT's random seed in every model (with one worker, the same input gives the same
+answer)."""
+
+
+def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
+                variables: list[cp_model.IntVar], det: float, wall: float, *,
+                presolve: bool = True
+                ) -> tuple[StageOutcome, float, dict[int, int] | None]:
+    """One stage of a lexicographic objective, shared by the CP-SAT models: minimise `expr`
+    on one worker within `det` deterministic and `wall` wall-clock seconds, then fix it at
+    the value found (`expr <= value` is added to `m`). Returns the outcome, the
+    deterministic time used and the solution's values by variable index (None when no
+    solution was found); hinting the next stage is the caller's business."""
+    if isinstance(expr, int):
+        return StageOutcome(name, "OPTIMAL", expr, expr), 0.0, None
+    m.minimize(expr)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.num_workers = 1
+    prm.random_seed = SOLVER_SEED
+    prm.max_deterministic_time = max(det, 0.01)
+    prm.max_time_in_seconds = max(wall, 0.05)
+    prm.cp_model_presolve = presolve
+    status = solver.solve(m)
+    used = solver.response_proto.deterministic_time
+    label = solver.status_name(status)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return StageOutcome(name, label, None, None), used, None
+    values = {v.index: int(solver.value(v)) for v in variables}
+    value = int(round(solver.objective_value))
+    bound = int(round(solver.best_objective_bound))
+    m.add(expr <= value)
+    return StageOutcome(name, label, value, bound), used, values
+
+
 @dataclass
 class ModelSolution:
     """Offsets and order of the units after all stages."""
@@ -421,27 +457,12 @@ class LayoutModel:
     def _stage(self, name: str, expr: cp_model.LinearExprT, det_budget: float,
                wall_budget: float) -> tuple[StageOutcome, float]:
         """Minimise `expr`, then fix it at the value found. Returns (outcome, det. time)."""
-        if isinstance(expr, int):
-            return StageOutcome(name, "OPTIMAL", expr, expr), 0.0
-        self.m.minimize(expr)
-        solver = cp_model.CpSolver()
-        prm = solver.parameters
-        prm.num_workers = 1
-        prm.random_seed = 20240531
-        prm.max_deterministic_time = max(det_budget, 0.01)
-        prm.max_time_in_seconds = max(wall_budget, 0.05)
-        status = solver.solve(self.m)
-        used = solver.response_proto.deterministic_time
-        label = solver.status_name(status)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return StageOutcome(name, label, None, None), used
-        values = {v.index: int(solver.value(v)) for v in self._vars}
-        self._values = values
-        value = int(round(solver.objective_value))
-        bound = int(round(solver.best_objective_bound))
-        self.m.add(expr <= value)
-        self._apply_hint(values)
-        return StageOutcome(name, label, value, bound), used
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det_budget,
+                                            wall_budget)
+        if values is not None:
+            self._values = values
+            self._apply_hint(values)
+        return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float,
               known: tuple[int, int] | None = None) -> ModelSolution | None:

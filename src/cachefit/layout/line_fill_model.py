@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome
+from cachefit.layout.cpsat_model import StageOutcome, solve_stage
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
 REALIZE_STEPS = 200_000
@@ -383,32 +383,17 @@ class LineFillModel:
 
     def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
                ) -> tuple[StageOutcome, float]:
-        if isinstance(expr, int):
-            return StageOutcome(name, "OPTIMAL", expr, expr), 0.0
-        self.m.minimize(expr)
-        solver = cp_model.CpSolver()
-        prm = solver.parameters
-        prm.num_workers = 1
-        prm.random_seed = 20240531
-        prm.max_deterministic_time = max(det, 0.01)
-        prm.max_time_in_seconds = max(wall, 0.05)
         # CP-SAT's presolve loses the hint on this model (seen with OR-Tools 9.x): the
         # search would not start from the best known layout.
-        prm.cp_model_presolve = False
-        status = solver.solve(self.m)
-        used = solver.response_proto.deterministic_time
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det, wall,
+                                            presolve=False)
         self.last_det = used
-        label = solver.status_name(status)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return StageOutcome(name, label, None, None), used
-        self._values = {v.index: int(solver.value(v)) for v in self._vars}
-        value = int(round(solver.objective_value))
-        bound = int(round(solver.best_objective_bound))
-        self.m.add(expr <= value)
-        self.m.clear_hints()
-        for v in self._vars:
-            self.m.add_hint(v, self._values[v.index])
-        return StageOutcome(name, label, value, bound), used
+        if values is not None:
+            self._values = values
+            self.m.clear_hints()
+            for v in self._vars:
+                self.m.add_hint(v, values[v.index])
+        return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float) -> FillSolution | None:
         """Minimise lines, then dirty lines, then the padding before the last line (a

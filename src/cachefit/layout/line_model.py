@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome
+from cachefit.layout.cpsat_model import StageOutcome, solve_stage
 from cachefit.layout.line_cost import fixed_lines
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
@@ -294,28 +294,13 @@ class LineModel:
 
     def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
                ) -> tuple[StageOutcome, float]:
-        if isinstance(expr, int):
-            return StageOutcome(name, "OPTIMAL", expr, expr), 0.0
-        self.m.minimize(expr)
-        solver = cp_model.CpSolver()
-        prm = solver.parameters
-        prm.num_workers = 1
-        prm.random_seed = 20240531
-        prm.max_deterministic_time = max(det, 0.01)
-        prm.max_time_in_seconds = max(wall, 0.05)
-        status = solver.solve(self.m)
-        used = solver.response_proto.deterministic_time
-        label = solver.status_name(status)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return StageOutcome(name, label, None, None), used
-        self._values = {v.index: int(solver.value(v)) for v in self._vars}
-        value = int(round(solver.objective_value))
-        bound = int(round(solver.best_objective_bound))
-        self.m.add(expr <= value)
-        self.m.clear_hints()
-        for v in self._vars:
-            self.m.add_hint(v, self._values[v.index])
-        return StageOutcome(name, label, value, bound), used
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det, wall)
+        if values is not None:
+            self._values = values
+            self.m.clear_hints()
+            for v in self._vars:
+                self.m.add_hint(v, values[v.index])
+        return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float) -> LineSolution | None:
         began = time.monotonic()
