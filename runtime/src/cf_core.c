@@ -1410,7 +1410,8 @@ void cf_dump_now(void)
 
 /* ------------------------------------------------------------------ startup */
 
-static const char *cf_parse_word(const char *s, char *out, size_t cap)
+/* The next space-separated word of a blob line (at most cap - 1 characters kept). */
+const char *cf_parse_word(const char *s, char *out, size_t cap)
 {
     size_t n = 0;
     while (*s == ' ')

@@ -247,6 +247,8 @@ static inline __attribute__((always_inline)) void cf_access(const volatile void 
 
 /* Registry (cf_core.c). */
 int cf_type_id(const char *name) CF_HIDDEN;
+/* The next space-separated word of a blob line into out (cf_core.c). */
+const char *cf_parse_word(const char *s, char *out, size_t cap) CF_HIDDEN;
 void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
                  uint32_t flags) CF_HIDDEN;
 int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */

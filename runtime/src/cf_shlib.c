@@ -24,21 +24,6 @@
 
 #define CF_BLOB_MAGIC "CACHEFIT-BLOB-1\n"
 
-/* The next space-separated word of a line (at most cap - 1 characters kept). */
-static const char *cf_shlib_word(const char *s, char *out, size_t cap)
-{
-    size_t n = 0;
-    while (*s == ' ')
-        s++;
-    while (*s && *s != ' ' && *s != '\n') {
-        if (n + 1 < cap)
-            out[n++] = *s;
-        s++;
-    }
-    out[n] = 0;
-    return s;
-}
-
 /* Where a `global` line's object is at run time.  "global ADDR COUNT ELEM STRIDE TYPE"
  * is at ADDR + bias; with "via GOT VAR" the variable (link-time address VAR, the object
  * at ADDR - VAR inside it) is wherever the library's GOT slot GOT points: an executable
@@ -48,11 +33,11 @@ static const char *cf_shlib_word(const char *s, char *out, size_t cap)
 static uintptr_t cf_shlib_address(const char *s, uintptr_t addr, uintptr_t bias)
 {
     char kw[8], got[32], var[32];
-    s = cf_shlib_word(s, kw, sizeof kw);
+    s = cf_parse_word(s, kw, sizeof kw);
     if (strcmp(kw, "via") != 0)
         return addr + bias;
-    s = cf_shlib_word(s, got, sizeof got);
-    cf_shlib_word(s, var, sizeof var);
+    s = cf_parse_word(s, got, sizeof got);
+    cf_parse_word(s, var, sizeof var);
     uintptr_t slot = (uintptr_t)strtoull(got, NULL, 16) + bias;
     uintptr_t link_var = (uintptr_t)strtoull(var, NULL, 16);
     uintptr_t run_var = *(const uintptr_t *)slot;
@@ -72,22 +57,22 @@ static void cf_shlib_walk(const char *blob, int load)
     for (const char *line = blob + sizeof CF_BLOB_MAGIC - 1; *line;) {
         const char *eol = strchr(line, '\n');
         char word[16], name[CF_NAME_MAX];
-        const char *s = cf_shlib_word(line, word, sizeof word);
+        const char *s = cf_parse_word(line, word, sizeof word);
         if (strcmp(word, "self") == 0) {
             char a[32];
-            cf_shlib_word(s, a, sizeof a);
+            cf_parse_word(s, a, sizeof a);
             bias = (uintptr_t)blob - (uintptr_t)strtoull(a, NULL, 16);
             have_self = 1;
         } else if (strcmp(word, "type") == 0 && load) {
-            cf_shlib_word(s, name, sizeof name);
+            cf_parse_word(s, name, sizeof name);
             cf_type_id(name);
         } else if (strcmp(word, "global") == 0 && have_self) {
             char ad[32], cn[32], el[32], st[32];
-            s = cf_shlib_word(s, ad, sizeof ad);
-            s = cf_shlib_word(s, cn, sizeof cn);
-            s = cf_shlib_word(s, el, sizeof el);
-            s = cf_shlib_word(s, st, sizeof st);
-            s = cf_shlib_word(s, name, sizeof name);
+            s = cf_parse_word(s, ad, sizeof ad);
+            s = cf_parse_word(s, cn, sizeof cn);
+            s = cf_parse_word(s, el, sizeof el);
+            s = cf_parse_word(s, st, sizeof st);
+            s = cf_parse_word(s, name, sizeof name);
             uintptr_t own = (uintptr_t)strtoull(ad, NULL, 16);
             uintptr_t addr = cf_shlib_address(s, own, bias);
             int type = cf_type_id(name);
