@@ -32,6 +32,37 @@ void __cachefit_access(const volatile void *p, uint64_t sm)
  * a preserve_most function that makes no call except (as a tail call) the thunk of
  * cf_record_slow, so it saves only the registers its own paths use; built by another
  * compiler, it is the thunk of the C function. */
+/* An assembly function NAME (VISIBILITY: an assembler directive line, or "") that saves the
+ * registers a C callee may clobber (r11 excepted), calls the C function TARGET and
+ * restores them: a preserve_most entry point for a C function. */
+#define CF_PM_THUNK(name, visibility, target)                                                   \
+    __asm__(".text\n" visibility ".globl " #name "\n"                                           \
+            ".type " #name ", @function\n"                                                      \
+            ".p2align 4\n" #name ":\n"                                                          \
+            ".cfi_startproc\n"                                                                  \
+            "push %rax\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "push %rcx\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "push %rdx\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "push %rsi\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "push %rdi\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "push %r8\n.cfi_adjust_cfa_offset 8\n"                                              \
+            "push %r9\n.cfi_adjust_cfa_offset 8\n"                                              \
+            "push %r10\n.cfi_adjust_cfa_offset 8\n"                                             \
+            "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"                                          \
+            "call " #target "\n"                                                                \
+            "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n"                                         \
+            "pop %r10\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "pop %r9\n.cfi_adjust_cfa_offset -8\n"                                              \
+            "pop %r8\n.cfi_adjust_cfa_offset -8\n"                                              \
+            "pop %rdi\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "pop %rsi\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "pop %rdx\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "pop %rcx\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "pop %rax\n.cfi_adjust_cfa_offset -8\n"                                             \
+            "ret\n"                                                                             \
+            ".cfi_endproc\n"                                                                    \
+            ".size " #name ", .-" #name "\n")
+
 #if defined(__clang__)
 __attribute__((preserve_most)) void cf_record_slow_pm(uintptr_t a, uint64_t sm) CF_HIDDEN;
 __attribute__((preserve_most)) void __cachefit_access_pm(const volatile void *p, uint64_t sm);
@@ -48,64 +79,10 @@ void cf_access_hidden(const volatile void *p, uint64_t sm)
         cf_record_slow((uintptr_t)p, sm);
 }
 
-__asm__(".text\n"
-        ".globl __cachefit_access_pm\n"
-        ".type __cachefit_access_pm, @function\n"
-        ".p2align 4\n"
-        "__cachefit_access_pm:\n"
-        ".cfi_startproc\n"
-        "push %rax\n.cfi_adjust_cfa_offset 8\n"
-        "push %rcx\n.cfi_adjust_cfa_offset 8\n"
-        "push %rdx\n.cfi_adjust_cfa_offset 8\n"
-        "push %rsi\n.cfi_adjust_cfa_offset 8\n"
-        "push %rdi\n.cfi_adjust_cfa_offset 8\n"
-        "push %r8\n.cfi_adjust_cfa_offset 8\n"
-        "push %r9\n.cfi_adjust_cfa_offset 8\n"
-        "push %r10\n.cfi_adjust_cfa_offset 8\n"
-        "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"
-        "call cf_access_hidden\n"
-        "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r10\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r9\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r8\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rdi\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rsi\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rdx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rcx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rax\n.cfi_adjust_cfa_offset -8\n"
-        "ret\n"
-        ".cfi_endproc\n"
-        ".size __cachefit_access_pm, .-__cachefit_access_pm\n");
+CF_PM_THUNK(__cachefit_access_pm, "", cf_access_hidden);
 #endif
 
-__asm__(".text\n"
-        ".hidden cf_record_slow_pm\n.globl cf_record_slow_pm\n"
-        ".type cf_record_slow_pm, @function\n"
-        ".p2align 4\n"
-        "cf_record_slow_pm:\n"
-        ".cfi_startproc\n"
-        "push %rax\n.cfi_adjust_cfa_offset 8\n"
-        "push %rcx\n.cfi_adjust_cfa_offset 8\n"
-        "push %rdx\n.cfi_adjust_cfa_offset 8\n"
-        "push %rsi\n.cfi_adjust_cfa_offset 8\n"
-        "push %rdi\n.cfi_adjust_cfa_offset 8\n"
-        "push %r8\n.cfi_adjust_cfa_offset 8\n"
-        "push %r9\n.cfi_adjust_cfa_offset 8\n"
-        "push %r10\n.cfi_adjust_cfa_offset 8\n"
-        "sub $8, %rsp\n.cfi_adjust_cfa_offset 8\n"
-        "call cf_record_slow\n"
-        "add $8, %rsp\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r10\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r9\n.cfi_adjust_cfa_offset -8\n"
-        "pop %r8\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rdi\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rsi\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rdx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rcx\n.cfi_adjust_cfa_offset -8\n"
-        "pop %rax\n.cfi_adjust_cfa_offset -8\n"
-        "ret\n"
-        ".cfi_endproc\n"
-        ".size cf_record_slow_pm, .-cf_record_slow_pm\n");
+CF_PM_THUNK(cf_record_slow_pm, ".hidden cf_record_slow_pm\n", cf_record_slow);
 #endif
 
 CF_SANCOV(1)
