@@ -5,6 +5,9 @@ units): they create missing parent directories and let `OSError` through. `save_
 is for a file the user named (a profile, a report): it creates no directories and turns
 `OSError` into a `UserError` naming the file. At any moment the target holds either its
 old contents or the new ones; the temporary file is removed when anything fails.
+A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is
+written in place: renaming over it would replace the device with a file (as root, for
+every program on the machine).
 
 This module decides no paths and prints nothing. It neither syncs to disk nor keeps an
 existing file's permission bits: `cachefit.rewrite.edits.write_atomic` does both, for
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,13 +26,26 @@ from pathlib import Path
 
 from cachefit.errors import UserError
 
-__all__ = ["copy_atomic", "save_output", "write_bytes_atomic"]
+__all__ = ["copy_atomic", "is_special_file", "save_output", "write_bytes_atomic"]
+
+
+def is_special_file(path: str | os.PathLike[str]) -> bool:
+    """True when `path` exists (after symbolic links) and is not a regular file or a
+    directory: a device, a FIFO or a socket, which must be written in place."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 @contextmanager
 def _replacing(target: Path) -> Iterator[Path]:
     """A temporary file beside `target` for the block to fill; renamed to `target` when the
-    block succeeds, removed when anything fails."""
+    block succeeds, removed when anything fails. A special file is filled in place."""
+    if is_special_file(target):
+        yield target
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     try:
@@ -51,8 +68,8 @@ def copy_atomic(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> No
     """Copy the contents of `src` to `dest`, creating its directory; `OSError` passes through."""
     target = Path(dest)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _replacing(target) as tmp:
-        shutil.copyfile(src, tmp)
+    with _replacing(target) as tmp, open(src, "rb") as fin, open(tmp, "wb") as fout:
+        shutil.copyfileobj(fin, fout)
 
 
 def save_output(path: str | os.PathLike[str], data: bytes) -> None:

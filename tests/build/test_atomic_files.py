@@ -3,12 +3,16 @@ user-facing variant's error naming the file."""
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
 
-from cachefit.atomic_files import copy_atomic, save_output, write_bytes_atomic
+from cachefit.atomic_files import copy_atomic, is_special_file, save_output, write_bytes_atomic
 from cachefit.errors import UserError
+from cachefit.rewrite.edits import write_atomic
 
 
 def test_write_creates_directories_and_replaces(tmp_path: Path) -> None:
@@ -52,3 +56,49 @@ def test_save_output_errors_name_the_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
     save_output(tmp_path / "ok.txt", b"fine")
     assert (tmp_path / "ok.txt").read_bytes() == b"fine"
+
+
+def _read_fifo(path: Path, out: list[bytes]) -> threading.Thread:
+    def run() -> None:
+        with open(path, "rb") as fh:
+            out.append(fh.read())
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("writer", ["save_output", "write_bytes_atomic", "copy_atomic",
+                                    "edits.write_atomic"])
+def test_a_fifo_is_written_in_place_not_replaced(tmp_path: Path, writer: str) -> None:
+    """Renaming a temporary file over a special file would replace it (as root, /dev/null
+    became a regular file for the whole machine): special files are written in place."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = _read_fifo(fifo, got)
+    data = b"profile bytes\n"
+    if writer == "save_output":
+        save_output(fifo, data)
+    elif writer == "write_bytes_atomic":
+        write_bytes_atomic(fifo, data)
+    elif writer == "copy_atomic":
+        src = tmp_path / "src"
+        src.write_bytes(data)
+        copy_atomic(src, fifo)
+    else:
+        write_atomic(str(fifo), data)
+    reader.join(timeout=10)
+    assert got == [data]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["pipe"] + (["src"] if writer == "copy_atomic" else []))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_a_null_device_stays_a_device(tmp_path: Path) -> None:
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    save_output(null, b"x" * 100)
+    write_atomic(str(null), b"y")
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert is_special_file(null) and not is_special_file(tmp_path)

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from cachefit.atomic_files import is_special_file
 from cachefit.errors import Location, UnsafeTransformation
 
 
@@ -178,8 +179,12 @@ def write_atomic(path: str, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same directory and a rename.
 
     The file's permission bits are kept when it exists. Either the old or the new contents
-    are at `path` at any moment.
+    are at `path` at any moment. A device or FIFO (`-o /dev/stdout`) is written in place.
     """
+    if is_special_file(path):
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     mode = None
     try:
