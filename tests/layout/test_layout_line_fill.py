@@ -145,7 +145,8 @@ def test_sixty_fields_seed_three_optimum_is_realised() -> None:
     (11049 weighted lines) was not reached by any layout the optimizer found (11980); the
     line-filling model, hinted with the line-clustering layout, proves 11049 optimal for
     itself and, looking further among solutions of that value, realises one as a C order,
-    which the independent oracle confirms: 11049 is the optimum."""
+    which the independent oracle confirms: 11049 is the optimum, and with it the class
+    model's dirty bound is reached (the optimizer's proof of seed 3)."""
     from cachefit.layout.line_clustering import cluster_targets
     from cachefit.layout.line_model import LineModel
     from cachefit.layout.realize import compact_tail, realize
@@ -154,16 +155,40 @@ def test_sixty_fields_seed_three_optimum_is_realised() -> None:
     problem = _problem(record, entry, 64)
     classes = LineModel(problem, classes=True).solve(1.0, 60.0)
     assert classes is not None
-    stage = classes.stage("lines")
-    assert stage is not None and stage.bound == 11049
+    stage, dirty = classes.stage("lines"), classes.stage("dirty")
+    assert stage is not None and stage.bound == 11049 and stage.value == 11049
+    assert dirty is not None and dirty.bound is not None
     targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
     start = place_order(problem, compact_tail(problem, realize(problem, targets)))
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
     assert oracle.cost(_names(problem, list(start.order)))[0] > 11049
-    orders, stages, _ = fill_orders(problem, start.offsets, stage.bound, 3.0, 120.0,
-                                    retry_share=0.3)
+    orders, stages, used = fill_orders(problem, start.offsets, stage.bound, 2.5, 120.0,
+                                       dirty_floor=(stage.value, dirty.bound))
     assert stages[0].name == "lines" and stages[0].bound == 11049
+    assert used <= 2.5 + 0.1
     assert orders
-    best = min(oracle.cost(_names(problem, o))[0] for o in orders)
-    assert best == 11049
+    costs = [oracle.cost(_names(problem, o)) for o in orders]
+    assert min(c[0] for c in costs) == 11049
+    # the class model's dirty bound is reached too (lines and dirty lines optimal)
+    assert min(costs) == (11049, dirty.bound)
     assert all(place_order(problem, o).size <= problem.size_limit for o in orders)
+
+
+def test_unproven_lines_stop_the_model() -> None:
+    """With a budget too small to prove the lines, `fill_orders` returns after the lines
+    stage (dirty lines and padding would only refine an order that is not proven)."""
+    from cachefit.layout.line_clustering import cluster_targets
+    from cachefit.layout.realize import compact_tail, realize
+
+    record, entry = _synthetic().make_case(60, 40, 6, 3)
+    problem = _problem(record, entry, 64)
+    targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
+    start = place_order(problem, compact_tail(problem, realize(problem, targets)))
+    orders, stages, used = fill_orders(problem, start.offsets, 11049, 0.05, 60.0)
+    assert [st.name for st in stages] == ["lines"]
+    assert stages[0].value is not None and stages[0].value > 11049
+    assert stages[0].bound == 11049
+    assert used <= 0.05 * 0.75 + 0.05
+    oracle = Oracle(record, entry, cache_line=64, object_align=64)
+    for o in orders:
+        assert oracle.cost(_names(problem, o))[0] == stages[0].value

@@ -23,6 +23,11 @@ from where the previous line ended, so that each lands inside its line and the u
 crossing into the next line starts exactly where the solution put it. If it succeeds, the
 order's cost is the solution's cost, and an optimal solution proves the order optimal.
 
+`fill_orders` drives it: lines first; only if that stage proves its value, further
+solutions of that value until one is realised, then dirty lines (stopping at a bound
+known from another relaxation) and padding (again looking further when the smaller
+record has no C order). Orders of unproven lines are returned but are not optimal.
+
 Applies only to plain problems (`applicable`: no fixed area, pins, chains, `first`,
 sides, bit-fields, flexible array member or minimum size; alignments dividing the line).
 This module does not choose among layouts nor evaluate orders.
@@ -43,7 +48,10 @@ REALIZE_STEPS = 200_000
 MAX_UNITS = 128
 """Larger records are left to the other methods (the model grows with units x lines)."""
 RETRIES = 4
-"""At most this many further solutions."""
+"""At most this many further solutions of the proven lines optimum (`fill_orders`)."""
+LINES_SHARE = 0.75
+"""Share of `fill_orders`' budget for the lines stage (the rest: retries, dirty lines and
+padding, which matter only once the lines are proven)."""
 MASK_ITEMS = 60
 """Hot items in the symmetry masks (the heaviest; CP-SAT coefficients are 64-bit)."""
 
@@ -303,6 +311,12 @@ class LineFillModel:
         if not isinstance(self.lines_expr, int):
             self.m.add(self.lines_expr >= lines)
 
+    def dirty_at_least(self, dirty: int) -> None:
+        """Add a known lower bound on the dirty objective (valid once the lines are fixed
+        at the value it was proven for)."""
+        if not isinstance(self.dirty_expr, int):
+            self.m.add(self.dirty_expr >= dirty)
+
     # ------------------------------------------------------------------ hints
 
     def hint(self, offsets: list[int] | tuple[int, ...]) -> None:
@@ -421,15 +435,16 @@ class LineFillModel:
         return FillSolution(done, time.monotonic() - began, det_budget - det_left,
                             list(reversed(found)))
 
-    def another(self, values: dict[int, int], det: float, wall: float
-                ) -> dict[int, int] | None:
-        """A further solution no worse in lines than the last stage allowed, with another
-        set of (item, line) presences than `values` (for one that can be realised). The
-        exclusion is not a valid constraint for bounds: after this, use no bound."""
+    def another(self, values: dict[int, int], det: float, wall: float,
+                expr: cp_model.LinearExprT | None = None) -> dict[int, int] | None:
+        """A further solution no worse than the earlier stages allowed, with another set of
+        (item, line) presences than `values` (for one that can be realised), minimising
+        `expr` (default: lines). The exclusion is not a valid constraint for bounds: after
+        this, use no bound."""
         xs = list(self.x.values())
         self.m.add(sum(1 - x if values[x.index] else x for x in xs) >= 1)
         self.m.clear_hints()
-        out, _ = self._stage("retry", self.lines_expr, det, wall)
+        out, _ = self._stage("retry", self.lines_expr if expr is None else expr, det, wall)
         return self._values if out.value is not None else None
 
     # ------------------------------------------------------------------ realising
@@ -549,41 +564,98 @@ def realize_lines(problem: LayoutProblem, whole: list[list[int]],
 
 
 def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | None,
-                known: int | None, det: float, wall: float, retry_share: float = 0.0
+                known: int | None, det: float, wall: float,
+                dirty_floor: tuple[int, int] | None = None
                 ) -> tuple[list[list[int]], list[StageOutcome], float]:
-    """Run the model (hinted with `offsets`, told the lower bound `known`): the orders
-    realising its solutions, its stage outcomes (valid bounds) and the deterministic
-    time used. `retry_share` of the budget is kept for further solutions of the proven
-    lines optimum when the first has no C order (`another`; the optimizer keeps none: on
-    the bench that budget cost a proof elsewhere)."""
+    """Run the model (hinted with `offsets`, told the lower bound `known` on lines): the
+    orders realising its solutions, its stage outcomes (valid bounds) and the
+    deterministic time used.
+
+    Lines first (LINES_SHARE of the budget). Only when that stage proves its value are the
+    later stages worth anything (an order of merely better lines is not proven optimal):
+    if its solution has no C order, further solutions of the same value are asked for
+    (`another`, at most RETRIES, half of what is left each) until one is realised; then
+    dirty lines and padding. `dirty_floor = (lines, dirty)` is a lower bound on dirty
+    lines among layouts of at most `lines` lines, from another relaxation (the class
+    model's dirty stage): when the lines optimum is that value, the dirty stage stops as
+    soon as it reaches the floor instead of spending its budget on a proof. After a retry
+    the model holds cuts that are not valid for bounds, so the dirty stage's bound is
+    reported only when it is the floor, reached."""
     began = time.monotonic()
     model = LineFillModel(problem)
     if known is not None:
         model.at_least(known)
     if offsets is not None:
         model.hint(offsets)
-    solution = model.solve(det * (1 - retry_share), wall * (1 - retry_share))
-    if solution is None:
-        return [], [], det
-    orders = [order for values in solution.found
-              if (order := model.realize(values)) is not None]
-    used = solution.det_used
-    lines = solution.stage("lines")
-    last = solution.found[-1]  # the lines stage's solution
+    used = 0.0
+
+    def left() -> tuple[float, float]:
+        return det - used, wall - (time.monotonic() - began)
+
+    # the wall clock is only a backstop: most of it to the stage that decides everything
+    lines, step = model._stage("lines", model.lines_expr, det * LINES_SHARE, wall * 0.9)
+    used += step
+    values = model._values
+    if lines.value is None or values is None:
+        return [], [lines] if lines.bound is not None else [], used
+    stages = [lines]
+    orders: list[list[int]] = []
+    if (order := model.realize(values)) is not None:
+        orders.append(order)
+    if lines.value != lines.bound:
+        return orders, stages, used
+    cut = False
     for _ in range(RETRIES):
-        if orders or lines is None or lines.value is None or lines.value != lines.bound:
+        det_left, wall_left = left()
+        if orders or det_left <= 0.01 or wall_left <= 0.05:
             break
-        # The lines optimum is proven but that solution has no C order: look for another
-        # solution of the same value (stages' bounds stay those of the first solve).
-        left = det - used
-        wall_left = wall - (time.monotonic() - began)
-        if left <= 0.01 or wall_left <= 0.05:
-            break
-        values = model.another(last, left / 2, wall_left / 2)
+        # The lines optimum is proven but this solution has no C order: another solution
+        # of the same value, with another pattern of line contents.
+        again = model.another(values, det_left / 2, wall_left / 2)
         used += model.last_det or 0.0
-        if values is None:
+        cut = True
+        if again is None:
             break
-        last = values
+        values = again
         if (order := model.realize(values)) is not None:
             orders.append(order)
-    return orders, solution.stages, used
+    if not orders:
+        return orders, stages, used
+    floor = dirty_floor[1] if dirty_floor is not None and dirty_floor[0] == lines.value \
+        else None
+    if floor is not None:
+        model.dirty_at_least(floor)
+    padding = sum(model.pad.values()) if model.pad else 0
+    for name, expr, share in (("dirty", model.dirty_expr, 0.7), ("padding", padding, 0.5)):
+        det_left, wall_left = left()
+        if det_left <= 0.005 or wall_left <= 0.01:
+            break
+        before = model._values
+        out, step = model._stage(name, expr, det_left * share, max(wall_left * share, 0.05))
+        used += step
+        if name == "dirty":
+            if cut and not (floor is not None and out.value == floor):
+                out = StageOutcome(out.name, out.status, out.value, None)
+            stages.append(out)
+        values = model._values
+        if out.value is None or values is None:
+            break
+        if values == before:
+            continue  # the stage kept the solution it was hinted with (realised)
+        if (order := model.realize(values)) is not None:
+            orders.insert(0, order)
+            continue
+        for _ in range(RETRIES if name == "padding" else 0):
+            # a smaller record whose line contents have no C order: look further
+            det_left, wall_left = left()
+            if det_left <= 0.01 or wall_left <= 0.05:
+                break
+            again = model.another(values, det_left / 2, wall_left / 2, expr)
+            used += model.last_det or 0.0
+            if again is None:
+                break
+            values = again
+            if (order := model.realize(values)) is not None:
+                orders.insert(0, order)
+                break
+    return orders, stages, used

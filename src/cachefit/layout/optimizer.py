@@ -10,7 +10,8 @@ fields, then of hot fields):
   footprints as one fluid class (a lower bound, usually proven), then one item per unit
   (targets realised by cold fill, and a bound), then, if nothing is proven, the
   line-filling model of all units (`line_fill_model`: a bound, and orders of exactly its
-  cost; H4); for other objects the same models of the record as if it were cache-aligned,
+  cost, told the earlier models' lines and dirty bounds so that it stops on reaching them;
+  H4); for other objects the same models of the record as if it were cache-aligned,
   only as starting points;
 * local search on complete orders from the best candidate;
 * for objects that may start inside a line, if optimality is unproven: block_search, an
@@ -80,9 +81,11 @@ EVALS_PER_HOT_UNIT = 1_500
 """Cap on order-search evaluations per hot unit (more does not help small records)."""
 MOVES_PER_SECOND = 40_000
 """Line-clustering move evaluations per second of `time_limit`."""
-FILL_SHARE = 0.3
+FILL_SHARE = 0.6
 """Share of the per-unit line model's CP-SAT budget left to the line-filling model (H4),
-which runs after it when it applies and nothing is proven yet."""
+which runs after it when it applies and nothing is proven yet. There the unit model's dirty
+stage spent all it was given and proved nothing on the bench (the class model's dirty bound
+does the proving); its lines stage used at most 0.55 deterministic seconds there."""
 FILL_EXTRA = 0.25
 """The line-filling model's further budget, as a share of the line models' (the share the
 exact model gets for small records; the line-filling model runs only on larger ones)."""
@@ -355,7 +358,8 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         # what the unit model left, and the exact model's share (it does not run here)
         orders, fill_stages, _ = fill_orders(problem, best.placement.offsets, known,
                                              det + FILL_EXTRA * total_det,
-                                             max(until - time.monotonic(), 0.1))
+                                             max(until - time.monotonic(), 0.1),
+                                             _dirty_floor(out))
         if fill_stages:
             out.append([st for st in fill_stages if st.name in ("lines", "dirty")])
             if fill_stages[0].bound is not None:
@@ -369,6 +373,22 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
                 cands.items.remove(cand)
     # --- end line filling ---
     return out
+
+
+def _dirty_floor(stage_sets: list[list[StageOutcome]]) -> tuple[int, int] | None:
+    """(lines, dirty): the best proven dirty bound among layouts of at most that many
+    lines, from the line models' stages (H4: lets the line-filling model stop at it)."""
+    floors = []
+    for stages in stage_sets:
+        by_name = {st.name: st for st in stages}
+        lines_stage, dirty_stage = by_name.get("lines"), by_name.get("dirty")
+        if lines_stage is not None and lines_stage.value is not None and \
+                dirty_stage is not None and dirty_stage.bound is not None:
+            floors.append((lines_stage.value, -dirty_stage.bound))
+    if not floors:
+        return None
+    lines, neg = min(floors)
+    return lines, -neg
 
 
 def _proven(problem: LayoutProblem, cand: _Candidate, stages: list[list[StageOutcome]]
