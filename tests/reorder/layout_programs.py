@@ -10,6 +10,7 @@ compiler did with what cachefit planned. Nothing here runs cachefit itself.
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
 from cachefit.model.record_layout import Record
 from cachefit.rewrite.order_choice import empty_profile_entry
+from cachefit.rewrite.reorder_unit import reorder_unit
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,19 @@ def storage_order(record: Record, order: list[str]) -> list[str]:
     """`order` adjusted so that fields sharing a storage unit stay together."""
     return list(evaluate_order(record, empty_profile_entry(record), order,
                                allow_growth=True).order)
+
+
+def reorder_unit_and_run(tmp_path: Path, cc: str, unit: Path, record: Record,
+                         order: list[str]) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """Apply `order` to the preprocessed C11 `unit` in place (build-time mode), compile it
+    with `cc -Wall -Werror` and run it: (value lines, layout it printed, predicted layout)."""
+    expected, _ = predicted(record, order)
+    out = reorder_unit(str(unit), ["-std=c11"], "rec", order,
+                       expected_size=int(expected["size"]))
+    unit.write_text(out[str(unit)])
+    exe = tmp_path / f"unit-{cc}"
+    subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-o", str(exe), str(unit)],
+                   check=True, capture_output=True, text=True)
+    values, layout = split(subprocess.run([str(exe)], check=True, capture_output=True,
+                                          text=True).stdout)
+    return values, layout, expected

@@ -17,7 +17,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from layout_programs import Member, header, load, predicted, program, split, storage_order
+from layout_programs import (
+    Member,
+    header,
+    load,
+    predicted,
+    program,
+    reorder_unit_and_run,
+    split,
+    storage_order,
+)
 from reorder_helpers import C_COMPILERS, CXX_COMPILERS, build_and_run, snapshot, write
 
 from cachefit.errors import UnsafeTransformation
@@ -183,14 +192,6 @@ def test_packed_member_in_build_time_mode(tmp_path: Path) -> None:
         before = split(build_and_run(tmp_path, "main.c", cc, "-std=c11"))
         record = load(unit, ["-std=c11"])
         order = storage_order(record, ["a", "c", "b", "f", "e", "d"])
-        expected, _ = predicted(record, order)
+        values, layout, expected = reorder_unit_and_run(tmp_path, cc, unit, record, order)
         assert expected["b byte"] == "2"          # packed: right after c, unaligned
-        out = reorder_unit(str(unit), ["-std=c11"], "rec", order,
-                           expected_size=int(expected["size"]))
-        unit.write_text(out[str(unit)])
-        exe = tmp_path / f"unit-{cc}"
-        subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-o", str(exe), str(unit)],
-                       check=True, capture_output=True, text=True)
-        values, layout = split(subprocess.run([str(exe)], check=True, capture_output=True,
-                                              text=True).stdout)
         assert values == before[0] and layout == expected, cc

@@ -23,12 +23,11 @@ from layout_programs import (
     load,
     predicted,
     program,
+    reorder_unit_and_run,
     split,
     storage_order,
 )
 from reorder_helpers import C_COMPILERS, CXX_COMPILERS, build_and_run, write
-
-from cachefit.rewrite.reorder_unit import reorder_unit
 
 pytestmark = pytest.mark.skipif(not C_COMPILERS, reason="no C compiler")
 
@@ -195,15 +194,7 @@ def test_build_time_mode_keeps_the_planned_layout(tmp_path: Path, name: str) -> 
         names = [f.name for f in record.fields]
         order = storage_order(record, names[:1] + list(reversed(names[1:])))
         assert order != names
-        expected, _ = predicted(record, order)
-        out = reorder_unit(str(unit), ["-std=c11"], "rec", order,
-                           expected_size=int(expected["size"]))
-        unit.write_text(out[str(unit)])
-        exe = tmp_path / f"unit-{cc}"
-        subprocess.run([cc, "-std=c11", "-Wall", "-Werror", "-o", str(exe), str(unit)],
-                       check=True, capture_output=True, text=True)
-        values, layout = split(subprocess.run([str(exe)], check=True, capture_output=True,
-                                              text=True).stdout)
+        values, layout, expected = reorder_unit_and_run(tmp_path, cc, unit, record, order)
         assert values == before[0] and layout == expected, cc
 
 
