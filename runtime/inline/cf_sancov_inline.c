@@ -12,10 +12,12 @@
  *
  * What is inlined is what handles the common cases: one unsigned compare of the address
  * against [lowest, highest) of every registered object, the thread's "inside an
- * invocation" flag, and the fast role (the object the thread touched last, or the one
- * cf_enter armed): if the address falls inside it, the registry version is the one it was
+ * invocation" flag, and the two fast roles (the object the thread touched last, or the one
+ * cf_enter armed, and the one touched before it when it is a role of the same type): if
+ * the address falls inside one of them, the registry version is the one it was
  * confirmed at and its sequence has room, the quad is stored and the position advanced
- * here.  Everything else is __cachefit_access (cf_sancov.c).
+ * here; an address outside both in one of the two 256-byte granules the runtime last
+ * found empty (at the current registry version) is ignored here.  Everything else is __cachefit_access (cf_sancov.c).
  * The bounds and the registry version are read with plain loads so the optimizer can
  * keep them in registers between accesses (the out-of-line call makes it reload them):
  * an object registered or freed by another thread is seen from the next call or loop
@@ -39,6 +41,11 @@ struct cf_thread_head {
     uint64_t *fpos;
     uint64_t *fend;
     uint64_t ftag;
+    uintptr_t fbase2;
+    uintptr_t fsize2;
+    uint64_t ftag2;
+    uintptr_t neg_gran[4];
+    unsigned long neg_seq[4];
 };
 _Static_assert(offsetof(struct cf_thread_head, fbase) == 8, "cf_internal.h: fbase at 8");
 _Static_assert(offsetof(struct cf_thread_head, fsize) == 16, "cf_internal.h: fsize at 16");
@@ -46,6 +53,11 @@ _Static_assert(offsetof(struct cf_thread_head, fseq) == 24, "cf_internal.h: fseq
 _Static_assert(offsetof(struct cf_thread_head, fpos) == 32, "cf_internal.h: fpos at 32");
 _Static_assert(offsetof(struct cf_thread_head, fend) == 40, "cf_internal.h: fend at 40");
 _Static_assert(offsetof(struct cf_thread_head, ftag) == 48, "cf_internal.h: ftag at 48");
+_Static_assert(offsetof(struct cf_thread_head, fbase2) == 56, "cf_internal.h: fbase2 at 56");
+_Static_assert(offsetof(struct cf_thread_head, fsize2) == 64, "cf_internal.h: fsize2 at 64");
+_Static_assert(offsetof(struct cf_thread_head, ftag2) == 72, "cf_internal.h: ftag2 at 72");
+_Static_assert(offsetof(struct cf_thread_head, neg_gran) == 80, "cf_internal.h: neg_gran at 80");
+_Static_assert(offsetof(struct cf_thread_head, neg_seq) == 112, "cf_internal.h: neg_seq at 112");
 
 extern __thread struct cf_thread_head __cachefit_thread
     __attribute__((tls_model("initial-exec")));
@@ -81,12 +93,29 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         uint64_t sm_ = (uint64_t)(size) << 32 | (uint64_t)(mode) << 63;                     \
         uintptr_t off_ = a_ - __cachefit_thread.fbase;                                      \
         uint64_t *pos_ = __cachefit_thread.fpos;                                            \
-        if (__builtin_expect(off_ < __cachefit_thread.fsize, 1) &&                          \
-            __builtin_expect(__cachefit_thread.fseq == __cachefit_regseq, 1) &&             \
-            __builtin_expect(pos_ < __cachefit_thread.fend, 1)) {                           \
-            *pos_ = off_ | sm_ | __cachefit_thread.ftag;                                    \
-            __cachefit_thread.fpos = pos_ + 1;                                              \
-            return;                                                                         \
+        if (__builtin_expect(off_ < __cachefit_thread.fsize, 1)) {                          \
+            if (__builtin_expect(__cachefit_thread.fseq == __cachefit_regseq, 1) &&         \
+                __builtin_expect(pos_ < __cachefit_thread.fend, 1)) {                       \
+                *pos_ = off_ | sm_ | __cachefit_thread.ftag;                                \
+                __cachefit_thread.fpos = pos_ + 1;                                          \
+                return;                                                                     \
+            }                                                                               \
+        } else {                                                                            \
+            uintptr_t off2_ = a_ - __cachefit_thread.fbase2;                                \
+            if (off2_ < __cachefit_thread.fsize2 &&                                         \
+                __builtin_expect(__cachefit_thread.fseq == __cachefit_regseq, 1) &&         \
+                __builtin_expect(pos_ < __cachefit_thread.fend, 1)) {                       \
+                *pos_ = off2_ | sm_ | __cachefit_thread.ftag2;                               \
+                __cachefit_thread.fpos = pos_ + 1;                                          \
+                return;                                                                     \
+            }                                                                               \
+            /* Between objects (a stack kept behind a TCB): a granule known empty. */       \
+            uintptr_t g_ = (a_ >> 8) + 1;                                                   \
+            if ((__cachefit_thread.neg_gran[0] == g_ &&                                     \
+                 __cachefit_thread.neg_seq[0] == __cachefit_regseq) ||                      \
+                (__cachefit_thread.neg_gran[1] == g_ &&                                     \
+                 __cachefit_thread.neg_seq[1] == __cachefit_regseq))                        \
+                return;                                                                     \
         }                                                                                   \
         CF_ACCESS_CALL((p), sm_);                                                        \
     } while (0)

@@ -603,6 +603,8 @@ static void cf_thread_release(void *arg)
         t->rearmed = 0;
         munmap(t->roles, cf_thread_bytes());
         t->roles = NULL;
+        t->nroles = 0;
+        t->rolesmax = 0;
         t->buf = NULL;
     }
 }
@@ -613,6 +615,7 @@ static int cf_thread_setup(cf_thread *t)
     if (!mem)
         return 0;
     t->roles = (cf_role *)mem;
+    t->rolesmax = 0;
     t->buf = (uint64_t *)(mem + (size_t)cf_max_objects * sizeof(cf_role));
     t->ready = 1;
     if (cf_thread_key_ok)
@@ -738,7 +741,45 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
     r->slice = t->buf + (size_t)type * cf_max_accesses;
     cf_set_last(t, t->nroles++);
+    if (t->nroles > t->rolesmax)
+        t->rolesmax = t->nroles;
     return r;
+}
+
+/* An address in none of this invocation's roles: the first few objects that earlier
+ * invocations gave roles (roles[nroles .. rolesmax), kept until overwritten), if one holds
+ * it and was confirmed at the current registry version `now`, takes the next role of its
+ * type without a lookup (sender and receiver taking turns at being first).  It is swapped
+ * into roles[nroles], so the entry it displaces stays among the earlier ones.  NULL: none
+ * (the caller resolves the address). */
+static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
+{
+    uint32_t n = t->nroles;
+    uint32_t end = t->rolesmax < n + CF_INLINE_ROLES ? t->rolesmax : n + CF_INLINE_ROLES;
+    for (uint32_t j = n; j < end; j++) {
+        cf_role *c = &t->roles[j];
+        if (a - c->base >= c->size || c->seq != now)
+            continue;
+        uint32_t type = c->type;
+        cf_touch(t, type);
+        if (t->nrole[type] >= 0x7fff) { /* n < rolesmax <= max_objects */
+            t->runaway[type] = 1;
+            t->cap[type] = 0;
+            return NULL;
+        }
+        if (j != n) {
+            cf_role tmp = t->roles[n];
+            t->roles[n] = *c;
+            *c = tmp;
+        }
+        cf_role *r = &t->roles[n];
+        r->role = t->nrole[type]++;
+        r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
+        r->slice = t->buf + (size_t)type * cf_max_accesses;
+        cf_set_last(t, t->nroles++);
+        return r;
+    }
+    return NULL;
 }
 
 enum { CF_NOARM_AFTER_MISS = 16 };
@@ -756,6 +797,7 @@ static inline void cf_slow_begin(cf_thread *t)
             t->nroles = 0;
             t->touched = 0;
             t->fsize = 0;
+            t->fsize2 = 0;
             /* Invocations that start on different objects (sender and receiver taking
              * turns): arming costs more than it saves; try again after a while. */
             t->noarm = CF_NOARM_AFTER_MISS;
@@ -805,6 +847,8 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
             break;
         }
     }
+    if (!r)
+        r = cf_reuse_role(t, a, seq);
     if (!r)
         r = cf_resolve(t, a, seq);
     if (r)
@@ -1099,6 +1143,7 @@ static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t 
 static void cf_flush(cf_thread *t)
 {
     cf_fast_detach(t);
+    t->fsize2 = 0; /* a role of this invocation only */
     t->armed = 0;
     t->rearmed = 0;
     uint64_t m = t->touched;
@@ -1140,6 +1185,7 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
         size = 0;
     }
     t->fsize = size;
+    t->fsize2 = 0;
     if (CF_LIKELY(size)) {
         uint32_t type = r->type;
         uint32_t max = cf_max_accesses;
@@ -1259,6 +1305,7 @@ void __cachefit_leave(int *scope)
     }
     t->depth = 0;
     t->active = 0;
+    t->fsize2 = 0; /* a role of this invocation only */
     uint32_t len = (uint32_t)(pos - slice);
     t->len[type] = len;
     if (CF_LIKELY(t->nroles == 1)) {

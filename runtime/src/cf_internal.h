@@ -47,16 +47,18 @@ typedef struct cf_role {
     uint64_t *slice; /* the type's sequence buffer (roles of the invocation only) */
 } cf_role;
 
-/* Per-thread invocation state.  The head (active .. ftag) is what the per-access path
+/* Per-thread invocation state.  The head (active .. neg_seq) is what the per-access path
  * reads, also from instrumented code (runtime/inline/cf_sancov_inline.c declares the same
  * head: keep the offsets asserted below in step with it).
  *
  * The "fast role" is the role resolved last (or, at the start of an invocation, the
- * previous invocation's role 0, "armed" by __cachefit_enter).  While it is attached (fpos !=
- * NULL), fpos is the next free quad of its type's sequence and len[ftype] is stale;
- * code that reads or appends through len[] detaches it first (cf_fast_detach) and
- * attaches it again afterwards (cf_fast_attach).  Detached, fpos == fend == NULL, so the
- * inlined fast path falls through to the out-of-line call. */
+ * previous invocation's role 0, "armed" by __cachefit_enter); the "second fast role"
+ * (fbase2, fsize2, ftag2) the one resolved before it, if of the same type (cf_set_last).
+ * While the fast role is attached (fpos != NULL), fpos is the next free quad of its
+ * type's sequence and len[ftype] is stale; code that reads or appends through len[]
+ * detaches it first (cf_fast_detach) and attaches it again afterwards (cf_fast_attach).
+ * Detached, fpos == fend == NULL, so the inlined fast path falls through to the
+ * out-of-line call for both fast roles. */
 typedef struct cf_thread {
     int active;
     int depth;
@@ -66,6 +68,17 @@ typedef struct cf_thread {
     uint64_t *fpos;
     uint64_t *fend;    /* slice + cap[ftype] */
     uint64_t ftag;
+    /* The second fast role: the fast role before the last one resolved, when it is a role
+     * of this invocation of the same type and confirmed at the same registry version (fseq);
+     * it appends through the same fpos/fend.  fsize2 == 0: none.  Two objects touched in
+     * turn (a sender and a receiver) both stay on the inlined path. */
+    uintptr_t fbase2;
+    uintptr_t fsize2;
+    uint64_t ftag2;
+    /* 256-byte granules known to hold no object, each valid while the registry version is
+     * unchanged (most recent first; the inlined path checks the first two). */
+    uintptr_t neg_gran[CF_NEG_CACHE];
+    unsigned long neg_seq[CF_NEG_CACHE];
     /* Touched only for accesses inside registered ranges. */
     uint64_t *fslice;
     uint32_t ftype;
@@ -76,11 +89,10 @@ typedef struct cf_thread {
     int ready;
     uintptr_t frame;
     uint32_t nroles;
-    /* Across invocations: objects resolved recently and 256-byte granules known to hold
-     * no object, each valid while the registry version is unchanged. */
+    uint32_t rolesmax; /* roles[nroles .. rolesmax): objects of earlier invocations */
+    /* Across invocations: objects resolved recently, each valid while the registry
+     * version is unchanged. */
     cf_role objcache[CF_OBJ_CACHE];
-    uintptr_t neg_gran[CF_NEG_CACHE];
-    unsigned long neg_seq[CF_NEG_CACHE];
     uint32_t objcache_next;
     uint32_t objcache_last; /* the entry resolved last */
     uint64_t touched;
@@ -116,6 +128,13 @@ _Static_assert(offsetof(cf_thread, fseq) == 24, "cf_sancov_inline.c: fseq at 24"
 _Static_assert(offsetof(cf_thread, fpos) == 32, "cf_sancov_inline.c: fpos at 32");
 _Static_assert(offsetof(cf_thread, fend) == 40, "cf_sancov_inline.c: fend at 40");
 _Static_assert(offsetof(cf_thread, ftag) == 48, "cf_sancov_inline.c: ftag at 48");
+_Static_assert(offsetof(cf_thread, fbase2) == 56, "cf_sancov_inline.c: fbase2 at 56");
+_Static_assert(offsetof(cf_thread, fsize2) == 64, "cf_sancov_inline.c: fsize2 at 64");
+_Static_assert(offsetof(cf_thread, ftag2) == 72, "cf_sancov_inline.c: ftag2 at 72");
+_Static_assert(offsetof(cf_thread, neg_gran) == 80, "cf_sancov_inline.c: neg_gran at 80");
+_Static_assert(offsetof(cf_thread, neg_seq) == 112, "cf_sancov_inline.c: neg_seq at 112");
+_Static_assert(CF_NEG_CACHE == 4 && CF_GRAN_SHIFT == 8,
+               "cf_sancov_inline.c: 4 granules of 256 bytes");
 extern uint32_t cf_max_accesses CF_HIDDEN;
 
 void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
@@ -141,10 +160,20 @@ static inline __attribute__((always_inline)) void cf_fast_attach(cf_thread *t)
     }
 }
 
-/* Make role i the fast role; the caller has detached it and attaches it afterwards. */
+/* Make role i the fast role; the caller has detached it and attaches it afterwards.  The
+ * fast role it replaces becomes the second one if it has the same type and registry
+ * version (it is then a role of this invocation: an armed role not touched yet was
+ * dropped by cf_slow_begin), else there is no second one. */
 static inline __attribute__((always_inline)) void cf_set_last(cf_thread *t, uint32_t i)
 {
     const cf_role *r = &t->roles[i];
+    if (!t->fsize || r->type != t->ftype || r->seq != t->fseq) {
+        t->fsize2 = 0;
+    } else if (r->base != t->fbase) {
+        t->fbase2 = t->fbase;
+        t->fsize2 = t->fsize;
+        t->ftag2 = t->ftag;
+    } /* else: already the fast role, confirmed at the same version; the second one stays */
     t->fbase = r->base;
     t->fsize = r->size;
     t->fseq = r->seq;
@@ -182,9 +211,9 @@ static inline __attribute__((always_inline)) void cf_fast_runaway(cf_thread *t)
 }
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
- * an invocation: the fast role, the first few roles (if the registry has not changed
- * since they were resolved), a granule known to be empty; 0 when none of these applies
- * and the caller must call cf_record_slow.  Makes no call. */
+ * an invocation: the fast role, the second fast role, the first few roles (if the
+ * registry has not changed since they were resolved), a granule known to be empty; 0 when
+ * none of these applies and the caller must call cf_record_slow.  Makes no call. */
 static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
                                                                   uint64_t sm)
 {
@@ -199,6 +228,19 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
             cf_fast_runaway(t);
         }
         return 1;
+    }
+    off = a - t->fbase2;
+    if (off < t->fsize2 && t->fseq == seq) {
+        uint64_t *pos = t->fpos;
+        if (CF_LIKELY(pos < t->fend)) {
+            *pos = off | sm | t->ftag2;
+            t->fpos = pos + 1;
+            return 1;
+        }
+        if (pos) {
+            cf_fast_runaway(t);
+            return 1;
+        }
     }
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {

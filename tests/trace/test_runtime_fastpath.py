@@ -5,8 +5,9 @@ begins, appends the fast role's quads from code inlined into instrumented functi
 (clang), and leaves a one-object invocation's role armed for the next one. The program
 tests/trace/programs/fastpath.c has phases where each shortcut would record a wrong role,
 type or count if it outlived the state it was taken from (another object first, another
-type first, a cut-off sequence, objects taken in turn, the fast role's object forgotten
-and re-registered as another type inside the invocation). The profile must hold exactly
+type first, a cut-off sequence, objects taken in turn across invocations and, with the two
+fast roles the inlined path checks, within one, the fast role's object forgotten and
+re-registered as another type inside the invocation). The profile must hold exactly
 the expected sequences with clang (checks inlined, at -O0 and -O2, and as calls) and gcc
 (the tsan callbacks), and the program must print the same in every build.
 """
@@ -32,14 +33,17 @@ from cachefit.trace.profile_format import Profile
 R, W = "r", "w"
 ONE = ((0, 8, 8, R), (0, 16, 1, W))
 TWO = ((0, 0, 4, W), (1, 0, 4, W), (0, 8, 8, R), (1, 8, 8, W))
+TURNS = ((0, 0, 4, W), (1, 0, 4, W), (0, 8, 8, R), (1, 8, 8, W), (0, 16, 1, R), (1, 16, 1, W),
+         (1, 0, 4, R), (2, 0, 4, W), (0, 8, 8, W), (1, 16, 1, W), (2, 16, 1, W), (0, 0, 4, R))
 CONFIG = "max_accesses = 50\n"
-ENTRY = ["one", "two", "mixed", "spin", "retype"]
+ENTRY = ["one", "two", "mixed", "spin", "retype", "turns"]
 
 
 def check(prof: Profile) -> None:
     assert seqs(prof, "obj") == {
-        ONE: 3 + 17 + 17 + 1 + 2,
+        ONE: 3 + 17 + 17 + 1 + 30 + 2,
         TWO: 1 + 40,
+        TURNS: 30,                   # the same roles whichever object comes first
         ((0, 0, 4, W),): 1,          # mixed: role 0 of obj although other came first
         ((0, 8, 8, R),): 2,          # retype before the forget
     }
@@ -50,7 +54,7 @@ def check(prof: Profile) -> None:
     assert prof.types["obj"].runaway == 1
     assert prof.types["other"].runaway == 0
     assert prof.types["obj"].outside_objects == prof.types["other"].outside_objects == 0
-    assert prof.invocations == 3 + 1 + 17 + 1 + 17 + 1 + 1 + 40 + 4
+    assert prof.invocations == 3 + 1 + 17 + 1 + 17 + 1 + 1 + 60 + 40 + 4
 
 
 VARIANTS = [

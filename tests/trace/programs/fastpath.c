@@ -14,7 +14,7 @@ struct other {
     int z;
 };
 
-struct obj a, b;
+struct obj a, b, e;
 struct other o;
 static _Alignas(64) unsigned char mem[64];
 
@@ -32,6 +32,25 @@ __attribute__((noinline)) void two(struct obj *x, struct obj *y)
     y->a = 2;
     long t = x->b;
     y->b = t;
+}
+
+/* Two objects in turn, then a third, within one invocation (volatile: the order of the
+ * accesses is kept at -O2):
+ * (0, 0, 4, w) (1, 0, 4, w) (0, 8, 8, r) (1, 8, 8, w) (0, 16, 1, r) (1, 16, 1, w)
+ * (1, 0, 4, r) (2, 0, 4, w) (0, 8, 8, w) (1, 16, 1, w) (2, 16, 1, w) (0, 0, 4, r) */
+__attribute__((noinline)) void turns(struct obj *px, struct obj *py, struct obj *pz)
+{
+    volatile struct obj *x = px, *y = py, *z = pz;
+    x->a = 1;
+    y->a = 2;
+    long t = x->b;
+    y->b = t;
+    y->c = x->c;
+    z->a = y->a;
+    x->b = 5;
+    y->c = 3;
+    z->c = 4;
+    (void)x->a;
 }
 
 /* An object of the other type first: other (0, 16, 4, w); obj (0, 0, 4, w). */
@@ -71,6 +90,14 @@ int main(void)
         one(&a);
     spin(&a, 100);      /* armed a, cut off (max_accesses 50) on the inlined path */
     one(&a);            /* the limit is back for the next invocation */
+    for (int i = 0; i < 10; i++) {
+        turns(&a, &b, &e); /* objects in turn inside the invocation, starting on each */
+        one(&b);        /* the second fast role (b, role 1) must not outlive turns() */
+        turns(&b, &a, &e);
+        one(&e);
+        turns(&e, &a, &b);
+        one(&a);
+    }
     for (int i = 0; i < 20; i++) {
         two(&a, &b);    /* invocations starting on a and on b in turn */
         two(&b, &a);
