@@ -23,15 +23,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import HOT  # noqa: E402
-from synthetic import make_case  # noqa: E402
-
-from cachefit.layout import optimize_layout  # noqa: E402
-from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
-from cachefit.layout.coverage_model import (  # noqa: E402
+from coverage_model import (  # noqa: E402
     CoverageModel,
     HotCoverageRelaxation,
     OneHotCoverageRelaxation,
 )
+from synthetic import make_case  # noqa: E402
+
+from cachefit.layout import optimize_layout  # noqa: E402
+from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
 from cachefit.layout.cpsat_model import LayoutModel  # noqa: E402
 from cachefit.layout.line_cost import per_invocation, weighted_totals  # noqa: E402
 from cachefit.layout.placement import place_order  # noqa: E402

@@ -10,9 +10,9 @@ boolean "covered", implied by each of its units. Fixed spans and pinned units co
 constant positions. `HotCoverageRelaxation` drops the cold units and the circuit (a lower
 bound); `OneHotCoverageRelaxation` is that with one-hot start granules.
 
-Experimental: used by bench/solver/coverage_bench.py to compare with the per-start line
-model; the optimizer does not call it (see bench/solver/RESULTS.md for why). It does not
-decide when to be used and does not search.
+Experimental, so it lives here and not in the package: used by coverage_bench.py to compare
+with the per-start line model; the optimizer does not call it (see RESULTS.md for why).
+It does not decide when to be used and does not search.
 """
 
 from __future__ import annotations
