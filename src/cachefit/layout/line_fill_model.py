@@ -140,6 +140,15 @@ class LineFillModel:
         self._vars.append(v)
         return v
 
+    def _count(self, most: int, count_name: str, flag_name: str
+               ) -> tuple[cp_model.IntVar, cp_model.IntVar]:
+        """A count 0..most and its indicator "the count is not zero"."""
+        n = self._int(0, most, count_name)
+        x = self._int(0, 1, flag_name)
+        self.m.add(n >= x)
+        self.m.add(n <= most * x)
+        return n, x
+
     def _build(self) -> None:
         p, m = self.p, self.m
         load: list[list[cp_model.LinearExprT]] = [[] for _ in range(self.nlines)]
@@ -153,10 +162,7 @@ class LineFillModel:
                 most = min(len(members), self.cap[ell] // size)
                 if most <= 0:
                     continue
-                n = self._int(0, most, f"n{g}_{ell}")
-                x = self._int(0, 1, f"xg{g}_{ell}")
-                m.add(n >= x)
-                m.add(n <= most * x)
+                n, x = self._count(most, f"n{g}_{ell}", f"xg{g}_{ell}")
                 self.n[(g, ell)] = n
                 self.x[(-1 - g, ell)] = x
                 counts.append(n)
@@ -219,10 +225,7 @@ class LineFillModel:
             most = min(size, self.cap[ell]) // gran
             if most <= 0:
                 continue
-            k = self._int(0, most, f"k{u}_{ell}")
-            x = self._int(0, 1, f"x{u}_{ell}")
-            m.add(k >= x)
-            m.add(k <= most * x)
+            k, x = self._count(most, f"k{u}_{ell}", f"x{u}_{ell}")
             self.k[(u, ell)] = k
             self.x[(u, ell)] = x
             xs.append((ell, x))
