@@ -17,6 +17,7 @@ does not decide when the model is small enough to use (see `optimizer`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -73,6 +74,36 @@ def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
     bound = int(round(solver.best_objective_bound))
     m.add(expr <= value)
     return StageOutcome(name, label, value, bound), used, values
+
+
+Stage = Callable[[str, cp_model.LinearExprT, float, float], tuple[StageOutcome, float]]
+
+
+def run_stages(stage: Stage, stages: Sequence[tuple[str, cp_model.LinearExprT, float]],
+               det_budget: float, wall_budget: float,
+               current: Callable[[], dict[int, int] | None]
+               ) -> tuple[list[StageOutcome], list[dict[int, int]], float, float]:
+    """Run lexicographic `stages` (name, objective, share of the deterministic budget left)
+    through `stage` until one finds nothing or the budgets run out; after each, `current()`
+    is the model's solution. Returns (outcomes, distinct solutions in the order found,
+    deterministic seconds used, wall seconds)."""
+    began = time.monotonic()
+    done: list[StageOutcome] = []
+    found: list[dict[int, int]] = []
+    det_left = det_budget
+    for name, expr, share in stages:
+        wall_left = wall_budget - (time.monotonic() - began)
+        if done and (det_left <= 0.005 or wall_left <= 0.01):
+            break
+        out, used = stage(name, expr, det_left * share, max(wall_left, 0.05))
+        det_left -= used
+        done.append(out)
+        if out.value is None:
+            break
+        values = current()
+        if values is not None and values not in found:
+            found.append(values)
+    return done, found, det_budget - det_left, time.monotonic() - began
 
 
 @dataclass

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome, solve_stage
+from cachefit.layout.cpsat_model import StageOutcome, run_stages, solve_stage
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
 REALIZE_STEPS = 200_000
@@ -415,28 +415,14 @@ class LineFillModel:
     def solve(self, det_budget: float, wall_budget: float) -> FillSolution | None:
         """Minimise lines, then dirty lines, then the padding before the last line (a
         smaller record), each stage keeping the previous value."""
-        began = time.monotonic()
-        done: list[StageOutcome] = []
-        found: list[dict[int, int]] = []
-        det_left = det_budget
         padding = sum(self.pad.values()) if self.pad else 0
-        for name, expr, share in (("lines", self.lines_expr, 0.85),
-                                  ("dirty", self.dirty_expr, 0.7),
-                                  ("padding", padding, 1.0)):
-            wall_left = wall_budget - (time.monotonic() - began)
-            if done and (det_left <= 0.005 or wall_left <= 0.01):
-                break
-            out, used = self._stage(name, expr, det_left * share, max(wall_left, 0.05))
-            det_left -= used
-            done.append(out)
-            if out.value is None:
-                break
-            if self._values is not None and self._values not in found:
-                found.append(self._values)
+        done, found, det_used, seconds = run_stages(
+            self._stage, (("lines", self.lines_expr, 0.85), ("dirty", self.dirty_expr, 0.7),
+                          ("padding", padding, 1.0)),
+            det_budget, wall_budget, lambda: self._values)
         if not found:
             return None
-        return FillSolution(done, time.monotonic() - began, det_budget - det_left,
-                            list(reversed(found)))
+        return FillSolution(done, seconds, det_used, list(reversed(found)))
 
     def another(self, values: dict[int, int], det: float, wall: float,
                 expr: cp_model.LinearExprT | None = None) -> dict[int, int] | None:

@@ -23,12 +23,11 @@ realises orders nor applies to objects that may start inside a line.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome, solve_stage
+from cachefit.layout.cpsat_model import StageOutcome, run_stages, solve_stage
 from cachefit.layout.line_cost import fixed_lines
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
@@ -303,27 +302,13 @@ class LineModel:
         return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float) -> LineSolution | None:
-        began = time.monotonic()
-        stages: list[StageOutcome] = []
-        det_left = det_budget
-        found: list[dict[int, int]] = []
-        for name, expr, share in (("lines", self.lines_expr, 0.75),
-                                  ("dirty", self.dirty_expr, 1.0)):
-            wall_left = wall_budget - (time.monotonic() - began)
-            if stages and (det_left <= 0.005 or wall_left <= 0.01):
-                break
-            out, used = self._stage(name, expr, det_left * share, max(wall_left, 0.05))
-            det_left -= used
-            stages.append(out)
-            if out.value is None:
-                break
-            if self._values is not None and self._values not in found:
-                found.append(self._values)
+        stages, found, det_used, seconds = run_stages(
+            self._stage, (("lines", self.lines_expr, 0.75), ("dirty", self.dirty_expr, 1.0)),
+            det_budget, wall_budget, lambda: self._values)
         if self._values is None:
             return None
         assignments = [self._assignment(values) for values in reversed(found)]
-        return LineSolution(assignments[0], stages, time.monotonic() - began,
-                            det_budget - det_left, tuple(assignments[1:]))
+        return LineSolution(assignments[0], stages, seconds, det_used, tuple(assignments[1:]))
 
     def _assignment(self, values: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
         """Lines (with bytes) per hot unit in the solution `values`."""
