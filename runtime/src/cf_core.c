@@ -10,7 +10,9 @@
  *  - Invocation: per-thread state; objects touched get role numbers per type in
  *    order of first touch (the previous invocation's first object is armed as the fast
  *    role when an invocation begins and disarmed if another object comes first; it
- *    stays valid while the registry is unchanged); accesses become quads (role,
+ *    stays valid while the registry is unchanged; after an invocation on two objects of
+ *    one type both are armed and renumbered by first touch when it ends, see
+ *    cf_settle_armed); accesses become quads (role,
  *    offset, size, mode) appended to a per-type buffer.  Sequences longer than
  *    max_accesses, or invocations touching more than max_objects objects, are cut
  *    off and counted as runaway.
@@ -788,12 +790,73 @@ enum { CF_NOARM_AFTER_MISS = 16 };
  * if cf_enter armed the previous invocation's role 0 and nothing has touched it yet,
  * disarm it (this access may be to another object of its type, which must become role
  * 0; and an untouched armed role must not count towards max_objects). */
+/* Make roles[0] the fast role and roles[1] (when nroles >= 2, of the same type and
+ * registry version) the second one, with their own tags; the caller detaches/attaches. */
+static inline void cf_fast_pair(cf_thread *t)
+{
+    const cf_role *r0 = &t->roles[0], *r1 = &t->roles[1];
+    t->fbase = r0->base;
+    t->fsize = r0->size;
+    t->fseq = r0->seq;
+    t->ftag = r0->tag;
+    t->fslice = r0->slice;
+    t->ftype = r0->type;
+    if (t->nroles >= 2 && r1->type == r0->type && r1->seq == r0->seq) {
+        t->fbase2 = r1->base;
+        t->fsize2 = r1->size;
+        t->ftag2 = r1->tag;
+    } else {
+        t->fsize2 = 0;
+    }
+}
+
+/* roles[0] and roles[1] were armed together (armed == 2: tags 0 and 1, the fast and
+ * second fast role) and the fast roles are detached (len[] is current): number them by
+ * first touch, as the slow path would have.  Until this runs only those two roles
+ * append, so the sequence holds roles 0 and 1 only.  If it begins with role 1, the two
+ * trade numbers in every quad (bit 48) and in roles[]; a role never touched is dropped
+ * (it stays among the earlier invocations' objects).  Returns 0 when neither was
+ * touched (the caller disarms as for one armed role). */
+static int cf_settle_armed(cf_thread *t)
+{
+    uint32_t type = t->roles[0].type;
+    uint32_t len = t->len[type];
+    uint64_t *q = t->roles[0].slice;
+    t->armed = 0;
+    if (len == 0)
+        return 0;
+    const uint64_t role_bits = (uint64_t)0x7fff << 48;
+    uint64_t first = q[0] & role_bits;
+    uint32_t i = 1;
+    while (i < len && (q[i] & role_bits) == first)
+        i++;
+    t->alt = (first != 0) ^ t->armswap;
+    if (first) {
+        for (uint32_t k = 0; k < len; k++)
+            q[k] ^= (uint64_t)1 << 48;
+        cf_role tmp = t->roles[0];
+        t->roles[0] = t->roles[1];
+        t->roles[1] = tmp;
+        t->roles[0].role = 0;
+        t->roles[0].tag = 0;
+        t->roles[1].role = 1;
+        t->roles[1].tag = (uint64_t)1 << 48;
+    }
+    if (i == len) { /* one of the two never touched */
+        t->nroles = 1;
+        t->nrole[type] = 1;
+    }
+    cf_fast_pair(t);
+    return 1;
+}
+
 static inline void cf_slow_begin(cf_thread *t)
 {
     cf_fast_detach(t);
     if (t->armed) {
+        int touched = t->armed == 2 ? cf_settle_armed(t) : t->len[t->roles[0].type] != 0;
         t->armed = 0;
-        if (t->len[t->roles[0].type] == 0) {
+        if (!touched) {
             t->nroles = 0;
             t->touched = 0;
             t->fsize = 0;
@@ -1143,6 +1206,10 @@ static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t 
 static void cf_flush(cf_thread *t)
 {
     cf_fast_detach(t);
+    if (t->armed == 2 && !cf_settle_armed(t)) {
+        t->nroles = 0;
+        t->touched = 0;
+    }
     t->fsize2 = 0; /* a role of this invocation only */
     t->armed = 0;
     t->rearmed = 0;
@@ -1308,10 +1375,36 @@ void __cachefit_leave(int *scope)
     t->fsize2 = 0; /* a role of this invocation only */
     uint32_t len = (uint32_t)(pos - slice);
     t->len[type] = len;
+    if (t->armed == 2)
+        cf_settle_armed(t); /* len > 0: at least one of the two was touched */
     if (CF_LIKELY(t->nroles == 1)) {
         /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
         t->fpos = slice;
         t->armed = 1;
+        t->rearmed = 1;
+    } else if (t->nroles == 2 && t->roles[1].type == type &&
+               t->roles[1].seq == t->roles[0].seq && t->roles[0].slice == slice) {
+        /* Two objects of the fast role's type (a sender and a receiver): both stay armed,
+         * this invocation's role 1 as role 0 when the last armed invocation began with
+         * the role 1 of the one before (the two taking turns).  Their numbers are
+         * settled by first touch (cf_settle_armed). */
+        t->armswap = t->alt;
+        if (t->alt) {
+            cf_role tmp = t->roles[0];
+            t->roles[0] = t->roles[1];
+            t->roles[1] = tmp;
+            t->roles[0].role = 0;
+            t->roles[0].tag = 0;
+            t->roles[1].role = 1;
+            t->roles[1].tag = (uint64_t)1 << 48;
+        }
+        cf_fast_pair(t);
+        t->nrole[type] = 2;
+        t->cap[type] = cf_max_accesses;
+        t->runaway[type] = 0;
+        t->fpos = slice;
+        t->fend = slice + cf_max_accesses;
+        t->armed = 2;
         t->rearmed = 1;
     } else {
         t->fpos = NULL;

@@ -82,8 +82,13 @@ typedef struct cf_thread {
     /* Touched only for accesses inside registered ranges. */
     uint64_t *fslice;
     uint32_t ftype;
-    uint32_t armed;    /* roles[0] was armed at the start and may not be touched yet */
-    uint32_t rearmed;  /* between invocations: __cachefit_leave left roles[0] armed */
+    uint32_t armed;    /* 1: roles[0] was armed at the start and may not be touched yet;
+                        * 2: roles[0] and roles[1] were (tags 0 and 1, either may come first
+                        * or not at all: cf_settle_armed numbers them by first touch) */
+    uint32_t rearmed;  /* between invocations: __cachefit_leave left roles[0] (and roles[1]) armed */
+    uint32_t alt;      /* the last invocation armed with two roles began with the object
+                        * that was role 1 of the invocation before it (the two take turns) */
+    uint32_t armswap;  /* armed == 2 with the previous invocation's roles 0 and 1 swapped */
     uint32_t noarm;    /* invocations left that cf_begin does not arm (after a disarm) */
     int entry;
     int ready;

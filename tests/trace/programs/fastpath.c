@@ -1,7 +1,7 @@
 /* The runtime's per-invocation shortcuts (see tests/trace/test_runtime_fastpath.py): the
  * previous invocation's role 0 is armed as the fast role when an invocation begins, the
  * quads of the fast role are appended by inlined code, and an invocation that touched
- * one object leaves it armed for the next.  Each phase below would be recorded wrongly
+ * one object (or two of one type) leaves it (them) armed for the next.  Each phase below would be recorded wrongly
  * if one of those shortcuts outlived the state it was taken from. */
 #include <stdio.h>
 #include "cachefit.h"
@@ -101,6 +101,18 @@ int main(void)
     for (int i = 0; i < 20; i++) {
         two(&a, &b);    /* invocations starting on a and on b in turn */
         two(&b, &a);
+    }
+    for (int i = 0; i < 5; i++) {
+        /* After a two-object invocation both objects are armed (roles 0 and 1, in the
+         * order predicted from the last ones); each must still be numbered by first touch. */
+        two(&a, &b);
+        one(&b);        /* only the one armed second (or first): role 0 */
+        two(&a, &b);
+        two(&e, &a);    /* a third object first: e role 0, a role 1 */
+        two(&a, &b);
+        two(&b, &e);    /* one armed object first, then a third: b 0, e 1 */
+        two(&a, &b);
+        turns(&a, &e, &b); /* armed a, a third, then the other armed one: 0, 1, 2 */
     }
     CACHEFIT_OBJECT(mem, struct obj);
     for (int i = 0; i < 2; i++) {
