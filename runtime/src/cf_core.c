@@ -810,6 +810,18 @@ static inline void cf_fast_pair(cf_thread *t)
     }
 }
 
+/* roles[0] and roles[1] (of one type) trade places, and so their numbers 0 and 1. */
+static inline void cf_swap_roles01(cf_thread *t)
+{
+    cf_role tmp = t->roles[0];
+    t->roles[0] = t->roles[1];
+    t->roles[1] = tmp;
+    t->roles[0].role = 0;
+    t->roles[0].tag = 0;
+    t->roles[1].role = 1;
+    t->roles[1].tag = (uint64_t)1 << 48;
+}
+
 /* roles[0] and roles[1] were armed together (armed == 2: tags 0 and 1, the fast and
  * second fast role) and the fast roles are detached (len[] is current): number them by
  * first touch, as the slow path would have.  Until this runs only those two roles
@@ -817,7 +829,7 @@ static inline void cf_fast_pair(cf_thread *t)
  * trade numbers in every quad (bit 48) and in roles[]; a role never touched is dropped
  * (it stays among the earlier invocations' objects).  Returns 0 when neither was
  * touched (the caller disarms as for one armed role). */
-static int cf_settle_armed(cf_thread *t)
+static __attribute__((noinline)) int cf_settle_armed(cf_thread *t)
 {
     uint32_t type = t->roles[0].type;
     uint32_t len = t->len[type];
@@ -834,13 +846,7 @@ static int cf_settle_armed(cf_thread *t)
     if (first) {
         for (uint32_t k = 0; k < len; k++)
             q[k] ^= (uint64_t)1 << 48;
-        cf_role tmp = t->roles[0];
-        t->roles[0] = t->roles[1];
-        t->roles[1] = tmp;
-        t->roles[0].role = 0;
-        t->roles[0].tag = 0;
-        t->roles[1].role = 1;
-        t->roles[1].tag = (uint64_t)1 << 48;
+        cf_swap_roles01(t);
     }
     if (i == len) { /* one of the two never touched */
         t->nroles = 1;
@@ -1353,6 +1359,75 @@ static __attribute__((noinline)) void cf_leave_miss(void)
     cf_seq_count_miss(t, type, t->len[type], t->fslice);
 }
 
+/* After an invocation that __cachefit_leave ends itself: leave its object (or its two
+ * objects of one type, settled) armed for the next one, or nothing. */
+static inline __attribute__((always_inline)) void cf_leave_rearm(cf_thread *t, uint32_t type,
+                                                                 uint64_t *slice)
+{
+    if (t->nroles == 1) {
+        /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+        t->fpos = slice;
+        t->armed = 1;
+        t->rearmed = 1;
+    } else if (t->nroles == 2 && t->roles[1].type == type &&
+               t->roles[1].seq == t->roles[0].seq && t->roles[0].slice == slice) {
+        /* Two objects of the fast role's type (a sender and a receiver): both stay armed,
+         * this invocation's role 1 as role 0 when the last armed invocation began with
+         * the role 1 of the one before (the two taking turns).  Their numbers are
+         * settled by first touch (cf_settle_armed). */
+        t->armswap = t->alt;
+        if (t->alt)
+            cf_swap_roles01(t);
+        cf_fast_pair(t);
+        t->nrole[type] = 2;
+        t->cap[type] = cf_max_accesses;
+        t->runaway[type] = 0;
+        t->fpos = slice;
+        t->fend = slice + cf_max_accesses;
+        t->armed = 2;
+        t->rearmed = 1;
+    } else {
+        t->fpos = NULL;
+        t->fend = NULL;
+        t->armed = 0;
+        t->rearmed = 0;
+        t->touched = 0;
+    }
+}
+
+/* The counting half of __cachefit_leave: the pending invocation counters, then the
+ * sequence (len quads at slice) through its recent slot. */
+static inline __attribute__((always_inline)) void cf_leave_count(cf_thread *t, uint32_t type,
+                                                                 uint32_t len, uint64_t *slice)
+{
+    t->pend_recorded += len;
+    t->pend_n++;
+    if (CF_LIKELY((unsigned)t->entry < CF_MAX_ENTRIES)) {
+        t->pend_entry[t->entry]++;
+        t->pend_emask |= 1ull << t->entry;
+    }
+    cf_seq *c = t->recent[type][cf_recent_slot(len, slice)];
+    if (CF_LIKELY(c && c->len == len && memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
+        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+    else
+        cf_leave_miss();
+}
+
+/* __cachefit_leave for an invocation with two armed roles or not one object: settle
+ * the armed roles (their numbers may change the quads), re-arm, count.  Reads its
+ * arguments back from the thread. */
+static __attribute__((noinline)) void cf_leave_pair(void)
+{
+    cf_thread *t = &cf_self;
+    uint32_t type = t->ftype;
+    uint64_t *slice = t->fslice;
+    uint32_t len = t->len[type];
+    if (t->armed == 2)
+        cf_settle_armed(t); /* len > 0: at least one of the two was touched */
+    cf_leave_rearm(t, type, slice);
+    cf_leave_count(t, type, len, slice);
+}
+
 /* End an invocation.  The common case is inline: the outermost end, only the fast
  * role's type touched, its sequence neither empty nor cut off nor touching padding, no
  * counters due for publishing and no dump requested; the sequence is counted through
@@ -1375,55 +1450,15 @@ void __cachefit_leave(int *scope)
     t->fsize2 = 0; /* a role of this invocation only */
     uint32_t len = (uint32_t)(pos - slice);
     t->len[type] = len;
-    if (t->armed == 2)
-        cf_settle_armed(t); /* len > 0: at least one of the two was touched */
-    if (CF_LIKELY(t->nroles == 1)) {
-        /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
-        t->fpos = slice;
-        t->armed = 1;
-        t->rearmed = 1;
-    } else if (t->nroles == 2 && t->roles[1].type == type &&
-               t->roles[1].seq == t->roles[0].seq && t->roles[0].slice == slice) {
-        /* Two objects of the fast role's type (a sender and a receiver): both stay armed,
-         * this invocation's role 1 as role 0 when the last armed invocation began with
-         * the role 1 of the one before (the two taking turns).  Their numbers are
-         * settled by first touch (cf_settle_armed). */
-        t->armswap = t->alt;
-        if (t->alt) {
-            cf_role tmp = t->roles[0];
-            t->roles[0] = t->roles[1];
-            t->roles[1] = tmp;
-            t->roles[0].role = 0;
-            t->roles[0].tag = 0;
-            t->roles[1].role = 1;
-            t->roles[1].tag = (uint64_t)1 << 48;
-        }
-        cf_fast_pair(t);
-        t->nrole[type] = 2;
-        t->cap[type] = cf_max_accesses;
-        t->runaway[type] = 0;
-        t->fpos = slice;
-        t->fend = slice + cf_max_accesses;
-        t->armed = 2;
-        t->rearmed = 1;
-    } else {
-        t->fpos = NULL;
-        t->fend = NULL;
-        t->armed = 0;
-        t->rearmed = 0;
-        t->touched = 0;
+    if (CF_UNLIKELY(t->nroles != 1 || t->armed == 2)) {
+        cf_leave_pair(); /* nothing is live across it: no registers to save here */
+        return;
     }
-    t->pend_recorded += len;
-    t->pend_n++;
-    if (CF_LIKELY((unsigned)t->entry < CF_MAX_ENTRIES)) {
-        t->pend_entry[t->entry]++;
-        t->pend_emask |= 1ull << t->entry;
-    }
-    cf_seq *c = t->recent[type][cf_recent_slot(len, slice)];
-    if (CF_LIKELY(c && c->len == len && memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
-        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
-    else
-        cf_leave_miss();
+    /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+    t->fpos = slice;
+    t->armed = 1;
+    t->rearmed = 1;
+    cf_leave_count(t, type, len, slice);
 }
 
 void cf_leave(void)
