@@ -60,7 +60,8 @@ def upper_bound(n: int, seed: int, time_limit: float) -> tuple[Any, Any, tuple[i
     return record, problem, (cost.lines, cost.dirty)
 
 
-def run(problem: Any, upper: tuple[int, int], nodes: int) -> dict[str, Any]:
+def run(problem: Any, upper: tuple[int, int], nodes: int, method: str = "best_first"
+        ) -> dict[str, Any]:
     best = [upper]
 
     def judge(targets: dict[int, int]) -> tuple[int, int] | None:
@@ -73,7 +74,7 @@ def run(problem: Any, upper: tuple[int, int], nodes: int) -> dict[str, Any]:
         return c.lines, c.dirty
 
     cpu = time.process_time()
-    result = bs.block_search(problem, upper=upper, max_nodes=nodes, judge=judge)
+    result = bs.block_search(problem, upper=upper, max_nodes=nodes, judge=judge, method=method)
     cpu = time.process_time() - cpu
 
     def pi(total: int | None) -> float | None:

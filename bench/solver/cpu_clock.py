@@ -7,7 +7,9 @@ solver. This wrapper makes `time.monotonic` return the process's CPU time, i.e. 
 measures what the optimizer does when it has a core of its own for `time_limit` seconds
 (CP-SAT still stops on its own wall-clock limit, which its deterministic limit precedes).
 Same arguments as bench_solver.py, plus `--no-block-search` (the optimizer without
-block_search) and `--no-fill` (without the line-filling model), for comparisons:
+block_search), `--block-dfs` (block_search's depth-first threshold passes instead of the
+best-first search), `--block-share X` (block_search's share of `time_limit`) and
+`--no-fill` (without the line-filling model), for comparisons:
 
     .venv/bin/python bench/solver/cpu_clock.py --sizes 20 40 60 --seeds 3 --placement record
 
@@ -32,6 +34,13 @@ if __name__ == "__main__":
     if "--no-block-search" in args:
         args.remove("--no-block-search")
         optimizer.BLOCK_MAX_HOT = -1
+    if "--block-share" in args:
+        at = args.index("--block-share")
+        optimizer.BLOCK_SHARE = float(args[at + 1])
+        del args[at:at + 2]
+    if "--block-dfs" in args:
+        args.remove("--block-dfs")
+        optimizer.BLOCK_METHOD = "dfs"
     if "--no-fill" in args:
         args.remove("--no-fill")
         optimizer.fill_applicable = lambda problem: False  # type: ignore[assignment]

@@ -261,18 +261,20 @@ def measure(n: int, seed: int, nodes: int, grouped: bool) -> dict[str, Any]:
     if grouped and SETTINGS.plain_first:
         # first a share of the budget without groups (cheap nodes find relaxed layouts
         # below the upper bound sooner), then the rest with them
-        result = bs.block_search(problem, upper=upper, max_nodes=SETTINGS.plain_first)
+        result = bs.block_search(problem, upper=upper, max_nodes=SETTINGS.plain_first,
+                                 method="dfs")
         used = result.nodes
         if result.lines_exact or result.lines_bound >= upper[0]:
             grouped = False
     if grouped:
         bs._Search = GroupSearch  # type: ignore[misc]
         try:
-            result = bs.block_search(problem, upper=upper, max_nodes=nodes - used)
+            result = bs.block_search(problem, upper=upper, max_nodes=nodes - used,
+                                     method="dfs")
         finally:
             bs._Search = saved  # type: ignore[misc]
     elif not used:
-        result = bs.block_search(problem, upper=upper, max_nodes=nodes)
+        result = bs.block_search(problem, upper=upper, max_nodes=nodes, method="dfs")
     return {"record": f"{n}/{seed}", "groups": grouped,
             "bound": round(per_invocation(problem, result.lines_bound), 4),
             "upper": round(per_invocation(problem, upper[0]), 4),

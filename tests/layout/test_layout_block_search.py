@@ -233,7 +233,8 @@ def test_group_bound_is_exact_for_all_footprints_and_a_bound_for_parts(seed: int
     saved = bs._Search
     bs._Search = gb.GroupSearch
     try:
-        result = bs.block_search(problem, upper=(want + 1, 0), max_nodes=10**6)
+        result = bs.block_search(problem, upper=(want + 1, 0), max_nodes=10**6,
+                                 method="dfs")
     finally:
         bs._Search = saved
         gb.SETTINGS = settings

@@ -23,12 +23,14 @@ is optimal. Within the relaxation, without loss of optimality:
   opposite amounts, and the capped distance is concave, so one of the two moves never
   costs more).
 
-The search places units left to right (depth-first, cheapest child first), with a
-dominance table on (units left, cursor within its granule, per footprint the capped
-distance to its last granule), the per-footprint bound on what is left and a next-granule
-penalty. Lines first, by rising thresholds (each exhausted pass proves one); then, when
-the known layout's lines are proven, lines * M + dirty with M above any dirty total. The
-budget is a count of nodes (deterministic; the deadline is a backstop). This module
+The search places units left to right, with a dominance table on (units left, cursor
+within its granule, per footprint the capped distance to its last granule), the
+per-footprint bound on what is left and a next-granule penalty. By default best-first
+(`block_best_first`: the first complete layout is the optimum, and when the budget ends
+the smallest bound still queued is proven); `method="dfs"` keeps the depth-first search
+by rising thresholds (each exhausted pass proves one). Lines first; then, when the known
+layout's lines are proven, lines * M + dirty with M above any dirty total. The budget is
+a count of nodes (deterministic; the deadline is a backstop). This module
 neither orders cold units nor checks the caller's constraints: the caller's `judge`
 realises the relaxed layouts as C orders and measures them.
 """
@@ -39,6 +41,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from cachefit.layout.block_best_first import best_first
 from cachefit.layout.problem import LayoutProblem, align_up
 
 
@@ -59,7 +62,9 @@ class BlockSearchResult:
     `lines_bound`: every C layout touches at least this many lines (weighted, summed over
     the starts); `lines_exact`: it is the relaxation's optimum. `dirty_bound`: every C
     layout with `lines_bound` lines has at least this many dirty lines (None: not proven).
-    `found`: relaxed layouts better than the upper bound, as hot-unit target offsets."""
+    `found`: relaxed layouts better than the upper bound, as hot-unit target offsets.
+    (Best-first, a dirty search cut by the budget still gives the bound its queue proves;
+    `dirty_exact`: the dirty search ended, so `dirty_bound` is the least dirty total.)"""
 
     lines_bound: int
     lines_exact: bool
@@ -69,6 +74,7 @@ class BlockSearchResult:
     lines_nodes: int
     item_types: int
     pieces: int
+    dirty_exact: bool = False
 
 
 MEMO_PER_KEY = 64
@@ -132,21 +138,30 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
-                 merge: bool = True) -> BlockSearchResult:
+                 merge: bool = True, method: str = "best_first") -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem`.
 
-    `upper`: (lines, dirty) totals of a known C layout. Lines first: thresholds between
-    the per-footprint bound and `upper` are proven one after another (no relaxed layout
-    below the threshold), each raising the bound, until `upper` itself is proven or the
-    budget is spent; a relaxed layout below a threshold ends the phase with the
-    relaxation's optimum. `judge` turns relaxed layouts into C layouts (a better C layout
-    lowers the upper bound). When the lines of the upper bound are proven optimal, a
-    second search over (lines, dirty) proves its dirty lines or finds better ones. At most
-    `max_nodes` nodes in all (deterministic); `deadline` (time.monotonic()) is only a
-    backstop. `merge` False searches whole-granule units one by one (for tests)."""
+    `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
+    "best_first" (`block_best_first`), states are expanded by increasing bound, so the
+    first complete relaxed layout is the relaxation's optimum, and when the budget ends
+    the smallest bound still queued is proven; with "dfs", thresholds between the
+    per-footprint bound and `upper` are proven one after another by depth-first passes
+    (no relaxed layout below the threshold), until `upper` itself is proven or the budget
+    is spent, and a relaxed layout below a threshold ends the phase with the relaxation's
+    optimum. `judge` turns relaxed layouts into C layouts (a better C layout lowers the
+    upper bound). When the lines of the upper bound are proven optimal, a second search
+    over (lines, dirty) proves its dirty lines or finds better ones (best-first: or, out
+    of budget, proves the bound still queued). At most `max_nodes` nodes in all
+    (deterministic); `deadline` (time.monotonic()) is only a backstop. `merge` False
+    searches whole-granule units one by one (for tests)."""
     counter = _Counter(max_nodes, deadline)
-    found: list[dict[int, int]] = []
     lines = _Search(problem, dirty=False, counter=counter, merge=merge)
+    if method == "best_first" and not (lines.encodable() and _Search(
+            problem, dirty=True, counter=counter, merge=merge).encodable()):
+        method = "dfs"
+    if method == "best_first":
+        return _best_first_search(problem, lines, counter, upper, judge, merge)
+    found: list[dict[int, int]] = []
     best = upper
     lb = lines.root_bound()
     exact = False
@@ -187,7 +202,52 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
                 if judge is not None:
                     judge(targets)
     return BlockSearchResult(lb, exact, dirty_bound, tuple(found), counter.nodes, lines_nodes,
-                             len(lines.types), sum(len(t.units) for t in lines.types))
+                             len(lines.types), sum(len(t.units) for t in lines.types),
+                             dirty_bound is not None)
+
+
+def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
+                       upper: tuple[int, int], judge: Judge | None, merge: bool
+                       ) -> BlockSearchResult:
+    """`block_search` with `block_best_first.best_first` for both phases."""
+    found: list[dict[int, int]] = []
+    best = upper
+    lb = lines.root_bound()
+    exact = lb >= best[0]
+    if not exact:
+        out = best_first(lines, best[0], _Budget)
+        if out.path is not None and out.cost is not None:
+            targets = lines.targets(list(out.path))
+            found.append(targets)
+            lb, exact = out.cost, True
+            real = judge(targets) if judge is not None else None
+            if real is not None and real < best:
+                best = real
+        elif out.complete:
+            lb, exact = best[0], True
+        else:
+            lb = max(lb, out.bound)
+    lines_nodes = counter.nodes
+    dirty_bound: int | None = None
+    dirty_exact = False
+    if exact and best[0] == lb:
+        scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+        base = lb * scalar.scale
+        out = best_first(scalar, base + best[1], _Budget, floor=(lb, scalar.scale))
+        if out.path is not None and out.cost is not None:
+            targets = scalar.targets(list(out.path))
+            found.append(targets)
+            dirty_bound, dirty_exact = out.cost - base, True
+            if judge is not None:
+                judge(targets)
+        elif out.complete:
+            dirty_bound, dirty_exact = best[1], True
+        elif out.bound > base:
+            # every relaxed layout with lb lines has at least this many dirty lines
+            dirty_bound = out.bound - base
+    return BlockSearchResult(lb, exact, dirty_bound, tuple(found), counter.nodes, lines_nodes,
+                             len(lines.types), sum(len(t.units) for t in lines.types),
+                             dirty_exact)
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))
@@ -231,6 +291,7 @@ class _Search:
         self.scale = weights[0][0] // problem.lines_fp[0].weight if problem.lines_fp else 1
         self.memo: dict[tuple[tuple[int, ...], int], list[tuple[tuple[int, ...], int]]] = {}
         self.penalties: dict[tuple[int, int, int, tuple[int, ...]], int] = {}
+        self.bit_lists: dict[int, tuple[int, ...]] = {}
         self.limit = 0
         self.best_path: list[tuple[int, int]] | None = None
         self.path: list[tuple[int, int]] = []
@@ -277,6 +338,11 @@ class _Search:
             self.weight[i] for i in range(self.nfp) if self.types[ti].mask >> i & 1), ti))
         return heavy[1], heavy[0]
 
+    def encodable(self) -> bool:
+        """States fit in bytes (counts, cursor and distances below 256), as
+        `block_best_first` stores them."""
+        return self.g < 256 and self.k < 256 and all(c < 256 for c in self.counts0)
+
     def root_bound(self) -> int:
         return self.fixed_cost + self.lower_bound(self.left0, self.ages0, self.start % self.g,
                                                   self.counts0)
@@ -287,10 +353,20 @@ class _Search:
         per further granule its bytes need (a footprint in the current granule may use
         the room left there for free); plus the open footprints the next granule cannot
         serve (`_next_granule_penalty`)."""
+        total, open_mask = self.base_bound(left, ages, cmod)
+        if open_mask:
+            total += self._next_granule_penalty(open_mask, cmod, counts, ages)
+        return total
+
+    def base_bound(self, left: list[int], ages: tuple[int, ...] | bytes, cmod: int
+                   ) -> tuple[int, int]:
+        """`lower_bound` without the next-granule penalty, and the footprints it would
+        charge (touched at distance 1 to K-1, bytes left) as a mask."""
         g, k = self.g, self.k
         room = g - cmod if cmod else 0
         total = 0
         open_mask = 0
+        weight = self.weight
         for i in range(self.nfp):
             b = left[i]
             if not b:
@@ -298,14 +374,12 @@ class _Search:
             a = ages[i]
             if a == 0:
                 if b > room:
-                    total += self.weight[i] * ((b - room + g - 1) // g)
+                    total += weight[i] * ((b - room + g - 1) // g)
             else:
-                total += self.weight[i] * (a + (b + g - 1) // g - 1)
+                total += weight[i] * (a + (b + g - 1) // g - 1)
                 if a < k:
                     open_mask |= 1 << i
-        if open_mask:
-            total += self._next_granule_penalty(open_mask, cmod, counts, ages)
-        return total
+        return total, open_mask
 
     def _next_granule_penalty(self, open_mask: int, cmod: int, counts: tuple[int, ...],
                               ages: tuple[int, ...]) -> int:
@@ -354,15 +428,12 @@ class _Search:
         self.penalties[key] = best or 0
         return best or 0
 
-    def _bits(self, mask: int) -> list[int]:
-        out = []
-        i = 0
-        while mask:
-            if mask & 1:
-                out.append(i)
-            mask >>= 1
-            i += 1
-        return out
+    def _bits(self, mask: int) -> tuple[int, ...]:
+        got = self.bit_lists.get(mask)
+        if got is None:
+            got = tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
+            self.bit_lists[mask] = got
+        return got
 
     def _weight_of(self, mask: int) -> int:
         total = 0

@@ -97,6 +97,9 @@ BLOCK_SHARE = 0.35
 earlier methods' budgets may take the rest at a third of an idle core)."""
 BLOCK_SHARE_SMALL = 0.25
 """Share of `time_limit` for block_search before the exact circuit model."""
+BLOCK_METHOD = "best_first"
+"""block_search's search: "best_first" (a proven bound at any budget, no repeated
+threshold passes) or "dfs" (the depth-first threshold passes, kept for comparison)."""
 BLOCK_MAX_HOT = 64
 """block_search only for records with at most this many hot units (beyond, it proves
 nothing in its budget: see docs/layout.md)."""
@@ -302,12 +305,13 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
 
     result = block_search(problem, upper=(best.cost.lines, best.cost.dirty),
                           max_nodes=int(NODES_PER_SECOND * time_limit * share),
-                          judge=judge, deadline=deadline)
+                          judge=judge, deadline=deadline, method=BLOCK_METHOD)
     out = [StageOutcome("lines", "OPTIMAL" if result.lines_exact else "FEASIBLE",
                         result.lines_bound if result.lines_exact else None,
                         result.lines_bound)]
     if result.dirty_bound is not None:
-        out.append(StageOutcome("dirty", "OPTIMAL", None, result.dirty_bound))
+        out.append(StageOutcome("dirty", "OPTIMAL" if result.dirty_exact else "FEASIBLE",
+                                None, result.dirty_bound))
     return out
 
 
