@@ -786,28 +786,14 @@ static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
 
 enum { CF_NOARM_AFTER_MISS = 16 };
 
-/* Start of a slow path that reads or appends through len[]: detach the fast role, and
- * if cf_enter armed the previous invocation's role 0 and nothing has touched it yet,
- * disarm it (this access may be to another object of its type, which must become role
- * 0; and an untouched armed role must not count towards max_objects). */
 /* Make roles[0] the fast role and roles[1] (when nroles >= 2, of the same type and
  * registry version) the second one, with their own tags; the caller detaches/attaches. */
 static inline void cf_fast_pair(cf_thread *t)
 {
-    const cf_role *r0 = &t->roles[0], *r1 = &t->roles[1];
-    t->fbase = r0->base;
-    t->fsize = r0->size;
-    t->fseq = r0->seq;
-    t->ftag = r0->tag;
-    t->fslice = r0->slice;
-    t->ftype = r0->type;
-    if (t->nroles >= 2 && r1->type == r0->type && r1->seq == r0->seq) {
-        t->fbase2 = r1->base;
-        t->fsize2 = r1->size;
-        t->ftag2 = r1->tag;
-    } else {
-        t->fsize2 = 0;
-    }
+    t->fsize = 0;
+    if (t->nroles >= 2)
+        cf_set_last(t, 1);
+    cf_set_last(t, 0);
 }
 
 /* roles[0] and roles[1] (of one type) trade places, and so their numbers 0 and 1. */
@@ -856,6 +842,11 @@ static __attribute__((noinline)) int cf_settle_armed(cf_thread *t)
     return 1;
 }
 
+/* Start of a slow path that reads or appends through len[]: detach the fast role, and
+ * if the previous invocation's role 0 was armed and nothing has touched it yet, disarm
+ * it (this access may be to another object of its type, which must become role 0; and
+ * an untouched armed role must not count towards max_objects).  Two armed roles are
+ * first numbered by first touch (cf_settle_armed), or disarmed if neither was touched. */
 static inline void cf_slow_begin(cf_thread *t)
 {
     cf_fast_detach(t);
