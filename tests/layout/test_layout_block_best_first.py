@@ -104,3 +104,125 @@ def test_partial_bounds_rise_above_the_per_footprint_bound() -> None:
     assert root < bounds[0] < bounds[1] < full.lines_bound
     again = block_search(problem, upper=(full.lines_bound, 0), max_nodes=400)
     assert again == partial[1]
+
+
+def _reference_run(search: bs._Search, limit: int, floor: tuple[int, int] | None
+                   ) -> tuple[int | None, tuple[tuple[int, int], ...] | None, int, bool, int,
+                              int, list[tuple[int, int]]]:
+    """The best-first search written plainly (as before H2's table-driven version), from
+    `_Search.children` and `_Search.base_bound`: same states, order, prunings and budget.
+    Returns (cost, path, bound, complete, expanded, queued, expansions as (f, g))."""
+    import heapq
+
+    def lift(v: int) -> int:
+        if floor is None:
+            return v
+        lines, dirty = divmod(v, floor[1])
+        return v if lines >= floor[0] else floor[0] * floor[1] + dirty
+
+    nt, nfp, fidx, weight = len(search.types), search.nfp, search.fidx, search.weight
+    sizes = [t.size for t in search.types]
+    ages0 = tuple(a if search.left0[i] else 0 for i, a in enumerate(search.ages0))
+    cmod0 = search.start % search.g
+    start = bytes(search.counts0) + bytes((cmod0,)) + bytes(ages0)
+    g0 = search.fixed_cost
+    heap = [(lift(g0 + search.base_bound(search.left0, ages0, cmod0)[0]), -g0, 0, start, -2,
+             -1)]
+    best_g = {start: g0}
+    parents: list[int] = []
+    moves: list[int] = []
+    closed: dict[bytes, list[tuple[bytes, int]]] = {}
+    order: list[tuple[int, int]] = []
+    seq = front = 0
+
+    def path(node: int) -> tuple[tuple[int, int], ...]:
+        out = []
+        while node >= 0 and moves[node] >= 0:
+            out.append(divmod(moves[node], 256))
+            node = parents[node]
+        return tuple(reversed(out))
+
+    try:
+        while heap:
+            f, neg_g, sq, state, ref, move = heapq.heappop(heap)
+            front, g = f, -neg_g
+            if best_g.get(state, g) < g:
+                continue
+            counts, cmod, ages = tuple(state[:nt]), state[nt], tuple(state[nt + 1:])
+            if any(counts):
+                seen = closed.setdefault(state[:nt + 1], [])
+                if seen and not ref & 1 and any(
+                        g - c1 >= sum(weight[i] * max(0, x - ages[i])
+                                      for i, x in enumerate(a1)) for a1, c1 in seen):
+                    continue
+                if not ref & 1 and len(seen) < 64:
+                    seen.append((state[nt + 1:], g))
+            left = [sum(c * sizes[t] for t, c in enumerate(counts) if i in fidx[t])
+                    for i in range(nfp)]
+            if not ref & 1 and any(counts):
+                full = lift(g + search.lower_bound(left, ages, cmod, counts))
+                if full > f:
+                    if full < limit:
+                        heapq.heappush(heap, (full, neg_g, sq, state, ref | 1, move))
+                    continue
+            search.counter.tick()
+            order.append((f, g))
+            me = len(parents)
+            parents.append(ref >> 1)
+            moves.append(move)
+            if not any(counts):
+                return g, path(me), g, True, len(order), len(best_g), order
+            for ti, o, add, ncmod, nages in search.children(counts, cmod, ages):
+                nleft = list(left)
+                for i in fidx[ti]:
+                    nleft[i] -= sizes[ti]
+                kept = bytes(0 if not nleft[i] else a for i, a in enumerate(nages))
+                ng = g + add
+                nf = max(f, lift(ng + search.base_bound(nleft, kept, ncmod)[0]))
+                if nf >= limit:
+                    continue
+                ncounts = bytearray(state[:nt])
+                ncounts[ti] -= 1
+                nstate = bytes(ncounts) + bytes((ncmod,)) + kept
+                if best_g.get(nstate, limit) <= ng:
+                    continue
+                best_g[nstate] = ng
+                seq += 1
+                heapq.heappush(heap, (nf, -ng, seq, nstate, me * 2, ti * 256 + o))
+    except bs._Budget:
+        return None, None, front, False, len(order), len(best_g), order
+    return None, None, limit, True, len(order), len(best_g), order
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), [(40, 16, 2), (40, 20, 5), (60, 24, 1)])
+def test_best_first_expands_as_the_plain_search(n: int, hot: int, seed: int) -> None:
+    """The table-driven search (incremental bounds, packed queue keys) does what the plain
+    one does, for the lines search and the dirty search over lines * M + dirty, complete
+    or cut by the budget: same optimum, path, proven bound, expansions and states queued."""
+    from cachefit.layout import block_best_first as bbf
+
+    record, entry = large_case(n, hot, seed)
+    problem = problem_of(record, entry)
+    assert applicable(problem)
+    lines = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
+    optimum = block_search(problem, upper=(10**9, 0), max_nodes=10**6)
+    assert optimum.lines_exact
+    lb = optimum.lines_bound
+    checked = complete = 0
+    for budget in (50, 700, 4000):
+        for dirty in (False, True):
+            searches = []
+            for _ in range(2):
+                s = bs._Search(problem, dirty=dirty, counter=bs._Counter(budget, None))
+                searches.append(s)
+            limit = lb + 1 if not dirty else lb * searches[0].scale + 10**6
+            floor = None if not dirty else (lb, searches[0].scale)
+            want = _reference_run(searches[0], limit, floor)
+            got = bbf.best_first(searches[1], limit, bs._Budget, floor=floor)
+            assert (got.cost, got.path, got.bound, got.complete, got.expanded,
+                    got.queued) == want[:6], (budget, dirty)
+            checked += want[4]
+            complete += want[3]
+    assert lines.root_bound() <= lb
+    # both kinds of run compared: cut by the budget (6 runs in all) and ended by itself
+    assert checked > 1000 and complete < 6 and (complete or n > 40), (checked, complete)

@@ -92,9 +92,11 @@ exact model gets for small records; the line-filling model runs only on larger o
 # --- block search (H5): objects that may start inside a line ---
 NODES_PER_SECOND = 10_000
 """block_search nodes per second of `time_limit` (about a third of an idle core)."""
-BLOCK_SHARE = 0.35
+BLOCK_SHARE = 0.47
 """Share of `time_limit` for block_search (records too large for the exact model; the
-earlier methods' budgets may take the rest at a third of an idle core)."""
+earlier methods' budgets may take the rest at a third of an idle core). 0.47 (H2, was
+0.35): with the cheaper best-first search the slowest bench record (60 fields / 40
+touched, seed 5) takes ~6.5 of its 10 CPU s; bench/solver/RESULTS.md, "H2"."""
 BLOCK_SHARE_SMALL = 0.25
 """Share of `time_limit` for block_search before the exact circuit model."""
 BLOCK_METHOD = "best_first"
