@@ -53,7 +53,7 @@ def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
     on one worker within `det` deterministic and `wall` wall-clock seconds, then fix it at
     the value found (`expr <= value` is added to `m`). Returns the outcome, the
     deterministic time used and the solution's values by variable index (None when no
-    solution was found); hinting the next stage is the caller's business."""
+    solution was found); a solution becomes the hint of the next stage on `m`."""
     if isinstance(expr, int):
         return StageOutcome(name, "OPTIMAL", expr, expr), 0.0, None
     m.minimize(expr)
@@ -73,7 +73,17 @@ def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
     value = int(round(solver.objective_value))
     bound = int(round(solver.best_objective_bound))
     m.add(expr <= value)
+    hint_values(m, variables, values)
     return StageOutcome(name, label, value, bound), used, values
+
+
+def hint_values(m: cp_model.CpModel, variables: list[cp_model.IntVar],
+                values: dict[int, int]) -> None:
+    """Replace `m`'s hints by `values` (by variable index) for those of `variables` it has."""
+    m.clear_hints()
+    for v in variables:
+        if v.index in values:
+            m.add_hint(v, values[v.index])
 
 
 Stage = Callable[[str, cp_model.LinearExprT, float, float], tuple[StageOutcome, float]]
@@ -478,10 +488,7 @@ class LayoutModel:
         self._apply_hint(values)
 
     def _apply_hint(self, values: dict[int, int]) -> None:
-        self.m.clear_hints()
-        for v in self._vars:
-            if v.index in values:
-                self.m.add_hint(v, values[v.index])
+        hint_values(self.m, self._vars, values)
 
     # -------------------------------------------------------------------- solve
 
@@ -492,7 +499,6 @@ class LayoutModel:
                                             wall_budget)
         if values is not None:
             self._values = values
-            self._apply_hint(values)
         return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float,

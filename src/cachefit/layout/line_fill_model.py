@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome, run_stages, solve_stage
+from cachefit.layout.cpsat_model import StageOutcome, hint_values, run_stages, solve_stage
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
 REALIZE_STEPS = 200_000
@@ -334,10 +334,8 @@ class LineFillModel:
         solver.parameters.fix_variables_to_their_hinted_value = True
         solver.parameters.max_deterministic_time = 0.2
         if solver.solve(self.m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            values = {v.index: int(solver.value(v)) for v in self._vars}
-            self.m.clear_hints()
-            for v in self._vars:
-                self.m.add_hint(v, values[v.index])
+            hint_values(self.m, self._vars,
+                        {v.index: int(solver.value(v)) for v in self._vars})
 
     def layout_value(self, offsets: list[int] | tuple[int, ...]) -> int | None:
         """The lines objective of the model's solution for a C placement, None if the
@@ -407,9 +405,6 @@ class LineFillModel:
         self.last_det = used
         if values is not None:
             self._values = values
-            self.m.clear_hints()
-            for v in self._vars:
-                self.m.add_hint(v, values[v.index])
         return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float) -> FillSolution | None:

@@ -296,9 +296,6 @@ class LineModel:
         outcome, used, values = solve_stage(self.m, name, expr, self._vars, det, wall)
         if values is not None:
             self._values = values
-            self.m.clear_hints()
-            for v in self._vars:
-                self.m.add_hint(v, values[v.index])
         return outcome, used
 
     def solve(self, det_budget: float, wall_budget: float) -> LineSolution | None:
