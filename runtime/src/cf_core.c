@@ -658,6 +658,18 @@ static inline void cf_touch(cf_thread *t, uint32_t type)
     }
 }
 
+/* A type's state when an invocation starts with n roles of it (armed, or the first one
+ * touched): the only type touched, nothing outside its objects, no cut-off yet. */
+static inline __attribute__((always_inline)) void cf_type_start(cf_thread *t, uint32_t type,
+                                                                uint32_t n)
+{
+    t->touched = 1ull << type;
+    t->nrole[type] = n;
+    t->outside[type] = 0;
+    t->cap[type] = cf_max_accesses;
+    t->runaway[type] = 0;
+}
+
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
@@ -881,11 +893,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
         r = &t->roles[0];
         if (CF_LIKELY(a - r->base < r->size && r->seq == seq && !t->touched)) {
             uint32_t type = r->type;
-            t->touched = 1ull << type;
-            t->nrole[type] = 1;
-            t->outside[type] = 0;
-            t->cap[type] = cf_max_accesses;
-            t->runaway[type] = 0;
+            cf_type_start(t, type, 1);
             t->nroles = 1;
             cf_set_last(t, 0);
             /* The type's first access: len 0 < cap (max_accesses >= 1), role 0, tag 0. */
@@ -1261,11 +1269,7 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
         t->ftype = type;
         t->fpos = slice;
         t->fend = slice + max;
-        t->touched = 1ull << type;
-        t->nrole[type] = 1;
-        t->outside[type] = 0;
-        t->cap[type] = max;
-        t->runaway[type] = 0;
+        cf_type_start(t, type, 1);
         t->nroles = 1;
         t->armed = 1;
     } else {
@@ -1370,9 +1374,7 @@ static inline __attribute__((always_inline)) void cf_leave_rearm(cf_thread *t, u
         if (t->alt)
             cf_swap_roles01(t);
         cf_fast_pair(t);
-        t->nrole[type] = 2;
-        t->cap[type] = cf_max_accesses;
-        t->runaway[type] = 0;
+        cf_type_start(t, type, 2);
         t->fpos = slice;
         t->fend = slice + cf_max_accesses;
         t->armed = 2;
@@ -1591,6 +1593,22 @@ const char *cf_parse_word(const char *s, char *out, size_t cap)
     return s;
 }
 
+const char *cf_parse_global(const char *s, cf_blob_global *g)
+{
+    char ad[32], cn[32], el[32], st[32], name[CF_NAME_MAX];
+    s = cf_parse_word(s, ad, sizeof ad);
+    s = cf_parse_word(s, cn, sizeof cn);
+    s = cf_parse_word(s, el, sizeof el);
+    s = cf_parse_word(s, st, sizeof st);
+    s = cf_parse_word(s, name, sizeof name);
+    g->addr = (uintptr_t)strtoull(ad, NULL, 16);
+    g->count = (uintptr_t)strtoull(cn, NULL, 10);
+    g->elem = (uintptr_t)strtoull(el, NULL, 10);
+    g->stride = (uintptr_t)strtoull(st, NULL, 10);
+    g->type = cf_type_id(name);
+    return s;
+}
+
 /* The blob: "CACHEFIT-BLOB-1\n" then lines "self HEX", "limit NAME N", "type NAME",
  * "alias NAME TYPE", "entry NAME", "global HEXADDR COUNT ELEM STRIDE TYPE",
  * "layout JSON" (ignored here).  Addresses are link-time; `self` is the blob's own
@@ -1634,15 +1652,9 @@ static void cf_load_blob(void)
             if (cf_nentries < CF_MAX_ENTRIES)
                 memcpy(cf_entry_names[cf_nentries++], a1, sizeof a1);
         } else if (strcmp(word, "global") == 0) {
-            char ad[32], cn[32], el[32], st[32];
-            s = cf_parse_word(s, ad, sizeof ad);
-            s = cf_parse_word(s, cn, sizeof cn);
-            s = cf_parse_word(s, el, sizeof el);
-            s = cf_parse_word(s, st, sizeof st);
-            s = cf_parse_word(s, a1, sizeof a1);
-            uintptr_t addr = (uintptr_t)strtoull(ad, NULL, 16) + bias;
-            cf_register(addr, strtoull(cn, NULL, 10), strtoull(el, NULL, 10),
-                        strtoull(st, NULL, 10), cf_type_id(a1), 0);
+            cf_blob_global g;
+            s = cf_parse_global(s, &g);
+            cf_register(g.addr + bias, g.count, g.elem, g.stride, g.type, 0);
         }
         (void)s;
         if (!eol)

@@ -296,6 +296,13 @@ static inline __attribute__((always_inline)) void cf_access(const volatile void 
 int cf_type_id(const char *name) CF_HIDDEN;
 /* The next space-separated word of a blob line into out (cf_core.c). */
 const char *cf_parse_word(const char *s, char *out, size_t cap) CF_HIDDEN;
+/* A blob's `global ADDR COUNT ELEM STRIDE TYPE ...` line after the word `global`: the
+ * address as written (hex), the counts, the type's id; returns the rest of the line. */
+typedef struct cf_blob_global {
+    uintptr_t addr, count, elem, stride;
+    int type;
+} cf_blob_global;
+const char *cf_parse_global(const char *s, cf_blob_global *g) CF_HIDDEN;
 void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
                  uint32_t flags) CF_HIDDEN;
 int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */

@@ -67,20 +67,13 @@ static void cf_shlib_walk(const char *blob, int load)
             cf_parse_word(s, name, sizeof name);
             cf_type_id(name);
         } else if (strcmp(word, "global") == 0 && have_self) {
-            char ad[32], cn[32], el[32], st[32];
-            s = cf_parse_word(s, ad, sizeof ad);
-            s = cf_parse_word(s, cn, sizeof cn);
-            s = cf_parse_word(s, el, sizeof el);
-            s = cf_parse_word(s, st, sizeof st);
-            s = cf_parse_word(s, name, sizeof name);
-            uintptr_t own = (uintptr_t)strtoull(ad, NULL, 16);
-            uintptr_t addr = cf_shlib_address(s, own, bias);
-            int type = cf_type_id(name);
+            cf_blob_global g;
+            s = cf_parse_global(s, &g);
+            uintptr_t addr = cf_shlib_address(s, g.addr, bias);
             if (load)
-                cf_register(addr, strtoull(cn, NULL, 10), strtoull(el, NULL, 10),
-                            strtoull(st, NULL, 10), type, 0);
-            else if (addr == own + bias) /* not an object someone else holds */
-                cf_forget(addr, type);
+                cf_register(addr, g.count, g.elem, g.stride, g.type, 0);
+            else if (addr == g.addr + bias) /* not an object someone else holds */
+                cf_forget(addr, g.type);
         }
         if (!eol)
             break;
