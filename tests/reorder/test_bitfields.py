@@ -15,11 +15,11 @@ import random
 from pathlib import Path
 
 import pytest
+from layout_programs import predicted, split
 from reorder_helpers import C_COMPILERS, build_and_run, write
 
 from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
-from cachefit.model.record_layout import Record
 from cachefit.rewrite.order_choice import empty_profile_entry
 from cachefit.rewrite.reorder_unit import reorder_unit
 
@@ -91,17 +91,11 @@ def program(members: list[tuple[str, str, int | None]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def split(output: str) -> tuple[list[str], dict[str, str]]:
-    values = [ln for ln in output.splitlines() if "=" in ln]
-    layout = dict(ln.rsplit(" ", 1) for ln in output.splitlines() if "=" not in ln)
-    return values, layout
-
-
 def predicted_layout(rec_path: Path, order: list[str]) -> tuple[dict[str, str], int]:
     """What the layout package predicts for `order`, in the program's output format, and
     the number of zero-width bit-field barriers it needs."""
-    record = load_record(str(rec_path), ["-std=c11"], "rec")
-    return predicted_layout_from(record, order)
+    expected, barriers = predicted(load_record(str(rec_path), ["-std=c11"], "rec"), order)
+    return expected, len(barriers)
 
 
 def storage_order(rec_path: Path, order: list[str]) -> list[str]:
@@ -185,24 +179,11 @@ def test_optimizer_on_bit_field_record_matches_the_compilers(tmp_path: Path, cac
     assert code == 0, err
     report = json.loads(out)
     assert report["lines"]["after"] <= report["lines"]["before"]
-    expected, _ = predicted_layout_from(record, report["new_order"])
+    expected, _ = predicted(record, report["new_order"])
     for cc in C_COMPILERS:
         values, layout = split(build_and_run(tmp_path, "main.c", cc, "-std=c11"))
         assert values == before[0], cc
         assert layout == expected, (cc, (tmp_path / "rec.h").read_text())
-
-
-def predicted_layout_from(record: Record, order: list[str]) -> tuple[dict[str, str], int]:
-    ev = evaluate_order(record, empty_profile_entry(record), order, allow_growth=True)
-    assert list(ev.order) == order and not ev.violations
-    out = {}
-    for n in order:
-        if n in ev.bit_offsets:
-            out[f"{n} bit"] = str(ev.bit_offsets[n])
-        else:
-            out[f"{n} byte"] = str(ev.offsets[n])
-    out["size"] = str(ev.size)
-    return out, len(ev.bitfield_barriers)
 
 
 def test_build_time_mode_adds_the_barrier_too(tmp_path: Path) -> None:
@@ -211,9 +192,9 @@ def test_build_time_mode_adds_the_barrier_too(tmp_path: Path) -> None:
     unit = tmp_path / "unit.c"
     unit.write_text(header(members).replace("#include <stddef.h>\n", "") +
                     program(members).replace('#include "rec.h"\n', "#include <stddef.h>\n"))
-    expected, walls = predicted_layout_from(load_record(str(unit), ["-std=c11"], "rec"),
-                                            ["a", "c", "x"])
-    assert walls == 1
+    expected, barriers = predicted(load_record(str(unit), ["-std=c11"], "rec"),
+                                   ["a", "c", "x"])
+    assert len(barriers) == 1
     out = reorder_unit(str(unit), ["-std=c11"], "rec", ["a", "c", "x"],
                        expected_size=int(expected["size"]))
     assert " : 0;" in out[str(unit)]
