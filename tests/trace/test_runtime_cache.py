@@ -1,5 +1,5 @@
 """The runtime archive and the inline-check bitcode built on demand into the cache
-(cachefit.trace.runtime_build.build_cached): built once, reused, no temporary files left,
+(cachefit.cache_files.build_cached): built once, reused, no temporary files left,
 and a failed build leaves nothing behind."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from trace_helpers import REPO, needs_clang, needs_gcc
 
+from cachefit.cache_files import build_cached
 from cachefit.errors import UserError
-from cachefit.trace.runtime_build import LIB_NAME, build_cached, runtime_library
+from cachefit.trace.runtime_build import LIB_NAME, runtime_library
 from cachefit.trace.sancov_inline import inline_bitcode
 
 

@@ -182,7 +182,7 @@ class ProfileBuild:
         if self.trace.instrument is not None:
             text = allowlist_text(self.trace.instrument, self.trace.instrument_files)
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-            from cachefit.trace.runtime_build import cache_dir
+            from cachefit.cache_files import cache_dir
             path = cache_dir() / "allowlists" / f"{digest}.txt"
             if not path.is_file():
                 write_bytes_atomic(path, text.encode())

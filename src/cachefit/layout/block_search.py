@@ -41,7 +41,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from cachefit.layout.block_best_first import best_first
+from cachefit.layout import block_native
+from cachefit.layout.block_best_first import BestFirstOutcome, best_first
 from cachefit.layout.problem import LayoutProblem, align_up
 
 
@@ -138,7 +139,8 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
-                 merge: bool = True, method: str = "best_first") -> BlockSearchResult:
+                 merge: bool = True, method: str = "best_first", native: bool = True
+                 ) -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem`.
 
     `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
@@ -153,14 +155,17 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     over (lines, dirty) proves its dirty lines or finds better ones (best-first: or, out
     of budget, proves the bound still queued). At most `max_nodes` nodes in all
     (deterministic); `deadline` (time.monotonic()) is only a backstop. `merge` False
-    searches whole-granule units one by one (for tests)."""
+    searches whole-granule units one by one (for tests). `native`: the best-first search
+    runs in C (`block_native`, the same expansions) when it can be built and the numbers
+    fit, else in Python."""
     counter = _Counter(max_nodes, deadline)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge)
     if method == "best_first" and not (lines.encodable() and _Search(
             problem, dirty=True, counter=counter, merge=merge).encodable()):
         method = "dfs"
     if method == "best_first":
-        return _best_first_search(problem, lines, counter, upper, judge, merge)
+        return _best_first_search(problem, lines, counter, upper, judge, merge,
+                                  native and block_native.available())
     found: list[dict[int, int]] = []
     best = upper
     lb = lines.root_bound()
@@ -207,15 +212,16 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
 
 
 def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
-                       upper: tuple[int, int], judge: Judge | None, merge: bool
-                       ) -> BlockSearchResult:
-    """`block_search` with `block_best_first.best_first` for both phases."""
+                       upper: tuple[int, int], judge: Judge | None, merge: bool,
+                       native: bool) -> BlockSearchResult:
+    """`block_search` with `block_best_first.best_first` (or its native form) for both
+    phases."""
     found: list[dict[int, int]] = []
     best = upper
     lb = lines.root_bound()
     exact = lb >= best[0]
     if not exact:
-        out = best_first(lines, best[0], _Budget)
+        out = _best_first(lines, best[0], counter, None, native)
         if out.path is not None and out.cost is not None:
             targets = lines.targets(list(out.path))
             found.append(targets)
@@ -233,7 +239,7 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     if exact and best[0] == lb:
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
-        out = best_first(scalar, base + best[1], _Budget, floor=(lb, scalar.scale))
+        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
             found.append(targets)
@@ -248,6 +254,19 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     return BlockSearchResult(lb, exact, dirty_bound, tuple(found), counter.nodes, lines_nodes,
                              len(lines.types), sum(len(t.units) for t in lines.types),
                              dirty_exact)
+
+
+def _best_first(search: _Search, limit: int, counter: _Counter,
+                floor: tuple[int, int] | None, native: bool) -> BestFirstOutcome:
+    """One best-first search within `counter`'s budget, natively when `native` and the
+    search's numbers fit; the counter ends as the Python search leaves it (one tick past
+    the budget when cut)."""
+    if native and block_native.fits(search, limit):
+        out, _status = block_native.best_first(search, limit, counter.limit - counter.nodes,
+                                               counter.deadline, floor)
+        counter.nodes += out.expanded + (0 if out.complete else 1)
+        return out
+    return best_first(search, limit, _Budget, floor=floor)
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

@@ -8,15 +8,13 @@ file lock so parallel links do not race. It never edits the runtime sources.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
+from cachefit.cache_files import build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
 
 # DWARF 4: valgrind 3.19 (Debian 12) cannot read clang 19's default DWARF 5, and traced
@@ -36,15 +34,6 @@ def runtime_dir() -> Path:
 
 def include_dir() -> Path:
     return runtime_dir() / "include"
-
-
-def cache_dir() -> Path:
-    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit."""
-    env = os.environ.get("CACHEFIT_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return Path(xdg) / "cachefit" if xdg else Path.home() / ".cache" / "cachefit"
 
 
 def _sources() -> list[Path]:
@@ -99,21 +88,3 @@ def runtime_library(compiler: list[str]) -> Path:
                             details=proc.stderr.splitlines()[:5])
 
     return build_cached(cache_dir() / "runtime" / h.hexdigest()[:16] / LIB_NAME, archive)
-
-
-def build_cached(target: Path, make: Callable[[Path], None]) -> Path:
-    """`target` (a file in the cache), made once: unless it exists, `make(tmp)` writes it
-    as `tmp` in a fresh temporary directory beside it, and `tmp` is renamed to `target`.
-    A lock on `target`'s directory makes parallel builds wait for the first one."""
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_file():
-            return target
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            built = Path(tmp) / target.name
-            make(built)
-            os.replace(built, target)
-    return target

@@ -35,8 +35,9 @@ from cachefit.build.wrapper_steps import (
     main_file_args,
     preprocessed_x,
 )
+from cachefit.cache_files import build_cached, cache_dir
 from cachefit.errors import UserError
-from cachefit.trace.runtime_build import build_cached, cache_dir, runtime_dir
+from cachefit.trace.runtime_build import runtime_dir
 
 INLINE_SOURCE = "inline/cf_sancov_inline.c"
 # Flags that make step 2 wrong or useless: instrumentation passes it would run a second

@@ -1,0 +1,756 @@
+/* Best-first (A*) search of block_search's granule relaxation: the native form of
+ * cachefit/layout/block_best_first.py.
+ *
+ * It expands exactly the states that module expands, in the same order (queue key
+ * (f, -g, seq), the same children in the same order, the same duplicate, dominance and
+ * re-queue rules), so its results equal the Python form's at any node budget; only the
+ * cost per node differs. docs/layout.md ("Exact search for unaligned objects", "Native
+ * search") has the states, the bound and why the results are proven.
+ *
+ * It does not build item types, judge layouts or choose budgets (block_search.py and
+ * block_native.py do), and it never prints. Memory: every state queued is kept (like the
+ * Python form's best_g); `max_states` caps them, and reaching the cap ends the search
+ * like the node budget, with the bound of the state being expanded.
+ */
+#define _POSIX_C_SOURCE 199309L
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MEMO_PER_KEY 64
+
+typedef struct {
+    int32_t nt, nfp, g, k;
+    const int32_t *size, *align, *counts0;
+    const int32_t *fidx_start, *fidx; /* type t: fidx[fidx_start[t] .. fidx_start[t+1]) */
+    const int64_t *weight;
+    const uint8_t *ages0;             /* 0 for footprints with no bytes left */
+    int32_t cmod0, mp, mq;            /* mp, mq: -1 when there is no mirror pair */
+    int64_t g0, limit;
+    int64_t floor_lines, floor_scale; /* floor_scale 0: no floor */
+    int64_t max_nodes, max_states;
+    double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
+} cf_bs_input;
+
+enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
+       CF_BS_DEADLINE = 4, CF_BS_NOMEM = -1 };
+
+typedef struct {
+    int32_t status, path_len;
+    int64_t cost, bound, expanded, queued;
+    int32_t *path;                    /* capacity: the pieces (sum of counts0) */
+} cf_bs_output;
+
+/* ---- byte-keyed hash set over a fixed-stride arena ---- */
+typedef struct {
+    uint8_t *arena;
+    size_t stride, n, cap_items;
+    uint32_t *slots;                  /* id + 1; 0 empty */
+    size_t nslots;
+} keyset;
+
+static uint64_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static int keyset_init(keyset *s, size_t stride)
+{
+    s->stride = stride;
+    s->n = 0;
+    s->cap_items = 1024;
+    s->nslots = 2048;
+    s->arena = malloc(s->cap_items * stride);
+    s->slots = calloc(s->nslots, sizeof(uint32_t));
+    return s->arena && s->slots ? 0 : -1;
+}
+
+static void keyset_free(keyset *s)
+{
+    free(s->arena);
+    free(s->slots);
+}
+
+static int keyset_grow(keyset *s)
+{
+    size_t nslots = s->nslots * 2;
+    uint32_t *slots = calloc(nslots, sizeof(uint32_t));
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < s->nslots; i++) {
+        uint32_t v = s->slots[i];
+        if (!v)
+            continue;
+        size_t j = hash_bytes(s->arena + (size_t)(v - 1) * s->stride, s->stride) & (nslots - 1);
+        while (slots[j])
+            j = (j + 1) & (nslots - 1);
+        slots[j] = v;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->nslots = nslots;
+    return 0;
+}
+
+/* The id of `key`, adding it when `add` (then *added = 1); -1 when absent (or no memory). */
+static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
+{
+    size_t j = hash_bytes(key, s->stride) & (s->nslots - 1);
+    *added = 0;
+    for (;;) {
+        uint32_t v = s->slots[j];
+        if (!v)
+            break;
+        if (!memcmp(s->arena + (size_t)(v - 1) * s->stride, key, s->stride))
+            return v - 1;
+        j = (j + 1) & (s->nslots - 1);
+    }
+    if (!add)
+        return -1;
+    if (s->n + 1 >= UINT32_MAX)
+        return -1;
+    if (s->n == s->cap_items) {
+        uint8_t *a = realloc(s->arena, s->cap_items * 2 * s->stride);
+        if (!a)
+            return -1;
+        s->arena = a;
+        s->cap_items *= 2;
+    }
+    memcpy(s->arena + s->n * s->stride, key, s->stride);
+    s->slots[j] = (uint32_t)(s->n + 1);
+    s->n++;
+    *added = 1;
+    if (s->n * 10 > s->nslots * 7 && keyset_grow(s))
+        return -1;
+    return (int64_t)(s->n - 1);
+}
+
+/* ---- the queue: a binary heap ordered by (f, -g, seq) ---- */
+typedef struct {
+    int64_t f, g;
+    uint32_t seq, id;
+    int32_t ref, move;                /* ref: parent expansion * 2 + full flag */
+} entry;
+
+typedef struct {
+    entry *a;
+    size_t n, cap;
+} heap;
+
+static int before(const entry *x, const entry *y)
+{
+    if (x->f != y->f)
+        return x->f < y->f;
+    if (x->g != y->g)
+        return x->g > y->g;
+    return x->seq < y->seq;
+}
+
+static int heap_push(heap *h, entry e)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 4096;
+        entry *a = realloc(h->a, cap * sizeof(entry));
+        if (!a)
+            return -1;
+        h->a = a;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i) {
+        size_t p = (i - 1) / 2;
+        if (!before(&e, &h->a[p]))
+            break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static entry heap_pop(heap *h)
+{
+    entry top = h->a[0];
+    entry last = h->a[--h->n];
+    size_t i = 0, n = h->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(&h->a[c + 1], &h->a[c]))
+            c++;
+        if (!before(&h->a[c], &last))
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (n)
+        h->a[i] = last;
+    return top;
+}
+
+/* ---- growable int32 arrays (expansions' parents and moves) ---- */
+typedef struct {
+    int32_t *a;
+    size_t n, cap;
+} ivec;
+
+static int ivec_push(ivec *v, int32_t x)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 4096;
+        int32_t *a = realloc(v->a, cap * sizeof(int32_t));
+        if (!a)
+            return -1;
+        v->a = a;
+        v->cap = cap;
+    }
+    v->a[v->n++] = x;
+    return 0;
+}
+
+/* ---- dominance memo: per (counts, cursor) up to MEMO_PER_KEY (distances, cost) ---- */
+typedef struct {
+    int64_t g;
+    int32_t next;                     /* next entry of the same key, -1 at the end */
+} memo_entry;
+
+typedef struct {
+    keyset keys;                      /* (counts, cursor) */
+    int32_t *head, *count;            /* per key id */
+    size_t cap_keys;
+    memo_entry *e;
+    uint8_t *ages;                    /* per entry, nfp bytes */
+    size_t n, cap;
+} memo;
+
+static int memo_add(memo *m, int64_t key_id, const uint8_t *ages, size_t nfp, int64_t g)
+{
+    if ((size_t)key_id >= m->cap_keys) {
+        size_t cap = m->cap_keys ? m->cap_keys * 2 : 1024;
+        while (cap <= (size_t)key_id)
+            cap *= 2;
+        int32_t *h = realloc(m->head, cap * sizeof(int32_t));
+        if (!h)
+            return -1;
+        m->head = h;
+        int32_t *c = realloc(m->count, cap * sizeof(int32_t));
+        if (!c)
+            return -1;
+        m->count = c;
+        for (size_t i = m->cap_keys; i < cap; i++) {
+            m->head[i] = -1;
+            m->count[i] = 0;
+        }
+        m->cap_keys = cap;
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 4096;
+        memo_entry *e = realloc(m->e, cap * sizeof(memo_entry));
+        if (!e)
+            return -1;
+        m->e = e;
+        uint8_t *a = realloc(m->ages, cap * (nfp ? nfp : 1));
+        if (!a)
+            return -1;
+        m->ages = a;
+        m->cap = cap;
+    }
+    size_t i = m->n++;
+    m->e[i].g = g;
+    m->e[i].next = m->head[key_id];
+    memcpy(m->ages + i * nfp, ages, nfp);
+    m->head[key_id] = (int32_t)i;
+    m->count[key_id]++;
+    return 0;
+}
+
+/* An expanded state with the same counts and cursor, cost c1 and distances a, makes this
+ * one (distances b, cost g) useless when c1 + sum_F w_F max(0, a_F - b_F) <= g. */
+static int dominated(const memo *m, int64_t key_id, const uint8_t *ages, size_t nfp,
+                     int64_t g, const int64_t *weight)
+{
+    for (int32_t i = m->head[key_id]; i >= 0; i = m->e[i].next) {
+        int64_t slack = g - m->e[i].g;
+        if (slack < 0)
+            continue;
+        const uint8_t *old = m->ages + (size_t)i * nfp;
+        size_t f;
+        for (f = 0; f < nfp; f++) {
+            if (old[f] > ages[f]) {
+                slack -= weight[f] * (old[f] - ages[f]);
+                if (slack < 0)
+                    break;
+            }
+        }
+        if (f == nfp)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- the search ---- */
+typedef struct {
+    int32_t o, sg, g1, ncmod, v, c;
+    int64_t extra;
+} move;
+
+typedef struct {
+    const cf_bs_input *in;
+    int32_t nt, nfp, g, k;
+    uint8_t *member;                  /* member[t * nfp + i]: type t is in footprint i */
+    move *moves;                      /* per (type, cursor) up to 2 */
+    int32_t *nmoves;
+} search;
+
+static int64_t lift(const cf_bs_input *in, int64_t v)
+{
+    if (!in->floor_scale)
+        return v;
+    int64_t lines = v / in->floor_scale, dirty = v % in->floor_scale;
+    return lines >= in->floor_lines ? v : in->floor_lines * in->floor_scale + dirty;
+}
+
+static int32_t align_up(int32_t x, int32_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* The per-footprint bound (block_search._Search.base_bound); open[i] = 1 for footprints
+ * touched at distance 1..K-1 with bytes left. */
+static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *ages,
+                          int32_t cmod, uint8_t *open)
+{
+    int32_t g = s->g, room = cmod ? g - cmod : 0;
+    int64_t total = 0;
+    for (int32_t i = 0; i < s->nfp; i++) {
+        int64_t b = left[i];
+        open[i] = 0;
+        if (!b)
+            continue;
+        int64_t w = s->in->weight[i];
+        if (!ages[i]) {
+            if (b > room)
+                total += w * ((b - room + g - 1) / g);
+        } else {
+            total += w * (ages[i] + (b + g - 1) / g - 1);
+            if (ages[i] < s->k)
+                open[i] = 1;
+        }
+    }
+    return total;
+}
+
+/* block_search._Search._next_granule_penalty. */
+static int64_t penalty(const search *s, const uint8_t *open, int32_t cmod,
+                       const uint8_t *counts, const uint8_t *ages, uint8_t *share)
+{
+    const cf_bs_input *in = s->in;
+    int32_t g = s->g, k = s->k, nfp = s->nfp;
+    int any_open = 0;
+    for (int32_t i = 0; i < nfp; i++) {
+        share[i] = 0;
+        any_open |= open[i];
+    }
+    if (!any_open)
+        return 0;
+    int64_t best = -1;
+    int has_share = 0;
+    for (int32_t t = 0; t < s->nt; t++) {
+        if (!counts[t])
+            continue;
+        const uint8_t *mem = s->member + (size_t)t * nfp;
+        if (cmod) {
+            if (align_up(cmod, in->align[t]) < g) {
+                for (int32_t i = 0; i < nfp; i++)
+                    share[i] |= mem[i];
+                has_share = 1;
+            }
+        } else if (in->align[t] >= g && in->size[t] >= g) {
+            int32_t wait = in->size[t] / g;
+            int64_t cost = 0;
+            for (int32_t i = 0; i < nfp; i++) {
+                if (open[i] && !mem[i]) {
+                    int32_t a = ages[i];
+                    cost += in->weight[i] * ((a + wait < k ? a + wait : k) - a);
+                }
+            }
+            if (best < 0 || cost < best)
+                best = cost;
+        } else {
+            for (int32_t i = 0; i < nfp; i++)
+                share[i] |= mem[i];
+            has_share = 1;
+        }
+    }
+    if (has_share || cmod) {
+        int64_t rest = 0;
+        for (int32_t i = 0; i < nfp; i++)
+            if (open[i] && !share[i])
+                rest += in->weight[i];
+        if (best < 0 || rest < best)
+            best = rest;
+    }
+    return best > 0 ? best : 0;
+}
+
+static int build_moves(search *s)
+{
+    const cf_bs_input *in = s->in;
+    int32_t g = s->g, nt = s->nt, nfp = s->nfp;
+    s->member = calloc((size_t)nt * (nfp ? nfp : 1), 1);
+    s->moves = calloc((size_t)nt * g * 2, sizeof(move));
+    s->nmoves = calloc((size_t)nt * g, sizeof(int32_t));
+    if (!s->member || !s->moves || !s->nmoves)
+        return -1;
+    for (int32_t t = 0; t < nt; t++) {
+        int64_t wt = 0;
+        for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++) {
+            s->member[(size_t)t * nfp + in->fidx[j]] = 1;
+            wt += in->weight[in->fidx[j]];
+        }
+        for (int32_t cmod = 0; cmod < g; cmod++) {
+            int32_t starts[2], ns = 0;
+            if (!cmod) {
+                starts[ns++] = 0;
+            } else {
+                int32_t o = align_up(cmod, in->align[t]);
+                if (o < g)
+                    starts[ns++] = o;
+                starts[ns++] = g;
+            }
+            for (int32_t j = 0; j < ns; j++) {
+                int32_t o = starts[j], end = o + in->size[t];
+                int32_t sg = o / g, eg = (end - 1) / g, g1 = end / g, ncmod = end % g;
+                int32_t room = ncmod ? g - ncmod : 0;
+                move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
+                m->o = o;
+                m->sg = sg;
+                m->g1 = g1;
+                m->ncmod = ncmod;
+                m->v = g1 - eg;
+                m->c = in->size[t] + room - g + 1;
+                m->extra = wt * (eg - sg);
+            }
+            s->nmoves[(size_t)t * g + cmod] = ns;
+        }
+    }
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
+{
+    search s = {in, in->nt, in->nfp, in->g, in->k, NULL, NULL, NULL};
+    int32_t nt = in->nt, nfp = in->nfp, g = in->g, k = in->k;
+    size_t stride = (size_t)nt + 1 + nfp;
+    keyset states = {0};
+    heap q = {0};
+    ivec parents = {0}, moves = {0};
+    memo closed = {0};
+    int64_t *bestg = NULL;
+    size_t cap_g = 0;
+    int32_t max_g1 = 1;
+    for (int32_t t = 0; t < nt; t++)
+        if (in->size[t] / g + 1 > max_g1)
+            max_g1 = in->size[t] / g + 1;
+    /* per-expansion caches: slot 0..max_g1 for granule advances, max_g1 + ncmod for stays */
+    int32_t nslot = max_g1 + 1 + g;
+    int64_t *slot_total = calloc(nslot, sizeof(int64_t));
+    int64_t *slot_terms = calloc((size_t)nslot * (nfp ? nfp : 1), sizeof(int64_t));
+    uint8_t *slot_ages = calloc((size_t)nslot * (nfp ? nfp : 1), 1);
+    int64_t *slot_epoch = calloc(nslot, sizeof(int64_t));
+    int64_t *left = calloc(nfp ? nfp : 1, sizeof(int64_t));
+    int64_t *wa0 = calloc(nfp ? nfp : 1, sizeof(int64_t));
+    int64_t *wa1 = calloc(nfp ? nfp : 1, sizeof(int64_t));
+    int64_t *wc = calloc(nfp ? nfp : 1, sizeof(int64_t));
+    int64_t *stay_terms = calloc(nfp ? nfp : 1, sizeof(int64_t));
+    uint8_t *open = calloc(nfp ? nfp : 1, 1);
+    uint8_t *share = calloc(nfp ? nfp : 1, 1);
+    uint8_t *child = calloc(stride, 1);
+    uint8_t *counts = calloc(stride, 1), *ages = counts + nt + 1;
+    int64_t stay_total = 0;
+    int status = CF_BS_NOMEM;
+    int64_t front = 0, expanded = 0;
+    uint32_t seq = 0;
+    int added;
+
+    out->path_len = 0;
+    out->cost = -1;
+    if (!slot_total || !slot_terms || !slot_ages || !slot_epoch || !left || !wa0 || !wa1 ||
+        !wc || !stay_terms || !open || !share || !child || !counts || build_moves(&s) ||
+        keyset_init(&states, stride) || keyset_init(&closed.keys, (size_t)nt + 1))
+        goto done;
+
+    /* the root */
+    for (int32_t t = 0; t < nt; t++)
+        child[t] = (uint8_t)in->counts0[t];
+    child[nt] = (uint8_t)in->cmod0;
+    memcpy(child + nt + 1, in->ages0, nfp);
+    {
+        for (int32_t i = 0; i < nfp; i++)
+            left[i] = 0;
+        for (int32_t t = 0; t < nt; t++)
+            for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
+                left[in->fidx[j]] += (int64_t)in->counts0[t] * in->size[t];
+        int64_t f0 = lift(in, in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open));
+        int64_t id = keyset_find(&states, child, 1, &added);
+        if (id < 0)
+            goto done;
+        cap_g = 1024;
+        bestg = malloc(cap_g * sizeof(int64_t));
+        if (!bestg)
+            goto done;
+        bestg[id] = in->g0;
+        entry e = {f0, in->g0, 0, (uint32_t)id, -2, -1};
+        if (heap_push(&q, e))
+            goto done;
+    }
+
+    status = CF_BS_NONE;
+    while (q.n) {
+        entry e = heap_pop(&q);
+        front = e.f;
+        if (bestg[e.id] < e.g)
+            continue;                 /* a cheaper copy was queued since */
+        const uint8_t *st = states.arena + (size_t)e.id * stride;
+        memcpy(counts, st, nt);
+        int32_t cmod = st[nt];
+        memcpy(ages, st + nt + 1, nfp);
+        int full_flag = e.ref & 1;
+        int busy = 0;
+        for (int32_t t = 0; t < nt; t++)
+            busy |= counts[t] != 0;
+        if (busy) {
+            int64_t kid = keyset_find(&closed.keys, st, 1, &added);
+            if (kid < 0) {
+                status = CF_BS_NOMEM;
+                goto done;
+            }
+            if (added) {
+                if (memo_add(&closed, kid, ages, nfp, e.g)) {
+                    status = CF_BS_NOMEM;
+                    goto done;
+                }
+            } else if (!full_flag) {
+                if (dominated(&closed, kid, ages, nfp, e.g, in->weight))
+                    continue;
+                if (closed.count[kid] < MEMO_PER_KEY && memo_add(&closed, kid, ages, nfp, e.g)) {
+                    status = CF_BS_NOMEM;
+                    goto done;
+                }
+            }
+        }
+        for (int32_t i = 0; i < nfp; i++)
+            left[i] = 0;
+        for (int32_t t = 0; t < nt; t++)
+            if (counts[t])
+                for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
+                    left[in->fidx[j]] += (int64_t)counts[t] * in->size[t];
+        if (!full_flag && busy) {
+            int64_t b = base_bound(&s, left, ages, cmod, open);
+            b += penalty(&s, open, cmod, counts, ages, share);
+            int64_t full = lift(in, e.g + b);
+            if (full > e.f) {
+                if (full < in->limit) {
+                    entry r = e;
+                    r.f = full;
+                    r.ref |= 1;
+                    if (heap_push(&q, r)) {
+                        status = CF_BS_NOMEM;
+                        goto done;
+                    }
+                }
+                continue;
+            }
+        }
+        /* an expansion: one node of the budget */
+        if (expanded >= in->max_nodes) {
+            status = CF_BS_NODES;
+            goto done;
+        }
+        if (in->deadline > 0 && (expanded & 255) == 0 && now() > in->deadline) {
+            status = CF_BS_DEADLINE;
+            goto done;
+        }
+        int32_t me = (int32_t)parents.n;
+        if (ivec_push(&parents, e.ref >> 1) || ivec_push(&moves, e.move)) {
+            status = CF_BS_NOMEM;
+            goto done;
+        }
+        expanded++;
+        if (!busy) {
+            status = CF_BS_FOUND;
+            out->cost = e.g;
+            front = e.g;
+            int32_t n = 0;
+            for (int32_t node = me; node >= 0 && moves.a[node] >= 0; node = parents.a[node])
+                n++;
+            out->path_len = n;
+            for (int32_t node = me; node >= 0 && moves.a[node] >= 0; node = parents.a[node])
+                out->path[--n] = moves.a[node];
+            goto done;
+        }
+        /* footprints with bytes left: bound terms */
+        for (int32_t i = 0; i < nfp; i++) {
+            int64_t w = in->weight[i];
+            wa0[i] = w * ages[i];
+            wa1[i] = w * (ages[i] < k ? ages[i] + 1 : k);
+            wc[i] = left[i] ? w * ((left[i] + g - 1) / g - 1) : 0;
+        }
+        int stay_ready = 0;
+        int64_t epoch = expanded;
+        for (int32_t t = 0; t < nt; t++) {
+            if (!counts[t] || (t == in->mq && counts[in->mp]))
+                continue;             /* q only after p (the mirrored layouts have p after q) */
+            int32_t size = in->size[t];
+            const move *mv = &s.moves[((size_t)t * g + cmod) * 2];
+            int32_t nm = s.nmoves[(size_t)t * g + cmod];
+            for (int32_t j = 0; j < nm; j++) {
+                const move *m = &mv[j];
+                int32_t slot = m->g1 ? m->g1 : max_g1 + m->ncmod;
+                int64_t *terms = slot_terms + (size_t)slot * nfp;
+                uint8_t *bages = slot_ages + (size_t)slot * nfp;
+                if (slot_epoch[slot] != epoch) {
+                    slot_epoch[slot] = epoch;
+                    int64_t total = 0;
+                    if (m->g1) {
+                        for (int32_t i = 0; i < nfp; i++) {
+                            if (!left[i]) {
+                                terms[i] = 0;
+                                bages[i] = 0;
+                                continue;
+                            }
+                            int32_t a = ages[i] + m->g1;
+                            if (a > k)
+                                a = k;
+                            bages[i] = (uint8_t)a;
+                            terms[i] = in->weight[i] * a + wc[i];
+                            total += terms[i];
+                        }
+                    } else {
+                        if (!stay_ready) {
+                            stay_ready = 1;
+                            stay_total = 0;
+                            for (int32_t i = 0; i < nfp; i++) {
+                                stay_terms[i] = 0;
+                                if (left[i] && ages[i]) {
+                                    stay_terms[i] = in->weight[i] * ages[i] + wc[i];
+                                    stay_total += stay_terms[i];
+                                }
+                            }
+                        }
+                        total = stay_total;
+                        int32_t room = g - m->ncmod;
+                        for (int32_t i = 0; i < nfp; i++) {
+                            terms[i] = stay_terms[i];
+                            bages[i] = ages[i];
+                            if (left[i] && !ages[i] && left[i] > room) {
+                                terms[i] = in->weight[i] * ((left[i] - room + g - 1) / g);
+                                total += terms[i];
+                            }
+                        }
+                    }
+                    slot_total[slot] = total;
+                }
+                int64_t bound = slot_total[slot];
+                const int64_t *was = m->sg ? wa1 : wa0;
+                int64_t add = m->extra;
+                for (int32_t j2 = in->fidx_start[t]; j2 < in->fidx_start[t + 1]; j2++) {
+                    int32_t i = in->fidx[j2];
+                    add += was[i];
+                    bound += in->weight[i] * ((left[i] - m->c) / g) - terms[i];
+                }
+                int64_t ng = e.g + add;
+                int64_t nf = lift(in, ng + bound);
+                if (nf < e.f)
+                    nf = e.f;
+                if (nf >= in->limit)
+                    continue;
+                memcpy(child, counts, nt);
+                child[t]--;
+                child[nt] = (uint8_t)m->ncmod;
+                memcpy(child + nt + 1, bages, nfp);
+                for (int32_t j2 = in->fidx_start[t]; j2 < in->fidx_start[t + 1]; j2++) {
+                    int32_t i = in->fidx[j2];
+                    child[nt + 1 + i] = (uint8_t)(left[i] != size ? m->v : 0);
+                }
+                int64_t id = keyset_find(&states, child, 1, &added);
+                if (id < 0) {
+                    status = CF_BS_NOMEM;
+                    goto done;
+                }
+                if (!added && bestg[id] <= ng)
+                    continue;
+                if (added) {
+                    if ((int64_t)states.n > in->max_states) {
+                        status = CF_BS_STATES;
+                        goto done;
+                    }
+                    if ((size_t)id >= cap_g) {
+                        int64_t *b2 = realloc(bestg, cap_g * 2 * sizeof(int64_t));
+                        if (!b2) {
+                            status = CF_BS_NOMEM;
+                            goto done;
+                        }
+                        bestg = b2;
+                        cap_g *= 2;
+                    }
+                }
+                bestg[id] = ng;
+                seq++;
+                entry c = {nf, ng, seq, (uint32_t)id, me * 2, t * 256 + m->o};
+                if (heap_push(&q, c)) {
+                    status = CF_BS_NOMEM;
+                    goto done;
+                }
+            }
+        }
+    }
+    front = in->limit;                /* the queue is empty: nothing below the limit */
+
+done:
+    out->status = status;
+    out->bound = front;
+    out->expanded = expanded;
+    out->queued = (int64_t)states.n;
+    keyset_free(&states);
+    keyset_free(&closed.keys);
+    free(closed.head);
+    free(closed.count);
+    free(closed.e);
+    free(closed.ages);
+    free(q.a);
+    free(parents.a);
+    free(moves.a);
+    free(bestg);
+    free(s.member);
+    free(s.moves);
+    free(s.nmoves);
+    free(slot_total);
+    free(slot_terms);
+    free(slot_ages);
+    free(slot_epoch);
+    free(left);
+    free(wa0);
+    free(wa1);
+    free(wc);
+    free(stay_terms);
+    free(open);
+    free(share);
+    free(child);
+    free(counts);
+    return status;
+}
