@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 60, 200, 600])
     ap.add_argument("--seeds", type=int, default=2, help="seeds per size (default 2)")
+    ap.add_argument("--only-seeds", type=int, nargs="+", help="these seeds instead of --seeds")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--paths", type=int, default=6, help="sequences per profile")
     ap.add_argument("--placement", choices=["both", "aligned", "record"], default="both")
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     rows = []
     for n in args.sizes:
-        for seed in range(args.seeds):
+        for seed in args.only_seeds or range(args.seeds):
             for align in aligns:
                 r = run(n, seed, align, args.time_limit, args.paths)
                 rows.append(r)

@@ -27,7 +27,7 @@ time.monotonic = time.process_time  # the optimizer's deadlines in CPU seconds
 
 from bench_solver import main  # noqa: E402
 
-from cachefit.layout import optimizer  # noqa: E402
+from cachefit.layout import block_native, optimizer  # noqa: E402
 
 if __name__ == "__main__":
     args = sys.argv[1:]
@@ -38,6 +38,13 @@ if __name__ == "__main__":
         at = args.index("--block-share")
         optimizer.BLOCK_SHARE = float(args[at + 1])
         del args[at:at + 2]
+    if "--nodes-per-second" in args:
+        at = args.index("--nodes-per-second")
+        optimizer.NATIVE_NODES_PER_SECOND = int(args[at + 1])
+        del args[at:at + 2]
+    if "--python-block-search" in args:
+        args.remove("--python-block-search")
+        block_native.available = lambda: False  # type: ignore[assignment]
     if "--block-dfs" in args:
         args.remove("--block-dfs")
         optimizer.BLOCK_METHOD = "dfs"

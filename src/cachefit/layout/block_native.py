@@ -33,7 +33,7 @@ SOURCE = Path(__file__).resolve().parent / "native" / "cf_block_search.c"
 CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra"]
 LIB_NAME = "libcf_block_search.so"
 
-MAX_STATES = 12_000_000
+MAX_STATES = 3_000_000
 """States kept at most (about 90 bytes each with the queue: 1.1 GB); reaching it ends the
 search like the node budget, with the bound of the state being expanded."""
 
@@ -50,7 +50,7 @@ class _Input(ctypes.Structure):
                 ("g0", ctypes.c_int64), ("limit", ctypes.c_int64),
                 ("floor_lines", ctypes.c_int64), ("floor_scale", ctypes.c_int64),
                 ("max_nodes", ctypes.c_int64), ("max_states", ctypes.c_int64),
-                ("deadline", ctypes.c_double)]
+                ("deadline", ctypes.c_double), ("partial", ctypes.c_int32)]
 
 
 class _Output(ctypes.Structure):
@@ -116,14 +116,22 @@ def fits(search: _Search, limit: int) -> bool:
         c * (t.size // search.g + 2) for c, t in zip(search.counts0, search.types, strict=True))
     most = sum(search.weight) * (search.k + granules) + search.fixed_cost
     return (search.encodable() and len(search.types) < 256 and search.nfp <= 256
+            and search.g & (search.g - 1) == 0
             and max(most, limit) < 2**62)
 
 
 def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | None,
-               floor: tuple[int, int] | None = None, max_states: int = MAX_STATES
-               ) -> tuple[BestFirstOutcome, int]:
+               floor: tuple[int, int] | None = None, max_states: int = MAX_STATES,
+               partial: bool = True) -> tuple[BestFirstOutcome, int]:
     """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
-    Returns the outcome and the status (NODES, STATES or DEADLINE when cut)."""
+    Returns the outcome and the status (NODES, STATES or DEADLINE when cut).
+
+    `partial` False expands exactly as the Python search. True (partial expansion): an
+    expansion queues only the children whose bound equals the state's f and puts the
+    state back at the smallest bound of the others; when it comes back it queues those,
+    and so on. Every child is still queued before anything above its bound is expanded,
+    so the outcome's meaning is the same (first complete layout optimal, the f taken last
+    a lower bound), with far fewer states kept; an expansion counts as a node each time."""
     assert _lib is not None, "call available() first"
     nt, nfp = len(search.types), search.nfp
 
@@ -146,7 +154,8 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     inp = _Input(nt, nfp, search.g, search.k, *keep, search.start % search.g, mp, mq,
                  search.fixed_cost, limit, floor[0] if floor else 0, floor[1] if floor else 0,
                  max(0, max_nodes), max_states,
-                 0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left))
+                 0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
+                 int(partial))
     path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
     out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
     status = _lib.cf_block_best_first(ctypes.byref(inp), ctypes.byref(out))

@@ -263,10 +263,16 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
     the budget when cut)."""
     if native and block_native.fits(search, limit):
         out, _status = block_native.best_first(search, limit, counter.limit - counter.nodes,
-                                               counter.deadline, floor)
+                                               counter.deadline, floor,
+                                               partial=PARTIAL[floor is not None])
         counter.nodes += out.expanded + (0 if out.complete else 1)
         return out
     return best_first(search, limit, _Budget, floor=floor)
+
+
+PARTIAL = (True, False)
+"""Native search with partial expansion (`block_native.best_first`) for the lines search
+and for the dirty search."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

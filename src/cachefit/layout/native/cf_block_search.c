@@ -31,6 +31,7 @@ typedef struct {
     int64_t floor_lines, floor_scale; /* floor_scale 0: no floor */
     int64_t max_nodes, max_states;
     double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
+    int32_t partial;                  /* 1: partial expansion (below); 0: the Python order */
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
@@ -46,16 +47,19 @@ typedef struct {
 typedef struct {
     uint8_t *arena;
     size_t stride, n, cap_items;
-    uint32_t *slots;                  /* id + 1; 0 empty */
+    uint64_t *slots;                  /* (id + 1) | hash's high half << 32; 0 empty */
     size_t nslots;
 } keyset;
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
+/* Keys are zero-padded to whole words (`stride` is a multiple of 8). */
+static uint64_t hash_words(const uint8_t *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
     }
     return h ^ (h >> 29);
 }
@@ -67,7 +71,7 @@ static int keyset_init(keyset *s, size_t stride)
     s->cap_items = 1024;
     s->nslots = 2048;
     s->arena = malloc(s->cap_items * stride);
-    s->slots = calloc(s->nslots, sizeof(uint32_t));
+    s->slots = calloc(s->nslots, sizeof(uint64_t));
     return s->arena && s->slots ? 0 : -1;
 }
 
@@ -80,14 +84,15 @@ static void keyset_free(keyset *s)
 static int keyset_grow(keyset *s)
 {
     size_t nslots = s->nslots * 2;
-    uint32_t *slots = calloc(nslots, sizeof(uint32_t));
+    uint64_t *slots = calloc(nslots, sizeof(uint64_t));
     if (!slots)
         return -1;
     for (size_t i = 0; i < s->nslots; i++) {
-        uint32_t v = s->slots[i];
+        uint64_t v = s->slots[i];
         if (!v)
             continue;
-        size_t j = hash_bytes(s->arena + (size_t)(v - 1) * s->stride, s->stride) & (nslots - 1);
+        size_t id = (uint32_t)v - 1;
+        size_t j = hash_words(s->arena + id * s->stride, s->stride) & (nslots - 1);
         while (slots[j])
             j = (j + 1) & (nslots - 1);
         slots[j] = v;
@@ -98,17 +103,23 @@ static int keyset_grow(keyset *s)
     return 0;
 }
 
-/* The id of `key`, adding it when `add` (then *added = 1); -1 when absent (or no memory). */
+/* The id of `key` (stride bytes, zero-padded), adding it when `add` (then *added = 1);
+ * -1 when absent (or no memory). */
 static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
 {
-    size_t j = hash_bytes(key, s->stride) & (s->nslots - 1);
+    uint64_t h = hash_words(key, s->stride);
+    uint64_t tag = h & 0xffffffff00000000ULL;
+    size_t j = h & (s->nslots - 1);
     *added = 0;
     for (;;) {
-        uint32_t v = s->slots[j];
+        uint64_t v = s->slots[j];
         if (!v)
             break;
-        if (!memcmp(s->arena + (size_t)(v - 1) * s->stride, key, s->stride))
-            return v - 1;
+        if ((v & 0xffffffff00000000ULL) == tag) {
+            size_t id = (uint32_t)v - 1;
+            if (!memcmp(s->arena + id * s->stride, key, s->stride))
+                return (int64_t)id;
+        }
         j = (j + 1) & (s->nslots - 1);
     }
     if (!add)
@@ -123,7 +134,7 @@ static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
         s->cap_items *= 2;
     }
     memcpy(s->arena + s->n * s->stride, key, s->stride);
-    s->slots[j] = (uint32_t)(s->n + 1);
+    s->slots[j] = (uint64_t)(s->n + 1) | tag;
     s->n++;
     *added = 1;
     if (s->n * 10 > s->nslots * 7 && keyset_grow(s))
@@ -134,8 +145,10 @@ static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
 /* ---- the queue: a binary heap ordered by (f, -g, seq) ---- */
 typedef struct {
     int64_t f, g;
+    int64_t done;                     /* partial expansion: children of value <= done queued */
     uint32_t seq, id;
     int32_t ref, move;                /* ref: parent expansion * 2 + full flag */
+    int32_t me;                       /* its expansion, -1 before the first */
 } entry;
 
 typedef struct {
@@ -307,14 +320,23 @@ typedef struct {
     uint8_t *member;                  /* member[t * nfp + i]: type t is in footprint i */
     move *moves;                      /* per (type, cursor) up to 2 */
     int32_t *nmoves;
+    int32_t gshift;                   /* g = 1 << gshift */
+    int64_t floor_base;               /* floor_lines * floor_scale, 0 without a floor */
+    double inv_scale;
 } search;
 
-static int64_t lift(const cf_bs_input *in, int64_t v)
+/* The dirty search's bound v = l * M + d (d < M) raised to max(l, L) * M + d. */
+static int64_t lift(const search *s, int64_t v)
 {
-    if (!in->floor_scale)
+    if (!s->floor_base || v >= s->floor_base)
         return v;
-    int64_t lines = v / in->floor_scale, dirty = v % in->floor_scale;
-    return lines >= in->floor_lines ? v : in->floor_lines * in->floor_scale + dirty;
+    int64_t m = s->in->floor_scale;
+    int64_t lines = (int64_t)((double)v * s->inv_scale);  /* v / M, then corrected */
+    while (lines > 0 && lines * m > v)
+        lines--;
+    while ((lines + 1) * m <= v)
+        lines++;
+    return s->floor_base + (v - lines * m);
 }
 
 static int32_t align_up(int32_t x, int32_t a)
@@ -337,9 +359,9 @@ static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *a
         int64_t w = s->in->weight[i];
         if (!ages[i]) {
             if (b > room)
-                total += w * ((b - room + g - 1) / g);
+                total += w * ((b - room + g - 1) >> s->gshift);
         } else {
-            total += w * (ages[i] + (b + g - 1) / g - 1);
+            total += w * (ages[i] + ((b + g - 1) >> s->gshift) - 1);
             if (ages[i] < s->k)
                 open[i] = 1;
         }
@@ -453,9 +475,16 @@ static double now(void)
 
 int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 {
-    search s = {in, in->nt, in->nfp, in->g, in->k, NULL, NULL, NULL};
+    search s = {in, in->nt, in->nfp, in->g, in->k, NULL, NULL, NULL, 0, 0, 0.0};
+    while ((1 << s.gshift) < in->g)
+        s.gshift++;
+    if (in->floor_scale) {
+        s.floor_base = in->floor_lines * in->floor_scale;
+        s.inv_scale = 1.0 / (double)in->floor_scale;
+    }
     int32_t nt = in->nt, nfp = in->nfp, g = in->g, k = in->k;
-    size_t stride = (size_t)nt + 1 + nfp;
+    size_t stride = ((size_t)nt + 1 + nfp + 7) / 8 * 8;  /* zero-padded to words */
+    size_t ckey_stride = ((size_t)nt + 1 + 7) / 8 * 8;
     keyset states = {0};
     heap q = {0};
     ivec parents = {0}, moves = {0};
@@ -481,6 +510,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     uint8_t *share = calloc(nfp ? nfp : 1, 1);
     uint8_t *child = calloc(stride, 1);
     uint8_t *counts = calloc(stride, 1), *ages = counts + nt + 1;
+    uint8_t *ckey = calloc(ckey_stride, 1);   /* (counts, cursor), zero-padded */
     int64_t stay_total = 0;
     int status = CF_BS_NOMEM;
     int64_t front = 0, expanded = 0;
@@ -490,8 +520,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     out->path_len = 0;
     out->cost = -1;
     if (!slot_total || !slot_terms || !slot_ages || !slot_epoch || !left || !wa0 || !wa1 ||
-        !wc || !stay_terms || !open || !share || !child || !counts || build_moves(&s) ||
-        keyset_init(&states, stride) || keyset_init(&closed.keys, (size_t)nt + 1))
+        !wc || !stay_terms || !open || !share || !child || !counts || !ckey || build_moves(&s) ||
+        keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
 
     /* the root */
@@ -505,7 +535,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         for (int32_t t = 0; t < nt; t++)
             for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
                 left[in->fidx[j]] += (int64_t)in->counts0[t] * in->size[t];
-        int64_t f0 = lift(in, in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open));
+        int64_t f0 = lift(&s, in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open));
         int64_t id = keyset_find(&states, child, 1, &added);
         if (id < 0)
             goto done;
@@ -514,7 +544,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         if (!bestg)
             goto done;
         bestg[id] = in->g0;
-        entry e = {f0, in->g0, 0, (uint32_t)id, -2, -1};
+        entry e = {f0, in->g0, INT64_MIN, 0, (uint32_t)id, -2, -1, -1};
         if (heap_push(&q, e))
             goto done;
     }
@@ -530,11 +560,13 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         int32_t cmod = st[nt];
         memcpy(ages, st + nt + 1, nfp);
         int full_flag = e.ref & 1;
+        int again = e.me >= 0;        /* partial expansion: its next children */
         int busy = 0;
         for (int32_t t = 0; t < nt; t++)
             busy |= counts[t] != 0;
-        if (busy) {
-            int64_t kid = keyset_find(&closed.keys, st, 1, &added);
+        if (busy && !again) {
+            memcpy(ckey, st, (size_t)nt + 1);
+            int64_t kid = keyset_find(&closed.keys, ckey, 1, &added);
             if (kid < 0) {
                 status = CF_BS_NOMEM;
                 goto done;
@@ -559,10 +591,10 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             if (counts[t])
                 for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
                     left[in->fidx[j]] += (int64_t)counts[t] * in->size[t];
-        if (!full_flag && busy) {
+        if (!full_flag && busy && !again) {
             int64_t b = base_bound(&s, left, ages, cmod, open);
             b += penalty(&s, open, cmod, counts, ages, share);
-            int64_t full = lift(in, e.g + b);
+            int64_t full = lift(&s, e.g + b);
             if (full > e.f) {
                 if (full < in->limit) {
                     entry r = e;
@@ -585,12 +617,16 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             status = CF_BS_DEADLINE;
             goto done;
         }
-        int32_t me = (int32_t)parents.n;
-        if (ivec_push(&parents, e.ref >> 1) || ivec_push(&moves, e.move)) {
-            status = CF_BS_NOMEM;
-            goto done;
+        int32_t me = e.me;
+        if (!again) {
+            me = (int32_t)parents.n;
+            if (ivec_push(&parents, e.ref >> 1) || ivec_push(&moves, e.move)) {
+                status = CF_BS_NOMEM;
+                goto done;
+            }
         }
         expanded++;
+        int64_t next = INT64_MAX;     /* partial expansion: the smallest value left out */
         if (!busy) {
             status = CF_BS_FOUND;
             out->cost = e.g;
@@ -608,7 +644,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             int64_t w = in->weight[i];
             wa0[i] = w * ages[i];
             wa1[i] = w * (ages[i] < k ? ages[i] + 1 : k);
-            wc[i] = left[i] ? w * ((left[i] + g - 1) / g - 1) : 0;
+            wc[i] = left[i] ? w * (((left[i] + g - 1) >> s.gshift) - 1) : 0;
         }
         int stay_ready = 0;
         int64_t epoch = expanded;
@@ -658,7 +694,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                             terms[i] = stay_terms[i];
                             bages[i] = ages[i];
                             if (left[i] && !ages[i] && left[i] > room) {
-                                terms[i] = in->weight[i] * ((left[i] - room + g - 1) / g);
+                                terms[i] = in->weight[i] * ((left[i] - room + g - 1) >> s.gshift);
                                 total += terms[i];
                             }
                         }
@@ -671,14 +707,23 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                 for (int32_t j2 = in->fidx_start[t]; j2 < in->fidx_start[t + 1]; j2++) {
                     int32_t i = in->fidx[j2];
                     add += was[i];
-                    bound += in->weight[i] * ((left[i] - m->c) / g) - terms[i];
+                    bound += in->weight[i] * ((left[i] - m->c) >> s.gshift) - terms[i];
                 }
                 int64_t ng = e.g + add;
-                int64_t nf = lift(in, ng + bound);
-                if (nf < e.f)
-                    nf = e.f;
+                int64_t nf = lift(&s, ng + bound);
                 if (nf >= in->limit)
                     continue;
+                if (in->partial) {
+                    if (nf <= e.done)
+                        continue;     /* queued at an earlier expansion */
+                    if (nf > e.f) {
+                        if (nf < next)
+                            next = nf;
+                        continue;     /* at a later one */
+                    }
+                }
+                if (nf < e.f)
+                    nf = e.f;
                 memcpy(child, counts, nt);
                 child[t]--;
                 child[nt] = (uint8_t)m->ncmod;
@@ -711,11 +756,22 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                 }
                 bestg[id] = ng;
                 seq++;
-                entry c = {nf, ng, seq, (uint32_t)id, me * 2, t * 256 + m->o};
+                entry c = {nf, ng, INT64_MIN, seq, (uint32_t)id, me * 2, t * 256 + m->o, -1};
                 if (heap_push(&q, c)) {
                     status = CF_BS_NOMEM;
                     goto done;
                 }
+            }
+        }
+        if (next != INT64_MAX) {
+            /* the children left out wait behind the state itself, at the smallest value */
+            entry r = e;
+            r.f = next;
+            r.done = e.f;
+            r.me = me;
+            if (heap_push(&q, r)) {
+                status = CF_BS_NOMEM;
+                goto done;
             }
         }
     }
@@ -752,5 +808,6 @@ done:
     free(share);
     free(child);
     free(counts);
+    free(ckey);
     return status;
 }
