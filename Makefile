@@ -6,8 +6,9 @@ VENV     := .venv
 BIN      := $(VENV)/bin
 DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
 # Only the tests need these: build-system tests (cmake, ninja), the HTML report's
-# screenshot test (chromium), the QEMU plugin tests (qemu-user, qemu-system-x86).
-TEST_PKGS := cmake ninja-build chromium qemu-user qemu-system-x86
+# screenshot test (chromium), the QEMU plugin tests (qemu-user, qemu-system-x86), the
+# 32-bit DWARF and QEMU tests (gcc-multilib, g++-multilib).
+TEST_PKGS := cmake ninja-build chromium qemu-user qemu-system-x86 gcc-multilib g++-multilib
 CXXFLAGS_DEMO := -std=c++17
 
 .PHONY: all deps system-deps test-deps venv demo test lint clean
