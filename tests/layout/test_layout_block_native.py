@@ -198,3 +198,47 @@ def test_source_compiles_without_warnings(cc: str, tmp_path: Path) -> None:
                            str(tmp_path / "lib.so")], capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+GROUP_CONFIGS = [(1, 2, 10**6), (2, 2, 10**6), (1, 3, 10**6), (1, 64, 10**6), (2, 3, 50)]
+
+
+@pytest.mark.parametrize("config", GROUP_CONFIGS)
+@pytest.mark.parametrize("seed", range(6))
+def test_group_bounds_never_exceed_the_enumerated_optimum(
+        seed: int, config: tuple[int, int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """With group bounds (any groups, sizes and caps, including one group of every lines
+    footprint, whose value is the relaxation's optimum itself, and a cap so small the
+    groups die), the lines and dirty bounds at any budget stay at or below the enumerated
+    optimum, rise with the budget, and the complete searches find it."""
+    from test_layout_block_best_first import BUDGETS, _case
+
+    problem, want = _case(seed)
+    monkeypatch.setattr(bs, "GROUPS", (config, config))
+    lines, dirty = [], []
+    for budget in BUDGETS + (10**6,):
+        result = block_search(problem, upper=(want[0] + 1, want[1] + 5), max_nodes=budget)
+        assert result.lines_bound <= want[0], (budget, result)
+        lines.append(result.lines_bound)
+        if result.lines_exact:
+            assert result.lines_bound == want[0]
+        full = block_search(problem, upper=(want[0], want[1] + 5), max_nodes=budget)
+        if full.lines_exact and full.dirty_bound is not None:
+            assert full.dirty_bound <= want[1], (budget, full)
+            dirty.append(full.dirty_bound)
+    assert lines == sorted(lines) and lines[-1] == want[0]
+    assert dirty == sorted(dirty) and dirty and dirty[-1] == want[1]
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES)
+def test_group_bounds_keep_the_optimum_with_fewer_states(n: int, hot: int, seed: int) -> None:
+    problem = _problem(n, hot, seed)
+    for dirty in (False, True):
+        limit, floor = _limits(problem, dirty)
+        plain, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor,
+                                 partial=not dirty)
+        grouped, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor,
+                                   partial=not dirty, groups=2, group_size=3)
+        assert plain.complete and grouped.complete
+        assert grouped.cost == plain.cost
+        assert grouped.queued <= plain.queued

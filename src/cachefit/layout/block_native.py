@@ -50,7 +50,9 @@ class _Input(ctypes.Structure):
                 ("g0", ctypes.c_int64), ("limit", ctypes.c_int64),
                 ("floor_lines", ctypes.c_int64), ("floor_scale", ctypes.c_int64),
                 ("max_nodes", ctypes.c_int64), ("max_states", ctypes.c_int64),
-                ("deadline", ctypes.c_double), ("partial", ctypes.c_int32)]
+                ("deadline", ctypes.c_double), ("partial", ctypes.c_int32),
+                ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
+                ("group_cap", ctypes.c_int64)]
 
 
 class _Output(ctypes.Structure):
@@ -122,7 +124,8 @@ def fits(search: _Search, limit: int) -> bool:
 
 def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                floor: tuple[int, int] | None = None, max_states: int = MAX_STATES,
-               partial: bool = True) -> tuple[BestFirstOutcome, int]:
+               partial: bool = True, groups: int = 0, group_size: int = 4,
+               group_cap: int = 200_000) -> tuple[BestFirstOutcome, int]:
     """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
     Returns the outcome and the status (NODES, STATES, DEADLINE or NOMEM when cut).
 
@@ -150,12 +153,22 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
             arr(ctypes.c_int32, list(search.counts0)), arr(ctypes.c_int32, fidx_start),
             arr(ctypes.c_int32, fidx), arr(ctypes.c_int64, list(search.weight)),
             arr(ctypes.c_uint8, ages0)]
+    nl = len(search.p.lines_fp)
+    order = sorted(range(nl), key=lambda i: (-search.weight[i], i))
+    chunks = [order[i:i + group_size] for i in range(0, len(order), group_size)]
+    chunks = [c for c in chunks if len(c) > 1][:groups]
+    gstart = [0]
+    gfp: list[int] = []
+    for c in chunks:
+        gfp.extend(c)
+        gstart.append(len(gfp))
     seconds_left = None if deadline is None else deadline - time.monotonic()
     inp = _Input(nt, nfp, search.g, search.k, *keep, search.start % search.g, mp, mq,
                  search.fixed_cost, limit, floor[0] if floor else 0, floor[1] if floor else 0,
                  max(0, max_nodes), max_states,
                  0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
-                 int(partial))
+                 int(partial), len(chunks), arr(ctypes.c_int32, gstart),
+                 arr(ctypes.c_int32, gfp), group_cap)
     path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
     out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
     # out of memory ends the search like the budget: the f being expanded is a bound

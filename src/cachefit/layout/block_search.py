@@ -262,9 +262,11 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
     search's numbers fit; the counter ends as the Python search leaves it (one tick past
     the budget when cut)."""
     if native and block_native.fits(search, limit):
+        groups, size, cap = GROUPS[floor is not None]
         out, _status = block_native.best_first(search, limit, counter.limit - counter.nodes,
                                                counter.deadline, floor,
-                                               partial=PARTIAL[floor is not None])
+                                               partial=PARTIAL[floor is not None],
+                                               groups=groups, group_size=size, group_cap=cap)
         counter.nodes += out.expanded + (0 if out.complete else 1)
         return out
     return best_first(search, limit, _Budget, floor=floor)
@@ -273,6 +275,11 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
 PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
+
+GROUPS = ((1, 3, 500_000), (2, 3, 300_000))
+"""Group bounds of the native search (groups, footprints per group, programme states a
+group may expand before it is dropped) for the lines search and for the dirty search
+(bench/solver/RESULTS.md, "Group bounds")."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

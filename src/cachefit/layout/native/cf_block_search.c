@@ -32,6 +32,12 @@ typedef struct {
     int64_t max_nodes, max_states;
     double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
     int32_t partial;                  /* 1: partial expansion (below); 0: the Python order */
+    /* Group bounds (ngroups 0: none): group j is footprints gfp[gstart[j] .. gstart[j+1]);
+     * its value is the exact optimum of the relaxation projected onto it (pieces in none
+     * of its footprints dropped), memoised; at most group_cap programme states a group. */
+    int32_t ngroups;
+    const int32_t *gstart, *gfp;
+    int64_t group_cap;
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
@@ -346,15 +352,15 @@ static int32_t align_up(int32_t x, int32_t a)
 
 /* The per-footprint bound (block_search._Search.base_bound); open[i] = 1 for footprints
  * touched at distance 1..K-1 with bytes left. */
-static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *ages,
-                          int32_t cmod, uint8_t *open)
+static int64_t base_bound_except(const search *s, const int64_t *left, const uint8_t *ages,
+                                 int32_t cmod, uint8_t *open, const uint8_t *skip)
 {
     int32_t g = s->g, room = cmod ? g - cmod : 0;
     int64_t total = 0;
     for (int32_t i = 0; i < s->nfp; i++) {
         int64_t b = left[i];
         open[i] = 0;
-        if (!b)
+        if (!b || (skip && skip[i]))
             continue;
         int64_t w = s->in->weight[i];
         if (!ages[i]) {
@@ -367,6 +373,12 @@ static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *a
         }
     }
     return total;
+}
+
+static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *ages,
+                          int32_t cmod, uint8_t *open)
+{
+    return base_bound_except(s, left, ages, cmod, open, NULL);
 }
 
 /* block_search._Search._next_granule_penalty. */
@@ -473,6 +485,287 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* ---- group bounds: the exact optimum of the relaxation projected onto a few footprints
+ * (bench/solver/group_bound.py has the argument: deleting the pieces that hold none of
+ * the group's footprints from any completion leaves the group's granules no worse, so
+ * the projected optimum bounds what the group pays; disjoint groups add). A memoised
+ * programme over the same normal form, its moves tried by increasing cost + bound and cut
+ * when that reaches the best value found, so the memoised values stay exact. ---- */
+typedef struct {
+    cf_bs_input pin;
+    search ps;
+    int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap;
+    int64_t *pweight;
+    keyset keys;
+    int64_t *val;                     /* per key; -1 while being computed */
+    size_t cap_vals, stride;
+    int64_t nodes, cap;
+    int dead;                         /* the cap was reached: the group is not used */
+    int32_t maxdepth;
+    uint8_t *kids, *open, *share, *proj;
+    int64_t *kadd, *kest, *left, *cleft;
+    int32_t *order;
+} group;
+
+static int group_init(group *o, const cf_bs_input *in, int32_t j)
+{
+    memset(o, 0, sizeof(*o));
+    int32_t n = in->gstart[j + 1] - in->gstart[j];
+    const int32_t *gfp = in->gfp + in->gstart[j];
+    int32_t nt = in->nt;
+    o->tmap = malloc((size_t)nt * sizeof(int32_t));
+    o->psize = calloc((size_t)nt + 1, sizeof(int32_t));
+    o->palign = calloc((size_t)nt + 1, sizeof(int32_t));
+    o->pcounts = calloc((size_t)nt + 1, sizeof(int32_t));
+    o->pstart = calloc((size_t)nt + 2, sizeof(int32_t));
+    o->pidx = calloc((size_t)nt * n + 1, sizeof(int32_t));
+    int32_t *pmask = calloc((size_t)nt + 1, sizeof(int32_t));
+    o->pweight = calloc((size_t)n + 1, sizeof(int64_t));
+    if (!o->tmap || !o->psize || !o->palign || !o->pcounts || !o->pstart || !o->pidx ||
+        !pmask || !o->pweight) {
+        free(pmask);
+        return -1;
+    }
+    int32_t pnt = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        int32_t mask = 0;
+        for (int32_t q = in->fidx_start[t]; q < in->fidx_start[t + 1]; q++)
+            for (int32_t l = 0; l < n; l++)
+                if (in->fidx[q] == gfp[l])
+                    mask |= 1 << l;
+        o->tmap[t] = -1;
+        if (!mask)
+            continue;
+        int32_t pt;
+        for (pt = 0; pt < pnt; pt++)
+            if (o->psize[pt] == in->size[t] && o->palign[pt] == in->align[t] && pmask[pt] == mask)
+                break;
+        if (pt == pnt) {
+            o->psize[pt] = in->size[t];
+            o->palign[pt] = in->align[t];
+            pmask[pt] = mask;
+            pnt++;
+        }
+        o->pcounts[pt] += in->counts0[t];
+        o->tmap[t] = pt;
+    }
+    int32_t q = 0;
+    for (int32_t pt = 0; pt < pnt; pt++) {
+        o->pstart[pt] = q;
+        for (int32_t l = 0; l < n; l++)
+            if (pmask[pt] >> l & 1)
+                o->pidx[q++] = l;
+    }
+    o->pstart[pnt] = q;
+    free(pmask);
+    for (int32_t l = 0; l < n; l++)
+        o->pweight[l] = in->weight[gfp[l]];
+    int32_t pieces = 0;
+    for (int32_t pt = 0; pt < pnt; pt++) {
+        if (o->pcounts[pt] > 255)
+            return -1;
+        pieces += o->pcounts[pt];
+    }
+    cf_bs_input *p = &o->pin;
+    p->nt = pnt;
+    p->nfp = n;
+    p->g = in->g;
+    p->k = in->k;
+    p->size = o->psize;
+    p->align = o->palign;
+    p->counts0 = o->pcounts;
+    p->fidx_start = o->pstart;
+    p->fidx = o->pidx;
+    p->weight = o->pweight;
+    p->mp = p->mq = -1;
+    o->ps.in = p;
+    o->ps.nt = pnt;
+    o->ps.nfp = n;
+    o->ps.g = p->g;
+    o->ps.k = p->k;
+    while ((1 << o->ps.gshift) < p->g)
+        o->ps.gshift++;
+    if (build_moves(&o->ps))
+        return -1;
+    o->cap = in->group_cap;
+    o->maxdepth = pieces + 2;
+    o->stride = ((size_t)pnt + 1 + n + 7) / 8 * 8;
+    size_t nk = (size_t)2 * pnt + 2, nf = (size_t)n + 1;
+    o->kids = calloc((size_t)o->maxdepth * nk, o->stride);
+    o->kadd = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
+    o->kest = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
+    o->order = calloc((size_t)o->maxdepth * nk, sizeof(int32_t));
+    o->left = calloc((size_t)o->maxdepth * nf, sizeof(int64_t));
+    o->cleft = calloc(nf, sizeof(int64_t));
+    o->open = calloc(nf, 1);
+    o->share = calloc(nf, 1);
+    o->proj = calloc(o->stride, 1);
+    if (!o->kids || !o->kadd || !o->kest || !o->order || !o->left || !o->cleft || !o->open ||
+        !o->share || !o->proj || keyset_init(&o->keys, o->stride))
+        return -1;
+    return 0;
+}
+
+static void group_free(group *o)
+{
+    free(o->ps.member);
+    free(o->ps.moves);
+    free(o->ps.nmoves);
+    keyset_free(&o->keys);
+    free(o->val);
+    free(o->tmap);
+    free(o->psize);
+    free(o->palign);
+    free(o->pcounts);
+    free(o->pstart);
+    free(o->pidx);
+    free(o->pweight);
+    free(o->kids);
+    free(o->kadd);
+    free(o->kest);
+    free(o->order);
+    free(o->left);
+    free(o->cleft);
+    free(o->open);
+    free(o->share);
+    free(o->proj);
+}
+
+/* The group's least future cost from a projected state; -1 when the cap is reached. */
+static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
+{
+    const search *s = &o->ps;
+    const cf_bs_input *in = s->in;
+    int32_t nt = s->nt, nfp = s->nfp, g = s->g, k = s->k;
+    const uint8_t *pc = st, *ages = st + nt + 1;
+    int32_t cmod = st[nt];
+    int any = 0;
+    for (int32_t t = 0; t < nt; t++)
+        any |= pc[t] != 0;
+    if (!any)
+        return 0;
+    int added = 0;
+    int64_t id = keyset_find(&o->keys, st, 1, &added);
+    if (id < 0)
+        return -1;
+    if (added) {
+        if ((size_t)id >= o->cap_vals) {
+            size_t cap = o->cap_vals ? o->cap_vals * 2 : 4096;
+            int64_t *v = realloc(o->val, cap * sizeof(int64_t));
+            if (!v)
+                return -1;
+            o->val = v;
+            o->cap_vals = cap;
+        }
+        o->val[id] = -1;
+    } else if (o->val[id] >= 0) {
+        return o->val[id];
+    }
+    if (o->nodes >= o->cap || depth + 1 >= o->maxdepth)
+        return -1;
+    o->nodes++;
+    int64_t *left = o->left + (size_t)depth * (nfp + 1);
+    for (int32_t i = 0; i < nfp; i++)
+        left[i] = 0;
+    for (int32_t t = 0; t < nt; t++)
+        if (pc[t])
+            for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
+                left[in->fidx[j]] += (int64_t)pc[t] * in->size[t];
+    size_t nk = (size_t)2 * nt + 2;
+    uint8_t *kids = o->kids + (size_t)depth * nk * o->stride;
+    int64_t *kadd = o->kadd + (size_t)depth * nk, *kest = o->kest + (size_t)depth * nk;
+    int32_t *order = o->order + (size_t)depth * nk;
+    int32_t n = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        if (!pc[t])
+            continue;
+        const uint8_t *mem = s->member + (size_t)t * nfp;
+        int32_t nm = s->nmoves[(size_t)t * g + cmod];
+        for (int32_t j = 0; j < nm; j++) {
+            const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
+            uint8_t *c = kids + (size_t)n * o->stride;
+            memcpy(c, pc, nt);
+            c[t]--;
+            c[nt] = (uint8_t)m->ncmod;
+            int64_t add = m->extra;
+            for (int32_t i = 0; i < nfp; i++) {
+                int64_t rest = left[i] - (mem[i] ? in->size[t] : 0);
+                o->cleft[i] = rest;
+                uint8_t a;
+                if (mem[i]) {
+                    int32_t d = ages[i] + m->sg;
+                    add += in->weight[i] * (d ? (d < k ? d : k) : 0);
+                    a = (uint8_t)m->v;
+                } else if (m->g1) {
+                    a = (uint8_t)(ages[i] + m->g1 < k ? ages[i] + m->g1 : k);
+                } else {
+                    a = ages[i];
+                }
+                c[nt + 1 + i] = rest ? a : 0;
+            }
+            int64_t h = base_bound(s, o->cleft, c + nt + 1, m->ncmod, o->open);
+            h += penalty(s, o->open, m->ncmod, c, c + nt + 1, o->share);
+            kadd[n] = add;
+            kest[n] = add + h;
+            order[n] = n;
+            n++;
+        }
+    }
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = order[i], j = i;
+        while (j > 0 && kest[order[j - 1]] > kest[x]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    int64_t best = INT64_MAX;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t x = order[j];
+        if (kest[x] >= best)
+            break;                            /* no smaller value below: exact minimum */
+        int64_t v = group_value(o, kids + (size_t)x * o->stride, depth + 1);
+        if (v < 0)
+            return -1;
+        if (kadd[x] + v < best)
+            best = kadd[x] + v;
+    }
+    o->val[id] = best;
+    return best;
+}
+
+/* The live groups' bound for a state (a group whose programme reaches its cap dies: its
+ * footprints go back to the per-footprint terms, `ingroup` cleared). */
+static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
+                            const uint8_t *counts, int32_t cmod, const uint8_t *ages,
+                            uint8_t *ingroup)
+{
+    int64_t total = 0;
+    for (int32_t j = 0; j < ngroups; j++) {
+        group *o = &gr[j];
+        if (o->dead)
+            continue;
+        int32_t pnt = o->ps.nt, n = o->ps.nfp;
+        memset(o->proj, 0, o->stride);
+        for (int32_t t = 0; t < in->nt; t++)
+            if (counts[t] && o->tmap[t] >= 0)
+                o->proj[o->tmap[t]] += counts[t];
+        o->proj[pnt] = (uint8_t)cmod;
+        const int32_t *gfp = in->gfp + in->gstart[j];
+        for (int32_t l = 0; l < n; l++)
+            o->proj[pnt + 1 + l] = ages[gfp[l]];
+        int64_t v = group_value(o, o->proj, 0);
+        if (v < 0) {
+            o->dead = 1;
+            for (int32_t l = 0; l < n; l++)
+                ingroup[gfp[l]] = 0;
+            return -1;                        /* this state: the plain bound */
+        }
+        total += v;
+    }
+    return total;
+}
+
 int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 {
     search s = {in, in->nt, in->nfp, in->g, in->k, NULL, NULL, NULL, 0, 0, 0.0};
@@ -514,6 +807,9 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     int64_t stay_total = 0;
     int status = CF_BS_NOMEM;
     int64_t front = 0, expanded = 0;
+    int32_t ngroups = 0;
+    group *gr = NULL;
+    uint8_t *ingroup = NULL;
     uint32_t seq = 0;
     int added;
 
@@ -523,6 +819,21 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         !wc || !stay_terms || !open || !share || !child || !counts || !ckey || build_moves(&s) ||
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
+
+    if (in->ngroups > 0) {
+        gr = calloc(in->ngroups, sizeof(group));
+        ingroup = calloc(nfp ? nfp : 1, 1);
+        if (!gr || !ingroup)
+            goto done;
+        for (; ngroups < in->ngroups; ngroups++) {
+            if (group_init(&gr[ngroups], in, ngroups)) {
+                group_free(&gr[ngroups]);
+                goto done;
+            }
+            for (int32_t q = in->gstart[ngroups]; q < in->gstart[ngroups + 1]; q++)
+                ingroup[in->gfp[q]] = 1;
+        }
+    }
 
     /* the root */
     for (int32_t t = 0; t < nt; t++)
@@ -594,6 +905,16 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         if (!full_flag && busy && !again) {
             int64_t b = base_bound(&s, left, ages, cmod, open);
             b += penalty(&s, open, cmod, counts, ages, share);
+            if (ngroups) {
+                int64_t gv = groups_value(gr, ngroups, in, counts, cmod, ages, ingroup);
+                if (gv >= 0) {
+                    /* the groups, plus the other footprints' terms and penalty */
+                    gv += base_bound_except(&s, left, ages, cmod, open, ingroup);
+                    gv += penalty(&s, open, cmod, counts, ages, share);
+                    if (gv > b)
+                        b = gv;
+                }
+            }
             int64_t full = lift(&s, e.g + b);
             if (full > e.f) {
                 if (full < in->limit) {
@@ -609,7 +930,10 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             }
         }
         /* an expansion: one node of the budget */
-        if (expanded >= in->max_nodes) {
+        int64_t gnodes = 0;
+        for (int32_t j = 0; j < ngroups; j++)
+            gnodes += gr[j].nodes;
+        if (expanded + gnodes >= in->max_nodes) {
             status = CF_BS_NODES;
             goto done;
         }
@@ -780,7 +1104,12 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 done:
     out->status = status;
     out->bound = front;
-    out->expanded = expanded;
+    {
+        int64_t gnodes = 0;
+        for (int32_t j = 0; j < ngroups; j++)
+            gnodes += gr[j].nodes;
+        out->expanded = expanded + gnodes;
+    }
     out->queued = (int64_t)states.n;
     keyset_free(&states);
     keyset_free(&closed.keys);
@@ -809,5 +1138,9 @@ done:
     free(child);
     free(counts);
     free(ckey);
+    for (int32_t j = 0; j < ngroups; j++)
+        group_free(&gr[j]);
+    free(gr);
+    free(ingroup);
     return status;
 }
