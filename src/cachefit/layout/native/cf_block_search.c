@@ -49,6 +49,22 @@ typedef struct {
     int32_t *path;                    /* capacity: the pieces (sum of counts0) */
 } cf_bs_output;
 
+/* ---- growable arrays: room for index `need` in an array of `*cap` elements of `size`
+ * bytes, doubling (from 4096); the array itself, or NULL when out of memory (then `a` and
+ * `*cap` are unchanged) ---- */
+static void *grow(void *a, size_t *cap, size_t need, size_t size)
+{
+    if (need < *cap)
+        return a;
+    size_t c = *cap ? *cap : 4096;
+    while (c <= need)
+        c *= 2;
+    void *p = realloc(a, c * size);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 /* ---- byte-keyed hash set over a fixed-stride arena ---- */
 typedef struct {
     uint8_t *arena;
@@ -132,13 +148,10 @@ static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
         return -1;
     if (s->n + 1 >= UINT32_MAX)
         return -1;
-    if (s->n == s->cap_items) {
-        uint8_t *a = realloc(s->arena, s->cap_items * 2 * s->stride);
-        if (!a)
-            return -1;
-        s->arena = a;
-        s->cap_items *= 2;
-    }
+    uint8_t *a = grow(s->arena, &s->cap_items, s->n, s->stride);
+    if (!a)
+        return -1;
+    s->arena = a;
     memcpy(s->arena + s->n * s->stride, key, s->stride);
     s->slots[j] = (uint64_t)(s->n + 1) | tag;
     s->n++;
@@ -173,14 +186,10 @@ static int before(const entry *x, const entry *y)
 
 static int heap_push(heap *h, entry e)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 4096;
-        entry *a = realloc(h->a, cap * sizeof(entry));
-        if (!a)
-            return -1;
-        h->a = a;
-        h->cap = cap;
-    }
+    entry *a = grow(h->a, &h->cap, h->n, sizeof(entry));
+    if (!a)
+        return -1;
+    h->a = a;
     size_t i = h->n++;
     while (i) {
         size_t p = (i - 1) / 2;
@@ -222,14 +231,10 @@ typedef struct {
 
 static int ivec_push(ivec *v, int32_t x)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 4096;
-        int32_t *a = realloc(v->a, cap * sizeof(int32_t));
-        if (!a)
-            return -1;
-        v->a = a;
-        v->cap = cap;
-    }
+    int32_t *a = grow(v->a, &v->cap, v->n, sizeof(int32_t));
+    if (!a)
+        return -1;
+    v->a = a;
     v->a[v->n++] = x;
     return 0;
 }
@@ -251,36 +256,27 @@ typedef struct {
 
 static int memo_add(memo *m, int64_t key_id, const uint8_t *ages, size_t nfp, int64_t g)
 {
-    if ((size_t)key_id >= m->cap_keys) {
-        size_t cap = m->cap_keys ? m->cap_keys * 2 : 1024;
-        while (cap <= (size_t)key_id)
-            cap *= 2;
-        int32_t *h = realloc(m->head, cap * sizeof(int32_t));
-        if (!h)
-            return -1;
-        m->head = h;
-        int32_t *c = realloc(m->count, cap * sizeof(int32_t));
-        if (!c)
-            return -1;
-        m->count = c;
-        for (size_t i = m->cap_keys; i < cap; i++) {
-            m->head[i] = -1;
-            m->count[i] = 0;
-        }
-        m->cap_keys = cap;
+    size_t old = m->cap_keys, cap_count = m->cap_keys, cap_e = m->cap;
+    int32_t *h = grow(m->head, &m->cap_keys, (size_t)key_id, sizeof(int32_t));
+    if (!h)
+        return -1;
+    m->head = h;
+    int32_t *c = grow(m->count, &cap_count, (size_t)key_id, sizeof(int32_t));
+    if (!c)
+        return -1;
+    m->count = c;
+    for (size_t i = old; i < m->cap_keys; i++) {
+        m->head[i] = -1;
+        m->count[i] = 0;
     }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 4096;
-        memo_entry *e = realloc(m->e, cap * sizeof(memo_entry));
-        if (!e)
-            return -1;
-        m->e = e;
-        uint8_t *a = realloc(m->ages, cap * (nfp ? nfp : 1));
-        if (!a)
-            return -1;
-        m->ages = a;
-        m->cap = cap;
-    }
+    memo_entry *e = grow(m->e, &cap_e, m->n, sizeof(memo_entry));
+    if (!e)
+        return -1;
+    m->e = e;
+    uint8_t *a = grow(m->ages, &m->cap, m->n, nfp ? nfp : 1);
+    if (!a)
+        return -1;
+    m->ages = a;
     size_t i = m->n++;
     m->e[i].g = g;
     m->e[i].next = m->head[key_id];
@@ -649,14 +645,10 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
     if (id < 0)
         return -1;
     if (added) {
-        if ((size_t)id >= o->cap_vals) {
-            size_t cap = o->cap_vals ? o->cap_vals * 2 : 4096;
-            int64_t *v = realloc(o->val, cap * sizeof(int64_t));
-            if (!v)
-                return -1;
-            o->val = v;
-            o->cap_vals = cap;
-        }
+        int64_t *v = grow(o->val, &o->cap_vals, (size_t)id, sizeof(int64_t));
+        if (!v)
+            return -1;
+        o->val = v;
         o->val[id] = -1;
     } else if (o->val[id] >= 0) {
         return o->val[id];
@@ -1068,15 +1060,12 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                         status = CF_BS_STATES;
                         goto done;
                     }
-                    if ((size_t)id >= cap_g) {
-                        int64_t *b2 = realloc(bestg, cap_g * 2 * sizeof(int64_t));
-                        if (!b2) {
-                            status = CF_BS_NOMEM;
-                            goto done;
-                        }
-                        bestg = b2;
-                        cap_g *= 2;
+                    int64_t *b2 = grow(bestg, &cap_g, (size_t)id, sizeof(int64_t));
+                    if (!b2) {
+                        status = CF_BS_NOMEM;
+                        goto done;
                     }
+                    bestg = b2;
                 }
                 bestg[id] = ng;
                 seq++;
