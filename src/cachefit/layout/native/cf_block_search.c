@@ -348,6 +348,17 @@ static int32_t align_up(int32_t x, int32_t a)
 
 /* The per-footprint bound (block_search._Search.base_bound); open[i] = 1 for footprints
  * touched at distance 1..K-1 with bytes left. */
+/* Each footprint's bytes in the pieces left (`counts` per item type). */
+static void bytes_left(const cf_bs_input *in, const uint8_t *counts, int64_t *left)
+{
+    for (int32_t i = 0; i < in->nfp; i++)
+        left[i] = 0;
+    for (int32_t t = 0; t < in->nt; t++)
+        if (counts[t])
+            for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
+                left[in->fidx[j]] += (int64_t)counts[t] * in->size[t];
+}
+
 static int64_t base_bound_except(const search *s, const int64_t *left, const uint8_t *ages,
                                  int32_t cmod, uint8_t *open, const uint8_t *skip)
 {
@@ -657,12 +668,7 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
         return -1;
     o->nodes++;
     int64_t *left = o->left + (size_t)depth * (nfp + 1);
-    for (int32_t i = 0; i < nfp; i++)
-        left[i] = 0;
-    for (int32_t t = 0; t < nt; t++)
-        if (pc[t])
-            for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
-                left[in->fidx[j]] += (int64_t)pc[t] * in->size[t];
+    bytes_left(in, pc, left);
     size_t nk = (size_t)2 * nt + 2;
     uint8_t *kids = o->kids + (size_t)depth * nk * o->stride;
     int64_t *kadd = o->kadd + (size_t)depth * nk, *kest = o->kest + (size_t)depth * nk;
@@ -833,11 +839,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     child[nt] = (uint8_t)in->cmod0;
     memcpy(child + nt + 1, in->ages0, nfp);
     {
-        for (int32_t i = 0; i < nfp; i++)
-            left[i] = 0;
-        for (int32_t t = 0; t < nt; t++)
-            for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
-                left[in->fidx[j]] += (int64_t)in->counts0[t] * in->size[t];
+        bytes_left(in, child, left);
         int64_t f0 = lift(&s, in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open));
         int64_t id = keyset_find(&states, child, 1, &added);
         if (id < 0)
@@ -888,12 +890,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                 }
             }
         }
-        for (int32_t i = 0; i < nfp; i++)
-            left[i] = 0;
-        for (int32_t t = 0; t < nt; t++)
-            if (counts[t])
-                for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++)
-                    left[in->fidx[j]] += (int64_t)counts[t] * in->size[t];
+        bytes_left(in, counts, left);
         if (!full_flag && busy && !again) {
             int64_t b = base_bound(&s, left, ages, cmod, open);
             b += penalty(&s, open, cmod, counts, ages, share);
