@@ -441,9 +441,21 @@ static int64_t penalty(const search *s, const uint8_t *open, int32_t cmod,
     return best > 0 ? best : 0;
 }
 
-static int build_moves(search *s)
+/* A search over `in`: its sizes, granule shift, dirty floor, and move tables (-1 when
+ * out of memory; `s` must start zeroed, and search_free releases it either way). */
+static int search_init(search *s, const cf_bs_input *in)
 {
-    const cf_bs_input *in = s->in;
+    s->in = in;
+    s->nt = in->nt;
+    s->nfp = in->nfp;
+    s->g = in->g;
+    s->k = in->k;
+    while ((1 << s->gshift) < in->g)
+        s->gshift++;
+    if (in->floor_scale) {
+        s->floor_base = in->floor_lines * in->floor_scale;
+        s->inv_scale = 1.0 / (double)in->floor_scale;
+    }
     int32_t g = s->g, nt = s->nt, nfp = s->nfp;
     s->member = calloc((size_t)nt * (nfp ? nfp : 1), 1);
     s->moves = calloc((size_t)nt * g * 2, sizeof(move));
@@ -483,6 +495,13 @@ static int build_moves(search *s)
         }
     }
     return 0;
+}
+
+static void search_free(search *s)
+{
+    free(s->member);
+    free(s->moves);
+    free(s->nmoves);
 }
 
 static double now(void)
@@ -585,14 +604,7 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j)
     p->fidx = o->pidx;
     p->weight = o->pweight;
     p->mp = p->mq = -1;
-    o->ps.in = p;
-    o->ps.nt = pnt;
-    o->ps.nfp = n;
-    o->ps.g = p->g;
-    o->ps.k = p->k;
-    while ((1 << o->ps.gshift) < p->g)
-        o->ps.gshift++;
-    if (build_moves(&o->ps))
+    if (search_init(&o->ps, p))
         return -1;
     o->cap = in->group_cap;
     o->maxdepth = pieces + 2;
@@ -615,9 +627,7 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j)
 
 static void group_free(group *o)
 {
-    free(o->ps.member);
-    free(o->ps.moves);
-    free(o->ps.nmoves);
+    search_free(&o->ps);
     keyset_free(&o->keys);
     free(o->val);
     free(o->tmap);
@@ -766,13 +776,8 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
 
 int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 {
-    search s = {in, in->nt, in->nfp, in->g, in->k, NULL, NULL, NULL, 0, 0, 0.0};
-    while ((1 << s.gshift) < in->g)
-        s.gshift++;
-    if (in->floor_scale) {
-        s.floor_base = in->floor_lines * in->floor_scale;
-        s.inv_scale = 1.0 / (double)in->floor_scale;
-    }
+    search s;
+    memset(&s, 0, sizeof(s));
     int32_t nt = in->nt, nfp = in->nfp, g = in->g, k = in->k;
     size_t stride = ((size_t)nt + 1 + nfp + 7) / 8 * 8;  /* zero-padded to words */
     size_t ckey_stride = ((size_t)nt + 1 + 7) / 8 * 8;
@@ -814,7 +819,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     out->path_len = 0;
     out->cost = -1;
     if (!slot_total || !slot_terms || !slot_ages || !slot_epoch || !left || !wa0 || !wa1 ||
-        !wc || !stay_terms || !open || !share || !child || !counts || !ckey || build_moves(&s) ||
+        !wc || !stay_terms || !open || !share || !child || !counts || !ckey || search_init(&s, in) ||
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
 
@@ -1107,9 +1112,7 @@ done:
     free(parents.a);
     free(moves.a);
     free(bestg);
-    free(s.member);
-    free(s.moves);
-    free(s.nmoves);
+    search_free(&s);
     free(slot_total);
     free(slot_terms);
     free(slot_ages);
