@@ -16,7 +16,7 @@ from cachefit.layout import block_search as bs
 from cachefit.layout.block_search import applicable, block_search
 from cachefit.layout.problem import LayoutProblem
 
-CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (40, 28, 2), (30, 18, 3)]
+CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 22, 4)]
 
 
 @pytest.fixture(scope="module", autouse=True)
