@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cachefit.errors import UserError
 from cachefit.rewrite.edits import (
     Edit,
     EditConflict,
@@ -89,3 +90,39 @@ def test_unified_diff_applies_with_git_even_without_final_newline(tmp_path: Path
     (tmp_path / "p.diff").write_text(patch)
     subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
     assert (tmp_path / "x.txt").read_bytes() == new
+
+
+def test_write_atomic_follows_a_symbolic_link(tmp_path: Path) -> None:
+    real = tmp_path / "include" / "t.h"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "t.h"
+    link.symlink_to(real)
+    write_atomic(str(link), b"new")
+    assert link.is_symlink() and real.read_text() == "new"
+    assert sorted(os.listdir(real.parent)) == ["t.h"]
+
+
+def test_new_files_get_the_umask_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        write_all_atomic({str(tmp_path / "n.h"): b"x"})
+    finally:
+        os.umask(old)
+    assert ((tmp_path / "n.h").stat().st_mode & 0o777) == 0o640
+
+
+@pytest.mark.parametrize("bad", ["missing/dir/out.h", "."])
+def test_unwritable_paths_are_user_errors_and_nothing_is_written(tmp_path: Path,
+                                                                 bad: str) -> None:
+    src = tmp_path / "a.h"
+    src.write_text("old")
+    with pytest.raises(UserError) as err:
+        write_all_atomic({str(src): b"new", str(tmp_path / bad): b"x"})
+    assert "cannot write" in err.value.what
+    assert src.read_text() == "old" and sorted(os.listdir(tmp_path)) == ["a.h"]
+
+
+def test_a_device_is_written_in_place(tmp_path: Path) -> None:
+    write_all_atomic({"/dev/null": b"x", str(tmp_path / "f"): b"y"})
+    assert (tmp_path / "f").read_text() == "y"

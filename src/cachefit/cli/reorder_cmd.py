@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from cachefit.errors import UserError
 from cachefit.reorder.analysis import analyse, units_for
-from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic, write_atomic
+from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
 from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome, reorder_source
 
 
@@ -176,13 +176,13 @@ def run(args: argparse.Namespace) -> int:
             del changed[f]
     new_text = outcome.contents.get(target, outcome.originals[target])
     text_on_stdout = not args.json and not args.output and not args.in_place
-    # Write: nothing above this line has touched a file.
-    if args.in_place and changed:
-        write_all_atomic(changed)
+    # Write: nothing above this line has touched a file; then everything at once.
+    outputs: dict[str, bytes] = dict(changed) if args.in_place else {}
     if args.output:
-        write_atomic(args.output, new_text)
+        outputs[args.output] = new_text
     for path, text in outcome.headers.items():
-        write_atomic(path, text.encode())
+        outputs[path] = text.encode()
+    write_all_atomic(outputs)
     diff = unified_diffs(outcome.originals, outcome.contents) if args.diff else ""
     if args.json:
         data = outcome.to_json()

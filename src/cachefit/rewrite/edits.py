@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from cachefit.atomic_files import is_special_file
-from cachefit.errors import Location, UnsafeTransformation
+from cachefit.errors import Location, UnsafeTransformation, UserError
 
 
 class EditConflict(UnsafeTransformation):
@@ -176,59 +176,63 @@ def apply_to_slice(data: bytes, start: int, end: int, edits: Iterable[Edit]) -> 
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same directory and a rename.
-
-    The file's permission bits are kept when it exists. Either the old or the new contents
-    are at `path` at any moment. A device or FIFO (`-o /dev/stdout`) is written in place.
-    """
-    if is_special_file(path):
-        with open(path, "wb") as fh:
-            fh.write(data)
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = None
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    """Write `data` to `path` as `write_all_atomic` does."""
+    write_all_atomic({path: data})
 
 
 def write_all_atomic(contents: dict[str, bytes]) -> None:
-    """Write several files, each atomically; all temporary files are written first."""
+    """Write several files, each through a temporary file in its directory and a rename,
+    all temporary files first: a failure before the renames leaves every file as it was.
+
+    A symbolic link is followed (the file it names is rewritten, the link stays). An
+    existing file keeps its permission bits; a new one gets 0666 less the umask, as a
+    shell redirection would. A device or FIFO (`-o /dev/stdout`) is written in place.
+    A path that cannot be written (a missing or read-only directory, a directory named as
+    the file) raises UserError naming it, before any file is touched when that can be
+    seen beforehand (the rename itself failing is the only later case)."""
+    targets = {path: path if is_special_file(path) else os.path.realpath(path)
+               for path in contents}
+    for path, target in targets.items():
+        if is_special_file(target):
+            continue
+        if os.path.isdir(target):
+            raise UserError(f"cannot write {path}: it is a directory",
+                            "name a file to write, not a directory")
+        if not os.path.isdir(os.path.dirname(target)):
+            raise UserError(f"cannot write {path}: its directory does not exist",
+                            "create the directory first or name another file")
+    umask = os.umask(0)
+    os.umask(umask)
     staged: list[tuple[str, str]] = []
     try:
-        for path, data in contents.items():
-            directory = os.path.dirname(os.path.abspath(path))
-            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".",
-                                       suffix=".tmp", dir=directory)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-            except FileNotFoundError:
-                pass
-        for tmp, path in staged:
-            os.replace(tmp, path)
-        staged = []
+        try:
+            for path, data in contents.items():
+                target = targets[path]
+                if is_special_file(target):
+                    continue
+                fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".",
+                                           suffix=".tmp", dir=os.path.dirname(target))
+                staged.append((tmp, target))
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                try:
+                    mode = os.stat(target).st_mode & 0o7777
+                except FileNotFoundError:
+                    mode = 0o666 & ~umask
+                os.chmod(tmp, mode)
+            for path, data in contents.items():
+                if is_special_file(targets[path]):
+                    with open(targets[path], "wb") as fh:
+                        fh.write(data)
+            for tmp, target in staged:
+                os.replace(tmp, target)
+            staged = []
+        except OSError as exc:
+            name = exc.filename if isinstance(exc.filename, str) else "a file"
+            raise UserError(f"cannot write {name}: {exc.strerror or exc}",
+                            "check that its directory exists and is writable") from exc
     finally:
         for tmp, _ in staged:
             try:
