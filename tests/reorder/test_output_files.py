@@ -1,6 +1,6 @@
 """Where `cachefit reorder` writes: through a symbolic link to the real header, new files
 with the umask's mode, and nothing at all when one of the outputs cannot be written (an
-error naming it, exit 2)."""
+error naming it, exit 2); running out of memory is a one-line error too."""
 
 from __future__ import annotations
 
@@ -92,3 +92,18 @@ def test_new_outputs_get_the_mode_the_umask_allows(tmp_path: Path, cachefit) -> 
 def _cc() -> None:
     if subprocess.run(["sh", "-c", "command -v cc"], capture_output=True).returncode:
         pytest.skip("no C compiler")
+
+
+def test_running_out_of_memory_is_a_one_line_error(tmp_path: Path, cachefit,
+                                                   monkeypatch) -> None:
+    from cachefit.cli import reorder_cmd
+
+    def exhaust(_args: object) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(reorder_cmd, "run", exhaust)
+    tree = _tree(tmp_path)
+    code, out, err = cachefit("reorder", "t", tree / "src" / "use.c", "--order", "b,a")
+    assert code == 1 and not out
+    assert err == ("cachefit: error: cachefit reorder ran out of memory; give it more memory "
+                   "or a smaller problem (fewer files, a smaller record)\n")

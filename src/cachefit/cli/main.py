@@ -82,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError:
+        print(f"cachefit: error: cachefit {args.command} ran out of memory; give it more "
+              "memory or a smaller problem (fewer files, a smaller record)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -67,6 +67,10 @@ from cachefit.model.record_layout import Record
 EXACT_MAX_UNITS = 32
 """Records with at most this many units get the exact circuit model over all units
 (when the fast methods have not already proven optimality)."""
+EXACT_MAX_LINES = 64
+"""The exact model also needs the record to span at most this many lines (its coverage
+literals grow with the lines a unit may cover: a 64 KB record of two arrays took 27 s
+and 4.4 GB, a 256 KB one ran out of memory)."""
 LINE_MODEL_MAX_HOT = 200
 """Larger records of cache-aligned objects get the line model up to this many hot units."""
 DET_PER_SECOND = 0.3
@@ -241,7 +245,8 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     circuit model gets the remaining time, hinted with the best order so far."""
     deadline = began + time_limit
     det_total = time_limit * DET_PER_SECOND
-    small = len(problem.units) <= EXACT_MAX_UNITS
+    small = len(problem.units) <= EXACT_MAX_UNITS and \
+        problem.size_limit <= EXACT_MAX_LINES * problem.line
     aligned = problem.starts == (0,)
     line_model = aligned and len(problem.hot) <= LINE_MODEL_MAX_HOT
     cluster_share = 0.1 if small or line_model else 0.3
