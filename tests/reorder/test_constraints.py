@@ -88,6 +88,23 @@ def test_container_of_and_single_members_need_nothing(tmp_path: Path) -> None:
     assert got == []
 
 
+def test_opaque_handles_need_nothing(tmp_path: Path) -> None:
+    """zlib's pattern: a unit where the record is incomplete stores its own state in the
+    record's pointer slot; nothing there reads the record through another type. Casting
+    the record to an incomplete type (handing it to an API) reads nothing either."""
+    write(tmp_path, {
+        "api.h": "struct obj;\nstruct stream { struct obj *state; };\n",
+        "rec.h": '#include "api.h"\n' + REC,
+        "reader.c": '#include "api.h"\nstruct rd { long mode; int bits; };\n'
+                    "void put(struct stream *s, struct rd *r) { s->state = (struct obj *)r; }\n"
+                    "long get(struct stream *s) { return ((struct rd *)s->state)->mode; }\n",
+        "writer.c": '#include "rec.h"\nstruct opaque;\nvoid api(struct opaque *);\n'
+                    "void hand(struct obj *o) { api((struct opaque *)o); }\n"})
+    a = analyse("obj", units_for([str(tmp_path / "rec.h"), str(tmp_path / "reader.c"),
+                                  str(tmp_path / "writer.c")], None, ["-std=gnu11"]))
+    assert not a.refusals and a.constraints == []
+
+
 def test_cacheline_group_markers(tmp_path: Path) -> None:
     rec = """\
 struct obj {

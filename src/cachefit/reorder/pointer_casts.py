@@ -7,7 +7,10 @@ the other type reads to stay where they are. When that is just the first member 
 constraint is `first`; otherwise the covering members are pinned. Casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
 casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
-base and derived classes need nothing. Reads cursors only.
+base and derived classes need nothing, and neither do casts where one side is an
+incomplete type in that unit (an opaque handle: zlib's `struct internal_state *state`
+holding inflate's own state; nothing there reads the record through the other type).
+Reads cursors only.
 """
 
 from __future__ import annotations
@@ -142,6 +145,9 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
                                loc)
     if other.kind == ci.TypeKind.RECORD and _related(other, source if upcast else target):
         return None
+    if (source if upcast else target).get_canonical().get_size() < 0 or \
+            other.get_canonical().get_size() < 0:
+        return None         # an opaque handle: this unit sees no layout on one side
     size = max(other.get_size(), 1)
     covering = tuple(f.name for f in record.fields if f.offset < size)
     what = (f"a pointer to {record.name} is converted to/from "
