@@ -110,6 +110,34 @@ def test_text_keeps_comments_attributes_and_units(tmp_path: Path, cachefit) -> N
     assert "split declarations: a" in err
 
 
+def test_continued_trailing_comment_moves_with_its_member(tmp_path: Path, cachefit) -> None:
+    """zlib's gz_state: comment-only lines aligned under a member's trailing comment
+    continue it; a comment at another column before the next member is that one's."""
+    src = ("struct pos { unsigned have; long at; };\n"
+           "struct t {\n"
+           "    struct pos x;           /* exposed part */\n"
+           "                            /* x.have: bytes available */\n"
+           "                            /* x.at: position */\n"
+           "    int mode;               /* mode */\n"
+           "    /* the cold one */\n"
+           "    long cold;\n"
+           "    long hot;               /* hot */\n"
+           "};\n")
+    write(tmp_path, {"t.h": src})
+    code, out, err = cachefit("reorder", "t", tmp_path / "t.h", "--order",
+                              "hot,x,cold,mode", "--", "-std=c11")
+    assert code == 0, err
+    body = out[out.index("struct t {"):].splitlines()
+    assert body[1:9] == ["    long hot;               /* hot */",
+                         "    struct pos x;           /* exposed part */",
+                         "                            /* x.have: bytes available */",
+                         "                            /* x.at: position */",
+                         "    /* the cold one */",
+                         "    long cold;",
+                         "    int mode;               /* mode */",
+                         "};"]
+
+
 def test_macro_group_must_stay_together(tmp_path: Path, cachefit) -> None:
     write(tmp_path, {"rec.h": HEADER})
     code, _, err = cachefit("reorder", "obj", tmp_path / "rec.h", "--order",

@@ -22,7 +22,14 @@ import clang.cindex as ci
 
 from cachefit.errors import Location, UserError
 from cachefit.reorder.clang_util import is_anonymous_member, is_anonymous_name, kind_of
-from cachefit.rewrite.source_text import Span, Tok, line_end, only_blanks_before, tokens_of
+from cachefit.rewrite.source_text import (
+    Span,
+    Tok,
+    line_end,
+    line_start,
+    only_blanks_before,
+    tokens_of,
+)
 
 CK = ci.CursorKind
 Access = Literal["public", "protected", "private"]
@@ -420,14 +427,21 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
     """Extend each item's `core` over the comments directly before it and after it on its line.
 
     A comment belongs to the item before it when it sits on that item's last line and no
-    code follows it on that line; otherwise to the next item. Comments on the line of `{`
+    code follows it on that line, or when it continues such a comment: alone on the next
+    line, at the same column (zlib's `x;  /* "x" for exposed */` followed by lines of
+    `/* x.have: ... */` under it); otherwise to the next item. Comments on the line of `{`
     and comments after the last item stay where they are.
     """
     def inside_item_or_directive(t: Tok) -> bool:
         return any(it.decl.begin <= t.begin < it.decl.end for it in items)
 
+    def column(pos: int) -> int:
+        start = line_start(text, pos)
+        return len(text[start:pos].decode(errors="replace").expandtabs(8))
+
     lead: dict[int, int] = {}
     trail: dict[int, int] = {}
+    trail_col: dict[int, int] = {}
     for i in range(open_i + 1, close_i):
         t = toks[i]
         if t.kind != "COMMENT" or inside_item_or_directive(t):
@@ -441,6 +455,12 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
         if same_line and not code_follows:
             if prev is not None:
                 trail[prev] = max(trail.get(prev, 0), t.end)
+                trail_col.setdefault(prev, column(t.begin))
+            continue
+        if prev is not None and prev in trail and not code_follows and \
+                lines.line(t.begin) == lines.line(trail[prev]) + 1 and \
+                only_blanks_before(text, t.begin) and column(t.begin) == trail_col[prev]:
+            trail[prev] = t.end
             continue
         if nxt is not None:
             lead[nxt] = min(lead.get(nxt, t.begin), t.begin)
