@@ -138,6 +138,35 @@ def test_continued_trailing_comment_moves_with_its_member(tmp_path: Path, cachef
                          "};"]
 
 
+def test_comment_below_its_member_moves_with_it(tmp_path: Path, cachefit) -> None:
+    """zlib's deflate.h: a comment block right under a member and followed by a blank line
+    (or the end of the members) documents that member."""
+    src = ("struct s {\n"
+           "    long cold0;\n"
+           "\n"
+           "    char *window;\n"
+           "    /* Sliding window. Input bytes are read into the second half\n"
+           "     * of the window.\n"
+           "     */\n"
+           "\n"
+           "    long size;\n"
+           "    /* Actual size of window */\n"
+           "    long hot;\n"
+           "    long last;\n"
+           "    /* the last one */\n"
+           "};\n")
+    write(tmp_path, {"s.h": src})
+    code, out, err = cachefit("reorder", "s", tmp_path / "s.h", "--order",
+                              "last,hot,window,cold0,size", "--", "-std=c11")
+    assert code == 0, err
+    lines = [ln.strip() for ln in out[out.index("struct s {"):].splitlines()[1:] if ln.strip()]
+    assert lines[:3] == ["long last;", "/* the last one */", "/* Actual size of window */"]
+    assert lines[3:8] == ["long hot;", "char *window;",
+                          "/* Sliding window. Input bytes are read into the second half",
+                          "* of the window.", "*/"]
+    assert lines[8:] == ["long cold0;", "long size;", "};"]
+
+
 def test_macro_group_must_stay_together(tmp_path: Path, cachefit) -> None:
     write(tmp_path, {"rec.h": HEADER})
     code, _, err = cachefit("reorder", "obj", tmp_path / "rec.h", "--order",

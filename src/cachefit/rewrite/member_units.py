@@ -27,6 +27,7 @@ from cachefit.rewrite.source_text import (
     Tok,
     line_end,
     line_start,
+    only_blanks_after,
     only_blanks_before,
     tokens_of,
 )
@@ -429,8 +430,11 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
     A comment belongs to the item before it when it sits on that item's last line and no
     code follows it on that line, or when it continues such a comment: alone on the next
     line, at the same column (zlib's `x;  /* "x" for exposed */` followed by lines of
-    `/* x.have: ... */` under it); otherwise to the next item. Comments on the line of `{`
-    and comments after the last item stay where they are.
+    `/* x.have: ... */` under it), or when a block of comment lines starts on the line
+    right after the item and a blank line (or the end of the member list) follows the
+    block (zlib's deflate.h documents members below them); otherwise to the next item.
+    Comments on the line of `{` and other comments after the last item stay where they
+    are.
     """
     def inside_item_or_directive(t: Tok) -> bool:
         return any(it.decl.begin <= t.begin < it.decl.end for it in items)
@@ -442,11 +446,33 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
     lead: dict[int, int] = {}
     trail: dict[int, int] = {}
     trail_col: dict[int, int] = {}
+    def below_block_end(i: int, prev: int) -> int | None:
+        """The end of the comment block from toks[i] when it documents item `prev` from
+        below: from the line after the item, each comment alone on the line after the
+        last, then a blank line or the end of the member list."""
+        anchor = max(items[prev].decl.end, trail.get(prev, 0))
+        if lines.line(toks[i].begin) != lines.line(anchor) + 1:
+            return None
+        end = toks[i].end
+        j = i + 1
+        while j < close_i and toks[j].kind == "COMMENT" and \
+                lines.line(toks[j].begin) == lines.line(end) + 1 and \
+                only_blanks_before(text, toks[j].begin) and only_blanks_after(text, toks[j].end):
+            end = toks[j].end
+            j += 1
+        if j == close_i or not only_blanks_after(text, end):
+            return end if j == close_i else None
+        after = line_end(text, end) + 1
+        blank = text[after:line_end(text, after)].strip(b" \t\r") == b""
+        return end if blank else None
+
     for i in range(open_i + 1, close_i):
         t = toks[i]
         if t.kind != "COMMENT" or inside_item_or_directive(t):
             continue
         prev = max((k for k, it in enumerate(items) if it.decl.end <= t.begin), default=None)
+        if prev is not None and t.end <= trail.get(prev, 0):
+            continue                    # inside a block already given to `prev`
         nxt = min((k for k, it in enumerate(items) if it.decl.begin >= t.end), default=None)
         prev_end = items[prev].decl.end if prev is not None else toks[open_i].end
         same_line = lines.line(prev_end) == lines.line(t.begin)
@@ -462,6 +488,12 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
                 only_blanks_before(text, t.begin) and column(t.begin) == trail_col[prev]:
             trail[prev] = t.end
             continue
+        if prev is not None and not code_follows and only_blanks_before(text, t.begin) and \
+                only_blanks_after(text, t.end):
+            end = below_block_end(i, prev)
+            if end is not None:
+                trail[prev] = end
+                continue
         if nxt is not None:
             lead[nxt] = min(lead.get(nxt, t.begin), t.begin)
     out: list[Item] = []
