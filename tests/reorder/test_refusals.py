@@ -52,6 +52,11 @@ CASES = {
     "ifdef-in-members": (
         {"rec.h": REC.replace("    int b;\n", "#ifdef WITH_B\n    int b;\n#endif\n")},
         "preprocessor conditionals", "rec.h", 6),
+    "positional-init-in-skipped-code": (
+        {"rec.h": REC + "typedef struct obj obj_t;\n",
+         "use.c": _use("#ifdef SMALL\nstatic const obj_t tab[2] = {\n    {1, 2, 3, 4}, {5}};\n"
+                       "#else\nstatic const obj_t tab[1] = {{.c = 1, .l = 4}};\n#endif")},
+        "obj is initialised by position in code the preprocessor skipped", "use.c", 5),
     "inline-asm-offset": (
         {"rec.h": REC,
          "use.c": _use('void f(struct obj *p) {\n'
@@ -75,6 +80,16 @@ def test_refused_and_untouched(tmp_path: Path, cachefit, case: str) -> None:
     assert err.startswith("cachefit: error: ")
     assert snapshot(paths) == before
     assert not out
+
+
+def test_designated_or_zero_lists_in_skipped_code_are_fine(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"rec.h": REC, "use.c": _use(
+        "#if 0\nstruct obj a = {.a = 1, .c = 2};\nstruct obj z = {0};\n"
+        "struct obj e = {};\nstruct obj arr[2] = {[1] = {.b = 1}};\nint obj = {3};\n"
+        "#endif\nstruct obj g = {.l = 5};")})
+    code, _out, err = cachefit("reorder", "obj", tmp_path / "rec.h", tmp_path / "use.c",
+                               "--order", ORDER, "--", "-std=gnu11")
+    assert code == 0, err
 
 
 def test_abi_list_in_project_file(tmp_path: Path, cachefit,

@@ -36,6 +36,7 @@ from cachefit.reorder.clang_util import (
     location,
 )
 from cachefit.reorder.constraints import OrderConstraint, Refusal, dedupe
+from cachefit.reorder.inactive_code import positional_lists, record_names
 from cachefit.reorder.init_lists import InitSite, classify_list, elided_site
 from cachefit.reorder.memory_uses import MemoryUses
 from cachefit.reorder.offset_forms import OffsetEvaluator
@@ -260,6 +261,12 @@ def scan_code(units: Sequence[tuple[str, list[str]]], usr: str, record: Record,
         tu = (parsed or {}).get(path) or parse_unit(path, args, detailed=True)
         _UnitScan(tu, usr, record, record_name, is_cxx(path, args), header_macro,
                   asm_headers, offsets_header, out).run()
+        for loc in positional_lists(tu, record_names(tu, usr, record_name)):
+            out.refusals.append(Refusal(
+                f"{record_name} is initialised by position in code the preprocessor skipped "
+                "with these flags (reordering would break that configuration)",
+                "give it designators (.member = value) by hand: cachefit cannot rewrite "
+                "code the preprocessor skipped", loc))
         out.units.append(path)
     out.constraints = dedupe(out.constraints)
     seen: set[tuple[str, str]] = set()
