@@ -167,6 +167,33 @@ def test_comment_below_its_member_moves_with_it(tmp_path: Path, cachefit) -> Non
     assert lines[8:] == ["long cold0;", "long size;", "};"]
 
 
+def test_group_markers_after_a_blank_line_stay_where_they_are(tmp_path: Path,
+                                                              cachefit) -> None:
+    """libyaml's Doxygen groups: `@name ... @{` / `@}` blocks set off by blank lines are
+    not a member's comments; they stay in place and stay balanced."""
+    src = ("struct p {\n\n"
+           "    /**\n     * @name Errors\n     * @{\n     */\n\n"
+           "    /** Error type. */\n    int error;\n"
+           "    /** Error text. */\n    const char *problem;\n\n"
+           "    /**\n     * @}\n     */\n\n"
+           "    /** @name Scanner @{ */\n\n"
+           "    /** Indentation. */\n    int indent;\n\n"
+           "    /** @} */\n};\n")
+    write(tmp_path, {"p.h": src})
+    code, out, err = cachefit("reorder", "p", tmp_path / "p.h", "--order",
+                              "indent,problem,error", "--", "-std=c11")
+    assert code == 0, err
+    body = out[out.index("struct p {"):]
+    opened = [i for i in range(len(body)) if body.startswith("@{", i)]
+    closed = [i for i in range(len(body)) if body.startswith("@}", i)]
+    assert len(opened) == len(closed) == 2
+    assert all(o < c for o, c in zip(opened, closed, strict=True))
+    assert body.index("@name Errors") < body.index("/** Indentation. */") < \
+        body.index("int indent;")
+    assert body.index("/** Error text. */") < body.index("const char *problem;") < \
+        body.index("/** Error type. */") < body.index("int error;")
+
+
 def test_macro_group_must_stay_together(tmp_path: Path, cachefit) -> None:
     write(tmp_path, {"rec.h": HEADER})
     code, _, err = cachefit("reorder", "obj", tmp_path / "rec.h", "--order",

@@ -432,9 +432,11 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
     line, at the same column (zlib's `x;  /* "x" for exposed */` followed by lines of
     `/* x.have: ... */` under it), or when a block of comment lines starts on the line
     right after the item and a blank line (or the end of the member list) follows the
-    block (zlib's deflate.h documents members below them); otherwise to the next item.
-    Comments on the line of `{` and other comments after the last item stay where they
-    are.
+    block (zlib's deflate.h documents members below them); otherwise to the next item
+    when no blank line separates them (directly or through comments that do belong to
+    it). Comments on the line of `{`, comments after a blank line before the next item
+    (section headings, Doxygen `@name ... @{` group markers) and other comments after the
+    last item stay where they are.
     """
     def inside_item_or_directive(t: Tok) -> bool:
         return any(it.decl.begin <= t.begin < it.decl.end for it in items)
@@ -444,6 +446,7 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
         return len(text[start:pos].decode(errors="replace").expandtabs(8))
 
     lead: dict[int, int] = {}
+    above: dict[int, list[Tok]] = {}
     trail: dict[int, int] = {}
     trail_col: dict[int, int] = {}
     def below_block_end(i: int, prev: int) -> int | None:
@@ -495,7 +498,17 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
                 trail[prev] = end
                 continue
         if nxt is not None:
-            lead[nxt] = min(lead.get(nxt, t.begin), t.begin)
+            above.setdefault(nxt, []).append(t)
+    for k, comments in above.items():
+        # directly above only: a blank line ends the chain (a section heading or a
+        # Doxygen `@name ... @{` marker stays where it is)
+        start = items[k].decl.begin
+        for t in reversed(comments):
+            if lines.line(start) - lines.line(t.end) > 1:
+                break
+            start = t.begin
+        if start != items[k].decl.begin:
+            lead[k] = start
     out: list[Item] = []
     for k, it in enumerate(items):
         core = Span(lead.get(k, it.decl.begin), max(trail.get(k, 0), it.decl.end))
