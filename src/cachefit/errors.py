@@ -59,7 +59,9 @@ class ParseError(UserError):
 
 
 class TypeNotFound(UserError):
-    """No record of the requested name; `details` holds the closest names."""
+    """No record of the requested name; `names`: the records the unit does define."""
+
+    names: list[str] = []
 
 
 class AmbiguousType(UserError):

@@ -24,6 +24,21 @@ def test_unknown_type_prints_closest_names(capsys: pytest.CaptureFixture[str]) -
     assert "did you mean: plain" in err
 
 
+@pytest.mark.parametrize("command", ["show", "reorder"])
+def test_unknown_type_in_several_units_looks_at_all_of_them(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str) -> None:
+    """The closest names come from every unit searched, not the last one."""
+    (tmp_path / "a.c").write_text("struct inflate_state { int mode; };\n"
+                                  "struct inflate_state s;\n")
+    (tmp_path / "b.c").write_text("struct gz_other { int fd; };\nstruct gz_other g;\n")
+    extra = ["--order", "alphabetical"] if command == "reorder" else []
+    code, out, err = run(capsys, command, "inflate_stat", str(tmp_path / "a.c"),
+                         str(tmp_path / "b.c"), *extra, "--", "-std=c11")
+    assert code == 2 and out == ""
+    assert err == ("cachefit: error: no record named 'inflate_stat' in any of the 2 units; "
+                   "did you mean: inflate_state\n")
+
+
 def test_name_in_two_scopes_lists_qualified_names(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "show", "tcb", str(CXX_FILE), "--", *CXX_ARGS)
     assert code == 2 and out == ""

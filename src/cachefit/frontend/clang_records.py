@@ -308,13 +308,29 @@ def find_record(tu: ci.TranslationUnit, wanted: str, path: str,
                 return record_from_cursor(decl, path, args)
     names = sorted({e.name for e in entries if not e.system} |
                    {e.qualified for e in entries if not e.system})
+    exc = TypeNotFound(f"no record named '{wanted}' in {path}",
+                       _suggestion(wanted, names, "this unit"))
+    exc.names = names
+    raise exc
+
+
+def _suggestion(wanted: str, names: Sequence[str], where: str) -> str:
     short = {n.rsplit("::", 1)[-1]: n for n in names}
-    close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
+    close = difflib.get_close_matches(wanted, list(names), n=5, cutoff=0.5)
     close += [short[s] for s in difflib.get_close_matches(wanted, list(short), n=5, cutoff=0.5)
               if short[s] not in close]
-    hint = ("did you mean: " + ", ".join(close[:5])) if close else \
-        "no record of a similar name in this unit; check the spelling and the files given"
-    raise TypeNotFound(f"no record named '{wanted}' in {path}", hint)
+    return ("did you mean: " + ", ".join(close[:5])) if close else \
+        f"no record of a similar name in {where}; check the spelling and the files given"
+
+
+def not_found_in_any(wanted: str, misses: Sequence[TypeNotFound]) -> TypeNotFound:
+    """One error for a name none of several units defines, with the closest names of all
+    of them (one unit: its own error)."""
+    if len(misses) == 1:
+        return misses[0]
+    names = sorted({n for m in misses for n in m.names})
+    return TypeNotFound(f"no record named '{wanted}' in any of the {len(misses)} units",
+                        _suggestion(wanted, names, "these units"))
 
 
 def load_record(path: str, args: Sequence[str], wanted: str) -> Record:

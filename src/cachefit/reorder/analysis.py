@@ -17,7 +17,7 @@ import clang.cindex as ci
 
 from cachefit.errors import Location, TypeNotFound, UnsafeTransformation, UserError
 from cachefit.frontend.clang_parse import parse_unit
-from cachefit.frontend.clang_records import record_from_cursor
+from cachefit.frontend.clang_records import not_found_in_any, record_from_cursor
 from cachefit.frontend.compile_db import commands_for
 from cachefit.model import Record
 from cachefit.reorder.code_scan import ScanResult, is_cxx, scan_code
@@ -76,7 +76,7 @@ class Analysis:
 def find_definition(units: Sequence[Unit], type_name: str
                     ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor]:
     """The first unit that defines `type_name`, parsed, with the definition's cursor."""
-    last: TypeNotFound | None = None
+    misses: list[TypeNotFound] = []
     for path, args in units:
         if path.endswith((".S", ".sx", ".s")):
             continue
@@ -84,9 +84,9 @@ def find_definition(units: Sequence[Unit], type_name: str
         try:
             return (path, args), tu, find_record_cursor(tu, type_name, path, args)
         except TypeNotFound as exc:
-            last = exc
-    if last is not None:
-        raise last
+            misses.append(exc)
+    if misses:
+        raise not_found_in_any(type_name, misses)
     raise UserError("no C or C++ unit to analyse", "name a source file")
 
 
