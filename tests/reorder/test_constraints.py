@@ -222,6 +222,23 @@ def test_given_order_breaking_a_range_is_refused(tmp_path: Path, cachefit) -> No
     assert f"{tmp_path / 'main.c'}:3:36" in err
 
 
+def test_refusal_of_a_given_order_is_one_line_however_many_places(tmp_path: Path,
+                                                                   cachefit) -> None:
+    src = ("struct pub { unsigned have; unsigned char *next; };\n"
+           "typedef struct { struct pub x; int mode; int err; } state;\n"
+           "int a(struct pub *f) { state *s = (state *)f; return s->mode; }\n"
+           "int b(struct pub *f) { state *s = (state *)f; return s->err; }\n"
+           "int c(struct pub *f) { state *s = (state *)f; return s->err + s->mode; }\n")
+    write(tmp_path, {"g.c": src})
+    code, out, err = cachefit("reorder", "state", tmp_path / "g.c", "--order", "mode,err,x",
+                              "--", "-std=c11")
+    assert code == 2 and not out
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"cachefit: error: {tmp_path / 'g.c'}:3:35: the given order breaks "
+                          "an order constraint: x stays the first member")
+    assert "(and 2 more constraints it breaks); choose an order" in err
+
+
 @pytest.mark.parametrize("flag", ["--json", None])
 def test_terminal_and_json_list_constraints(tmp_path: Path, cachefit, flag) -> None:
     write(tmp_path, {"rec.h": REC_RUN, "main.c": MAIN_RUN})

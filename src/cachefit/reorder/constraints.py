@@ -100,8 +100,8 @@ class Refusal:
                 "fixable": self.fixable}
 
     def error(self, more: int = 0) -> UnsafeTransformation:
-        details = [f"and {more} more place{'s' if more > 1 else ''} like it"] if more else []
-        return UnsafeTransformation(self.what, self.todo, self.location, details)
+        also = f" (and {more} more place{'s' if more > 1 else ''} like it)" if more else ""
+        return UnsafeTransformation(self.what + also, self.todo, self.location)
 
 
 def dedupe(constraints: Sequence[OrderConstraint]) -> list[OrderConstraint]:

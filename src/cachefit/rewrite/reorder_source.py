@@ -129,12 +129,14 @@ def violations(constraints: list[OrderConstraint], old: list[str],
 
 def refuse_order(a: Analysis, bad: list[OrderConstraint], what: str) -> UnsafeTransformation:
     c = bad[0]
-    details = [f"{x.location or 'definition'}: {x.describe()}" for x in bad[1:]]
-    return UnsafeTransformation(f"{what} breaks an order constraint: {c.describe()}",
-                                "choose an order that honours the constraints (see --json), "
-                                "or use --profile to let the optimizer honour them",
+    more = len(bad) - 1
+    also = f" (and {more} more constraint{'s' if more > 1 else ''} it breaks)" if more else ""
+    return UnsafeTransformation(f"{what} breaks an order constraint: {c.describe()}{also}",
+                                "choose an order that honours the constraints, or use "
+                                "--profile without --order to let the optimizer honour them "
+                                "(its summary and --json list them all)",
                                 c.location or (a.body.units[0].location if a.body.units
-                                               else None), details)
+                                               else None))
 
 
 def _relaxed_attributes(result: LayoutResult | None) -> dict[str, str]:
