@@ -7,28 +7,16 @@ the plain dirty search when the marking cannot end."""
 from __future__ import annotations
 
 import pytest
-from layout_synth import large_case
 from test_layout_block_best_first import _case
-from test_layout_block_search import problem_of
+from test_layout_block_native import _native, _problem  # noqa: F401  (_native: autouse)
 
 from cachefit.layout import block_native as bn
 from cachefit.layout import block_search as bs
-from cachefit.layout.block_search import applicable, block_search
+from cachefit.layout.block_search import block_search
 from cachefit.layout.problem import LayoutProblem
 
 CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 22, 4)]
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _native() -> None:
-    assert bn.available(), "the native block search could not be built (is cc installed?)"
-
-
-def _problem(n: int, hot: int, seed: int) -> LayoutProblem:
-    record, entry = large_case(n, hot, seed)
-    problem = problem_of(record, entry)
-    assert applicable(problem)
-    return problem
 
 
 def _least_lines(problem: LayoutProblem) -> int:

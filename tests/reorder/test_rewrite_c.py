@@ -110,6 +110,15 @@ def test_text_keeps_comments_attributes_and_units(tmp_path: Path, cachefit) -> N
     assert "split declarations: a" in err
 
 
+def _reordered(tmp_path: Path, cachefit, name: str, src: str, order: str) -> str:
+    """The text from `struct NAME {` on after reordering `src` (a header) to `order`."""
+    write(tmp_path, {f"{name}.h": src})
+    code, out, err = cachefit("reorder", name, tmp_path / f"{name}.h", "--order", order,
+                              "--", "-std=c11")
+    assert code == 0, err
+    return out[out.index(f"struct {name} {{"):]
+
+
 def test_continued_trailing_comment_moves_with_its_member(tmp_path: Path, cachefit) -> None:
     """zlib's gz_state: comment-only lines aligned under a member's trailing comment
     continue it; a comment at another column before the next member is that one's."""
@@ -123,11 +132,7 @@ def test_continued_trailing_comment_moves_with_its_member(tmp_path: Path, cachef
            "    long cold;\n"
            "    long hot;               /* hot */\n"
            "};\n")
-    write(tmp_path, {"t.h": src})
-    code, out, err = cachefit("reorder", "t", tmp_path / "t.h", "--order",
-                              "hot,x,cold,mode", "--", "-std=c11")
-    assert code == 0, err
-    body = out[out.index("struct t {"):].splitlines()
+    body = _reordered(tmp_path, cachefit, "t", src, "hot,x,cold,mode").splitlines()
     assert body[1:9] == ["    long hot;               /* hot */",
                          "    struct pos x;           /* exposed part */",
                          "                            /* x.have: bytes available */",
@@ -155,11 +160,8 @@ def test_comment_below_its_member_moves_with_it(tmp_path: Path, cachefit) -> Non
            "    long last;\n"
            "    /* the last one */\n"
            "};\n")
-    write(tmp_path, {"s.h": src})
-    code, out, err = cachefit("reorder", "s", tmp_path / "s.h", "--order",
-                              "last,hot,window,cold0,size", "--", "-std=c11")
-    assert code == 0, err
-    lines = [ln.strip() for ln in out[out.index("struct s {"):].splitlines()[1:] if ln.strip()]
+    body = _reordered(tmp_path, cachefit, "s", src, "last,hot,window,cold0,size")
+    lines = [ln.strip() for ln in body.splitlines()[1:] if ln.strip()]
     assert lines[:3] == ["long last;", "/* the last one */", "/* Actual size of window */"]
     assert lines[3:8] == ["long hot;", "char *window;",
                           "/* Sliding window. Input bytes are read into the second half",
@@ -179,11 +181,7 @@ def test_group_markers_after_a_blank_line_stay_where_they_are(tmp_path: Path,
            "    /** @name Scanner @{ */\n\n"
            "    /** Indentation. */\n    int indent;\n\n"
            "    /** @} */\n};\n")
-    write(tmp_path, {"p.h": src})
-    code, out, err = cachefit("reorder", "p", tmp_path / "p.h", "--order",
-                              "indent,problem,error", "--", "-std=c11")
-    assert code == 0, err
-    body = out[out.index("struct p {"):]
+    body = _reordered(tmp_path, cachefit, "p", src, "indent,problem,error")
     opened = [i for i in range(len(body)) if body.startswith("@{", i)]
     closed = [i for i in range(len(body)) if body.startswith("@}", i)]
     assert len(opened) == len(closed) == 2
