@@ -611,7 +611,7 @@ static alive_table *alive_build(const search *s, keyset *states, int64_t *bestg,
     for (int32_t t = 0; t < nt; t++)
         pieces += s->in->counts0[t];
     alive_table *a = calloc(1, sizeof(alive_table));
-    uint8_t *level = malloc(n ? n : 1);
+    int32_t *level = malloc((n ? n : 1) * sizeof(int32_t));   /* pieces left */
     size_t *first = calloc((size_t)pieces + 2, sizeof(size_t));
     uint32_t *order = malloc((ev->n ? ev->n : 1) * sizeof(uint32_t));
     uint8_t *live = calloc(n ? n : 1, 1);
@@ -626,7 +626,7 @@ static alive_table *alive_build(const search *s, keyset *states, int64_t *bestg,
         int32_t p = 0;
         for (int32_t t = 0; t < nt; t++)
             p += st[t];
-        level[id] = (uint8_t)(p < 255 ? p : 255);
+        level[id] = p;
         if (!p && expg[id] == bestg[id])
             live[id] = 1;
     }
