@@ -88,6 +88,23 @@ def test_container_of_and_single_members_need_nothing(tmp_path: Path) -> None:
     assert got == []
 
 
+def test_struct_hack_tail_stays_last(tmp_path: Path, cachefit) -> None:
+    """leveldb's LRUHandle: `char key_data[1]` last, allocated with sizeof - 1 + n and
+    written past its one element; moving it would overwrite the members after it."""
+    rec = ("struct handle {\n    void *value;\n    unsigned hash;\n"
+           "    char key_data[1];  // beginning of key\n};\n")
+    got = _constraints(tmp_path, "", rec=rec, name="handle")
+    assert got == [("same_side", (), "key_data", 4)]
+    code, _out, err = cachefit("reorder", "handle", tmp_path / "rec.h", "--order",
+                               "key_data,hash,value", "--", "-std=c11")
+    assert code == 2
+    assert "a one-element array last in the record" in err
+    code, out, err = cachefit("reorder", "handle", tmp_path / "rec.h", "--order",
+                              "hash,value,key_data", "--", "-std=c11")
+    assert code == 0, err
+    assert out.index("unsigned hash;") < out.index("void *value;") < out.index("key_data[1]")
+
+
 def test_opaque_handles_need_nothing(tmp_path: Path) -> None:
     """zlib's pattern: a unit where the record is incomplete stores its own state in the
     record's pointer slot; nothing there reads the record through another type. Casting

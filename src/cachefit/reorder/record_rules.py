@@ -13,8 +13,10 @@ model places them with it.
 Constraints: fields declared by one macro expansion, by one anonymous struct or by one
 declaration that defines a type stay together in their order (a macro header that
 other records share is handled by code_scan); zero-size marker fields (`char
-cacheline_group_begin[0]`) are group boundaries every field stays on its side of. Reads the
-definition only; never edits.
+cacheline_group_begin[0]`) are group boundaries every field stays on its side of; a
+one-element array declared last (`char key[1]`, the pre-C99 "struct hack" for a
+variable-length tail, as in leveldb's LRUHandle) stays last, like a flexible array
+member. Reads the definition only; never edits.
 """
 
 from __future__ import annotations
@@ -132,6 +134,13 @@ def record_constraints(record: Record, body: RecordBody) -> list[OrderConstraint
             out.append(OrderConstraint("unit", u.fields, "one declaration that defines a "
                                        "type and cannot be split", u.location))
     last = record.fields[-1].name if record.fields else None
+    tail = record.fields[-1] if record.fields else None
+    if tail is not None and not tail.is_bitfield and tail.type.replace(" ", "").endswith("[1]"):
+        unit = next((u for u in body.units if tail.name in u.fields), None)
+        out.append(OrderConstraint("same_side", (), "a one-element array last in the "
+                                   "record: the pre-C99 variable-length tail (struct hack) "
+                                   "is used past sizeof, so it stays last",
+                                   unit.location if unit else None, tail.name))
     for f in record.fields:
         if f.size == 0 and not f.is_bitfield and f.name != last:
             unit = next((u for u in body.units if f.name in u.fields), None)
