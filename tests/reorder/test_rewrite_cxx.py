@@ -129,3 +129,38 @@ def test_constructor_initialiser_lists_follow_the_new_order(tmp_path: Path, cach
         (tmp_path / "s.cc").read_text()
     for cxx in CXX_COMPILERS:      # -Wall -Werror: -Wreorder would fail the build
         assert build_and_run(tmp_path, "s.cc", cxx, "-std=c++17") == before
+
+
+def test_initialiser_comments_move_with_their_initialisers(tmp_path: Path, cachefit) -> None:
+    """A comment that ends an initialiser's line (also after a `{}` body) stays with that
+    initialiser; a line without one gets none (leveldb's `fd_(fd),  // the fd`)."""
+    source = ("struct S {\n  S(int a, int b);\n  int a_;\n  int b_;\n  int c_;\n};\n"
+              "S::S(int a, int b)\n"
+              "    : a_(a),  // the first argument\n"
+              "      b_(b),\n"
+              "      c_(0) {}  // always zero\n"
+              "int main() { S s(1, 2); return s.a_ == 1 && s.b_ == 2 ? 0 : 1; }\n")
+    write(tmp_path, {"s.cc": source})
+    code, out, err = cachefit("reorder", "S", tmp_path / "s.cc", "--order", "c_,b_,a_",
+                              "--", "-std=c++17")
+    assert code == 0, err
+    assert ("    : c_(0),  // always zero\n"
+            "      b_(b),\n"
+            "      a_(a) {}  // the first argument\n") in out
+    (tmp_path / "s.cc").write_text(out)
+    for cxx in CXX_COMPILERS:
+        build_and_run(tmp_path, "s.cc", cxx, "-std=c++17")
+
+
+def test_initialiser_comments_stay_when_a_line_cannot_take_one(tmp_path: Path,
+                                                               cachefit) -> None:
+    """The last initialiser's line opens the body (`b_(b) {  // body`): no comment can go
+    there, so the comments stay where they are and the code still compiles."""
+    source = ("struct S {\n  S(int a, int b);\n  int a_;\n  int b_;\n};\n"
+              "S::S(int a, int b)\n    : a_(a),  // first\n      b_(b) {  // the body\n"
+              "  a_ += 0;\n}\nint main() { S s(1, 2); return s.a_ == 1 ? 0 : 1; }\n")
+    write(tmp_path, {"s.cc": source})
+    code, out, err = cachefit("reorder", "S", tmp_path / "s.cc", "--order", "b_,a_",
+                              "--", "-std=c++17")
+    assert code == 0, err
+    assert "    : b_(b),  // first\n      a_(a) {  // the body\n" in out

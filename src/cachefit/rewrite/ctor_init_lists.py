@@ -6,7 +6,8 @@ mem-initialiser list, so reordering the list changes nothing at run time; it onl
 members is a constraint found by code_scan, not handled here. `find_lists` locates the
 member initialisers of the record's constructors (by cursors and tokens); `reorder_list`
 produces the edits that put them in the new order, each initialiser moving as its source
-text; base-class initialisers stay where they are. Nothing is written.
+text with the comment that ends its line; base-class initialisers stay where they are.
+Nothing is written.
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ from cachefit.rewrite.source_text import Span, tokens_of
 
 @dataclass(frozen=True)
 class InitList:
-    """The member initialisers of one constructor: (member, text span) in written order."""
+    """The member initialisers of one constructor: (member, text span) in written order;
+    per initialiser the comment that ends its line (`a_(a),  // the first`; for the last
+    one also after a `{}` body on that line) and where such a comment would go (after the
+    `,` or the body's `}`)."""
 
     file: str
     location: Location
     items: tuple[tuple[str, Span], ...]
+    comments: tuple[Span | None, ...] = ()
+    tails: tuple[int | None, ...] = ()          # None: code follows on that line
 
     @property
     def key(self) -> tuple[str, int]:
@@ -69,7 +75,53 @@ def find_list(ctor: ci.Cursor, field_name: Callable[[ci.Cursor], str | None]
         items.append((name, Span(toks[i].begin, toks[j].end)))
     if len(items) < 2:
         return None
-    return InitList(loc.file, loc, tuple(items))
+    comments, tails = _line_comments(ctor, items)
+    return InitList(loc.file, loc, tuple(items), comments, tails)
+
+
+def _line_comments(ctor: ci.Cursor, items: list[tuple[str, Span]]
+                   ) -> tuple[tuple[Span | None, ...], tuple[int | None, ...]]:
+    """Each initialiser's comment at the end of its line, and the offset after its `,` (or
+    the body's braces on that line): tokens of the constructor up to the end of the line
+    where it ends, so a comment after `{}` counts."""
+    ext = ctor.extent
+    tu = ctor.translation_unit
+    toks = [(t.kind.name, t.spelling, t.extent.start.offset, t.extent.end.offset,
+             t.extent.start.line) for t in ctor.get_tokens()]
+    if ext.start.file is not None:
+        # the rest of the last line: the start of the next one (none past the file's end)
+        following = ci.SourceLocation.from_position(tu, ext.start.file, ext.end.line + 1, 1)
+        if following.file is not None and following.offset > ext.end.offset:
+            rng = ci.SourceRange.from_locations(ext.start, following)
+            toks = [(t.kind.name, t.spelling, t.extent.start.offset, t.extent.end.offset,
+                     t.extent.start.line) for t in tu.get_tokens(extent=rng)]
+    comments: list[Span | None] = []
+    tails: list[int | None] = []
+    for k, (_, span) in enumerate(items):
+        nxt = items[k + 1][1].begin if k + 1 < len(items) else None
+        after = [t for t in toks if t[2] >= span.end]
+        line = next((t[4] for t in toks if t[3] == span.end), None)
+        tail: int | None = span.end
+        found = None
+        for n, (kind, text, begin, end, ln) in enumerate(after):
+            if ln != line:
+                break
+            if nxt is not None and begin >= nxt:
+                tail = None             # the next initialiser on the same line
+                break
+            if kind == "COMMENT":
+                # it ends the line: nothing after it there (not `a(1), /* b */ b(2)`)
+                if all(t[4] != line for t in after[n + 1:]):
+                    found = Span(begin, end)
+                break
+            if not (text == "," or text == "}" or text == "{" and n + 1 < len(after)
+                    and after[n + 1][1] == "}"):
+                tail = None             # only `,` or an empty body `{}` before it
+                break
+            tail = end
+        comments.append(found)
+        tails.append(tail)
+    return tuple(comments), tuple(tails)
 
 
 def reorder_list(lst: InitList, new_order: Sequence[str], data: bytes) -> list[Edit]:
@@ -79,9 +131,31 @@ def reorder_list(lst: InitList, new_order: Sequence[str], data: bytes) -> list[E
     if [n for n, _ in wanted] == [n for n, _ in lst.items]:
         return []
     edits = []
-    for (_, slot), (name, span) in zip(lst.items, wanted, strict=True):
+    index = {name: k for k, (name, _) in enumerate(lst.items)}
+    # comments move only when every line that must take one ends with its initialiser
+    movable = bool(lst.comments) and all(
+        lst.tails[k] is not None for k, (name, _) in enumerate(wanted)
+        if lst.comments[index[name]] is not None or lst.comments[k] is not None)
+    for k, ((_, slot), (name, span)) in enumerate(zip(lst.items, wanted, strict=True)):
         if slot != span:
             edits.append(Edit(lst.file, slot.begin, slot.end,
                               data[span.begin:span.end].decode("utf-8", "surrogateescape"),
                               f"initialiser of {name} in declaration order"))
+        if not movable:
+            continue
+        here, moved = lst.comments[k], lst.comments[index[name]]
+        why = f"the comment of {name}'s initialiser"
+        text = "" if moved is None else \
+            data[moved.begin:moved.end].decode("utf-8", "surrogateescape")
+        if here is not None and here != moved:
+            start = here.begin
+            tail = lst.tails[k]
+            if moved is None and tail is not None:   # drop the blanks before it too
+                while start > tail and data[start - 1:start] in (b" ", b"\t"):
+                    start -= 1
+            edits.append(Edit(lst.file, start, here.end, text, why))
+        elif here is None and moved is not None:
+            tail = lst.tails[k]
+            assert tail is not None
+            edits.append(Edit(lst.file, tail, tail, "  " + text, why))
     return edits
