@@ -39,6 +39,21 @@ def test_unknown_type_in_several_units_looks_at_all_of_them(
                    "did you mean: inflate_state\n")
 
 
+def test_files_may_follow_the_options(capsys: pytest.CaptureFixture[str],
+                                      tmp_path: Path) -> None:
+    """`show S -p DIR s.c` as well as `show S s.c -p DIR` (and flatten alike)."""
+    (tmp_path / "s.c").write_text("struct S { int a; char b; };\nstruct S s;\n")
+    (tmp_path / "compile_commands.json").write_text(
+        f'[{{"directory": "{tmp_path}", "file": "{tmp_path / "s.c"}", '
+        '"arguments": ["cc", "-c", "s.c"]}]')
+    code, out, err = run(capsys, "show", "S", "-p", str(tmp_path), str(tmp_path / "s.c"))
+    assert code == 0, err
+    assert out.startswith("struct S {")
+    code, out, err = run(capsys, "flatten", "S", "-p", str(tmp_path), str(tmp_path / "s.c"),
+                         "--json")
+    assert "unrecognized arguments" not in err
+
+
 def test_name_in_two_scopes_lists_qualified_names(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "show", "tcb", str(CXX_FILE), "--", *CXX_ARGS)
     assert code == 2 and out == ""

@@ -7,14 +7,15 @@ import json
 import os
 import sys
 
+from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.errors import UserError
 from cachefit.flatten.api import FlattenResult, flatten_files, flatten_tree
 from cachefit.rewrite.edits import display_path, write_atomic
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "flatten", help="turn a class hierarchy into one flat class",
+    p = add_intermixed_parser(
+        sub, "flatten", help="turn a class hierarchy into one flat class",
         description="Copy the inherited members of CLASS into CLASS, drop overridden "
                     "functions and shadowed members, 'virtual' and the base classes; code "
                     "that uses CLASS does not change. Works on a translation unit (FILE), a "

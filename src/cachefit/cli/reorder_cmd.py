@@ -12,44 +12,22 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
 
+from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.errors import UserError
 from cachefit.reorder.analysis import analyse, units_for
 from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
 from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome, reorder_source
 
 
-class _IntermixedParser(argparse.ArgumentParser):
-    """Lets FILEs follow options (`reorder tcb --order x file.h`), like most compilers."""
-
-    _inside = False
-
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                         namespace: argparse.Namespace | None = None
-                         ) -> tuple[argparse.Namespace, list[str]]:
-        if self._inside:
-            return super().parse_known_args(args, namespace)
-        self._inside = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._inside = False
-
-
 def register(sub: argparse._SubParsersAction) -> None:
-    parser_class = sub._parser_class
-    sub._parser_class = type("ReorderParser", (_IntermixedParser, parser_class), {})
-    try:
-        p = _add_parser(sub)
-    finally:
-        sub._parser_class = parser_class
+    p = _add_parser(sub)
     p.set_defaults(func=run)
 
 
 def _add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser(
-        "reorder", help="reorder a record's members for a profile and rewrite the source",
+    p = add_intermixed_parser(
+        sub, "reorder", help="reorder a record's members for a profile and rewrite the source",
         description="Choose the member order of TYPE that touches the fewest cache lines for "
                     "the profile (or apply --order), honouring what the code base relies on "
                     "(offsetof ranges, first-member casts, macro groups, ...), rewrite the "

@@ -6,14 +6,15 @@ import argparse
 import json
 import sys
 
+from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.errors import UserError
 from cachefit.frontend.record_source import load_record_for_cli
 from cachefit.report.layout_text import format_layout
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "show", help="print the layout of a struct/class/union",
+    p = add_intermixed_parser(
+        sub, "show", help="print the layout of a struct/class/union",
         description="Print the layout of TYPE as the compiler lays it out: one line per member "
                     "with offset and size, holes, cache-line boundaries and totals. Sources come "
                     "from FILEs (compiler arguments after --), from a compile_commands.json (-p) "
