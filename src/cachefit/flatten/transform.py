@@ -1253,6 +1253,15 @@ class Flattener:
         for g in (m.group or [m])[1:]:
             edits += self.region_edits(g.cursor, ctx)
         edits += self.head_edits(m, m.cursor, start, new_name)
+        if m.kind == "method" and m.pure:
+            # a pure virtual function with a definition, called as Base::f(): its copy is
+            # an ordinary function, so `= 0` goes
+            toks = self.src.tokens(f, start, end)
+            for i in range(len(toks) - 1, 1, -1):
+                if toks[i].spelling == "0" and toks[i - 1].spelling == "=":
+                    edits.append(Edit(f, toks[i - 2].end, toks[i].end, "",
+                                      "drop the pure specifier"))
+                    break
         text = apply_to_slice(self.src.data(f), start, end, drop_contained(edits))
         if m.kind == "type" and not text.rstrip().endswith(";"):
             text += ";"
