@@ -131,6 +131,15 @@ def test_constructor_initialiser_lists_follow_the_new_order(tmp_path: Path, cach
         assert build_and_run(tmp_path, "s.cc", cxx, "-std=c++17") == before
 
 
+def _reordered_cc(tmp_path: Path, cachefit, source: str, order: str) -> str:
+    """s.cc (struct S) reordered to `order`: the rewritten file."""
+    write(tmp_path, {"s.cc": source})
+    code, out, err = cachefit("reorder", "S", tmp_path / "s.cc", "--order", order,
+                              "--", "-std=c++17")
+    assert code == 0, err
+    return out
+
+
 def test_initialiser_comments_move_with_their_initialisers(tmp_path: Path, cachefit) -> None:
     """A comment that ends an initialiser's line (also after a `{}` body) stays with that
     initialiser; a line without one gets none (leveldb's `fd_(fd),  // the fd`)."""
@@ -140,10 +149,7 @@ def test_initialiser_comments_move_with_their_initialisers(tmp_path: Path, cache
               "      b_(b),\n"
               "      c_(0) {}  // always zero\n"
               "int main() { S s(1, 2); return s.a_ == 1 && s.b_ == 2 ? 0 : 1; }\n")
-    write(tmp_path, {"s.cc": source})
-    code, out, err = cachefit("reorder", "S", tmp_path / "s.cc", "--order", "c_,b_,a_",
-                              "--", "-std=c++17")
-    assert code == 0, err
+    out = _reordered_cc(tmp_path, cachefit, source, "c_,b_,a_")
     assert ("    : c_(0),  // always zero\n"
             "      b_(b),\n"
             "      a_(a) {}  // the first argument\n") in out
@@ -159,8 +165,5 @@ def test_initialiser_comments_stay_when_a_line_cannot_take_one(tmp_path: Path,
     source = ("struct S {\n  S(int a, int b);\n  int a_;\n  int b_;\n};\n"
               "S::S(int a, int b)\n    : a_(a),  // first\n      b_(b) {  // the body\n"
               "  a_ += 0;\n}\nint main() { S s(1, 2); return s.a_ == 1 ? 0 : 1; }\n")
-    write(tmp_path, {"s.cc": source})
-    code, out, err = cachefit("reorder", "S", tmp_path / "s.cc", "--order", "b_,a_",
-                              "--", "-std=c++17")
-    assert code == 0, err
+    out = _reordered_cc(tmp_path, cachefit, source, "b_,a_")
     assert "    : b_(b),  // first\n      a_(a) {  // the body\n" in out
