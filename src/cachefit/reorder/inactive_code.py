@@ -14,6 +14,8 @@ It reads translation units only.
 from __future__ import annotations
 
 import ctypes
+import functools
+from typing import Any
 
 import clang.cindex as ci
 
@@ -25,19 +27,29 @@ class _RangeList(ctypes.Structure):
     _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(ci.SourceRange))]
 
 
-def skipped_ranges(tu: ci.TranslationUnit) -> list[ci.SourceRange]:
-    """The source ranges the preprocessor skipped in `tu` (every file), outside system
-    headers; empty when this libclang cannot say."""
+@functools.cache
+def _skipped_api() -> tuple[Any, Any] | None:
+    """libclang's clang_getAllSkippedRanges and its dispose function, typed once."""
     lib = ci.conf.lib
     try:
         get = lib.clang_getAllSkippedRanges
         dispose = lib.clang_disposeSourceRangeList
     except AttributeError:
-        return []
+        return None
     get.argtypes = [ci.TranslationUnit]
     get.restype = ctypes.POINTER(_RangeList)
     dispose.argtypes = [ctypes.POINTER(_RangeList)]
     dispose.restype = None
+    return get, dispose
+
+
+def skipped_ranges(tu: ci.TranslationUnit) -> list[ci.SourceRange]:
+    """The source ranges the preprocessor skipped in `tu` (every file), outside system
+    headers; empty when this libclang cannot say."""
+    api = _skipped_api()
+    if api is None:
+        return []
+    get, dispose = api
     found = get(tu)
     if not found:
         return []

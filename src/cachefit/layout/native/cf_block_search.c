@@ -562,7 +562,7 @@ typedef struct {
     keyset keys;                      /* the projected states (counts, cursor, distances) */
     int64_t *g;                       /* per state: its least cost from the root */
     uint8_t *live;                    /* per state: on a path of the least cost to a goal */
-    int32_t nt, nfp;
+    int32_t nt;                       /* item types of the projection */
 } alive_table;
 
 void cf_bs_alive_free(void *p)
@@ -646,7 +646,6 @@ static alive_table *alive_build(const search *s, keyset *states, int64_t *bestg,
     a->g = bestg;
     a->live = live;
     a->nt = nt;
-    a->nfp = s->nfp;
     memset(states, 0, sizeof(*states));
 out:
     free(level);
