@@ -56,7 +56,8 @@ class _Input(ctypes.Structure):
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
                 ("group_cap", ctypes.c_int64), ("enumerate", ctypes.c_int32),
                 ("alive_out", ctypes.POINTER(ctypes.c_void_p)), ("alive", ctypes.c_void_p),
-                ("ptype", _I32), ("nlines", ctypes.c_int32)]
+                ("ptype", _I32), ("nlines", ctypes.c_int32), ("oracle", ctypes.c_int32),
+                ("oracle_cap", ctypes.c_int64)]
 
 
 class _Output(ctypes.Structure):
@@ -162,8 +163,8 @@ class LinesOptimalStates:
 def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                floor: tuple[int, int] | None = None, max_states: int = MAX_STATES,
                partial: bool = True, groups: int = 0, group_size: int = 4,
-               group_cap: int = 200_000, alive: LinesOptimalStates | None = None
-               ) -> tuple[BestFirstOutcome, int]:
+               group_cap: int = 200_000, alive: LinesOptimalStates | None = None,
+               oracle_cap: int = 0) -> tuple[BestFirstOutcome, int]:
     """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
     Returns the outcome and the status (NODES, STATES, DEADLINE or NOMEM when cut).
 
@@ -180,9 +181,13 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     as the Python search does.
 
     `alive` (a dirty search, `floor` given): children whose lines projection is not in
-    that table are dropped (docs/layout.md, "Dirty search over lines-optimal states")."""
+    that table are dropped (docs/layout.md, "Dirty search over lines-optimal states").
+    `oracle_cap` > 0 (a dirty search, `floor` given): children the lines oracle proves
+    unable to reach the floor's lines are dropped; it may expand that many states
+    (counted as nodes), then lets every child through (docs/layout.md, "Lines oracle")."""
     out, status, _table = _run(search, limit, max_nodes, deadline, floor, max_states,
-                               partial, groups, group_size, group_cap, False, alive)
+                               partial, groups, group_size, group_cap, False, alive,
+                               oracle_cap)
     return out, status
 
 
@@ -205,7 +210,8 @@ def lines_optimal_states(view: _Search, ptype: list[int], lines: int, max_nodes:
 def _run(search: _Search, limit: int, max_nodes: int, deadline: float | None,
          floor: tuple[int, int] | None, max_states: int, partial: bool, groups: int,
          group_size: int, group_cap: int, enumerate_: bool,
-         alive: LinesOptimalStates | None) -> tuple[BestFirstOutcome, int, int | None]:
+         alive: LinesOptimalStates | None, oracle_cap: int = 0
+         ) -> tuple[BestFirstOutcome, int, int | None]:
     """One call of `cf_block_best_first`; the table handle when `enumerate_` ended with
     every state expanded."""
     assert _lib is not None, "call available() first"
@@ -245,7 +251,8 @@ def _run(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                  arr(ctypes.c_int32, gfp), group_cap, int(enumerate_),
                  ctypes.pointer(table), alive.handle if alive is not None else None,
                  arr(ctypes.c_int32, alive.ptype if alive is not None else []),
-                 alive.nlines if alive is not None else 0)
+                 alive.nlines if alive is not None else nl if oracle_cap > 0 else 0,
+                 int(oracle_cap > 0), oracle_cap)
     path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
     out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
     # out of memory ends the search like the budget: the f being expanded is a bound

@@ -240,16 +240,8 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     if exact and best[0] == lb:
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
-        rest = counter.limit - counter.nodes
-        alive = _lines_optimal_states(scalar, lb, counter) if native else None
-        # a marking that could not end leaves the plain dirty search its own share only
-        cap = rest if alive is not None or not native else rest - int(rest * MARK_SHARE)
-        try:
-            out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
-                              alive, cap)
-        finally:
-            if alive is not None:
-                alive.close()
+        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
+                          oracle=True)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
             found.append(targets)
@@ -285,23 +277,20 @@ def _lines_optimal_states(scalar: _Search, lines: int, counter: _Counter
 
 
 def _best_first(search: _Search, limit: int, counter: _Counter,
-                floor: tuple[int, int] | None, native: bool,
-                alive: block_native.LinesOptimalStates | None = None,
-                max_nodes: int | None = None) -> BestFirstOutcome:
+                floor: tuple[int, int] | None, native: bool, oracle: bool = False
+                ) -> BestFirstOutcome:
     """One best-first search within `counter`'s budget (and at most `max_nodes` native
     nodes), natively when `native` and the search's numbers fit; the counter ends as the
     Python search leaves it (one tick past the budget when cut). `alive`: a dirty search
     keeps to those states, without group bounds (they would only cost)."""
     if native and block_native.fits(search, limit):
-        groups, size, cap = GROUPS[floor is not None] if alive is None else (0, 3, 0)
+        groups, size, cap = GROUPS[floor is not None]
         budget = counter.limit - counter.nodes
-        if max_nodes is not None:
-            budget = min(budget, max_nodes)
         out, _status = block_native.best_first(search, limit, budget,
                                                counter.deadline, floor,
                                                partial=PARTIAL[floor is not None],
                                                groups=groups, group_size=size, group_cap=cap,
-                                               alive=alive)
+                                               oracle_cap=budget if oracle else 0)
         counter.nodes += out.expanded + (0 if out.complete else 1)
         return out
     return best_first(search, limit, _Budget, floor=floor)

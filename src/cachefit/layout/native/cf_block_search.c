@@ -50,6 +50,11 @@ typedef struct {
     const void *alive;
     const int32_t *ptype;
     int32_t nlines;
+    /* oracle != 0 (a dirty search, floor given): a child is dropped when the lines oracle
+     * (below) proves that it cannot reach floor_lines lines; the oracle expands at most
+     * oracle_cap states (counted as nodes), after which it lets every child through. */
+    int32_t oracle;
+    int64_t oracle_cap;
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
@@ -914,6 +919,474 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
     return total;
 }
 
+/* ---- the lines oracle (docs/layout.md, "Lines oracle"): whether a dirty search's state
+ * can still reach the proven least lines. Its lines projection, with the whole-granule
+ * pieces of each lines class (the same lines footprints) left merged into one block,
+ * since some completion of the least lines places them contiguously (the blocks'
+ * exchange argument, which holds from any state), is asked whether its least future
+ * lines are at most a budget by a memoised depth-first search: moves tried by increasing
+ * cost + bound, each state's proven lower bound (lb) and found cost (ub) kept. ---- */
+typedef struct {
+    cf_bs_input pin;
+    search ps;
+    int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap, *tclass;
+    int32_t nclass;
+    int32_t **cls;                    /* per class: its type per granules left, or -1 */
+    int64_t *pweight;
+    keyset keys;
+    int64_t *lb, *ub;
+    size_t cap_lb, cap_ub, stride;
+    int64_t nodes, cap;
+    int dead;
+    int32_t maxdepth, nl;
+    uint8_t *kids, *open, *share, *proj;
+    int64_t *kadd, *kest, *left, *cleft;
+    int32_t *order;
+    int32_t *rem;
+    group *gr;                        /* group bounds over the projection */
+    int32_t ngroups;
+    uint8_t *ingroup;
+    /* dominance: per (counts, cursor), up to MEMO_PER_KEY states with those */
+    keyset ck;
+    int32_t *chead, *ccount, *cnext;
+    size_t cap_chead, cap_ccount, cap_cnext;
+    uint8_t *ckbuf;
+} oracle;
+
+static void oracle_free(oracle *o)
+{
+    keyset_free(&o->ck);
+    free(o->chead);
+    free(o->ccount);
+    free(o->cnext);
+    free(o->ckbuf);
+    for (int32_t j = 0; j < o->ngroups; j++)
+        group_free(&o->gr[j]);
+    free(o->gr);
+    free(o->ingroup);
+    search_free(&o->ps);
+    keyset_free(&o->keys);
+    free(o->lb);
+    free(o->ub);
+    free(o->psize);
+    free(o->palign);
+    free(o->pcounts);
+    free(o->pstart);
+    free(o->pidx);
+    free(o->tmap);
+    free(o->tclass);
+    for (int32_t c = 0; c < o->nclass; c++)
+        free(o->cls[c]);
+    free(o->cls);
+    free(o->pweight);
+    free(o->kids);
+    free(o->open);
+    free(o->share);
+    free(o->proj);
+    free(o->kadd);
+    free(o->kest);
+    free(o->left);
+    free(o->cleft);
+    free(o->order);
+    free(o->rem);
+}
+
+/* 0, or -1 when the projection cannot be built (no memory, too many types, lines weights
+ * not multiples of the floor scale): then the oracle is not used. */
+static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
+{
+    memset(o, 0, sizeof(*o));
+    int32_t nt = in->nt, nfp = in->nfp, nl = in->nlines, g = in->g;
+    if (nl <= 0 || nl > nfp || !in->floor_scale)
+        return -1;
+    o->nl = nl;
+    o->tmap = malloc((size_t)nt * sizeof(int32_t));
+    o->tclass = malloc((size_t)nt * sizeof(int32_t));
+    o->cls = calloc((size_t)nt + 1, sizeof(int32_t *));
+    o->rem = calloc((size_t)nt + 1, sizeof(int32_t));
+    o->pweight = calloc((size_t)nl, sizeof(int64_t));
+    if (!o->tmap || !o->tclass || !o->cls || !o->rem || !o->pweight)
+        return -1;
+    for (int32_t i = 0; i < nl; i++) {
+        if (in->weight[i] % in->floor_scale)
+            return -1;
+        o->pweight[i] = in->weight[i] / in->floor_scale;
+    }
+    /* projected types: the loose ones (merged by size, alignment, lines footprints), then
+     * per class one type per granule count its pieces can leave */
+    int32_t cap_types = 256, pnt = 0;
+    int32_t *rep = malloc((size_t)cap_types * sizeof(int32_t));  /* a dirty type per type */
+    o->psize = calloc((size_t)cap_types, sizeof(int32_t));
+    o->palign = calloc((size_t)cap_types, sizeof(int32_t));
+    o->pcounts = calloc((size_t)cap_types, sizeof(int32_t));
+    int32_t *crep = malloc((size_t)nt * sizeof(int32_t));       /* a dirty type per class */
+    if (!rep || !o->psize || !o->palign || !o->pcounts || !crep) {
+        free(rep);
+        free(crep);
+        return -1;
+    }
+    int rc = -1;
+    for (int32_t t = 0; t < nt; t++) {
+        const uint8_t *mt = s->member + (size_t)t * nfp;
+        o->tmap[t] = o->tclass[t] = -1;
+        if (in->align[t] == g && in->size[t] % g == 0) {
+            int32_t c;
+            for (c = 0; c < o->nclass; c++)
+                if (!memcmp(s->member + (size_t)crep[c] * nfp, mt, nl))
+                    break;
+            if (c == o->nclass)
+                crep[o->nclass++] = t;
+            o->tclass[t] = c;
+            continue;
+        }
+        int32_t p;
+        for (p = 0; p < pnt; p++)
+            if (o->psize[p] == in->size[t] && o->palign[p] == in->align[t] &&
+                !memcmp(s->member + (size_t)rep[p] * nfp, mt, nl))
+                break;
+        if (p == pnt) {
+            if (pnt >= 255)
+                goto out;
+            rep[pnt] = t;
+            o->psize[pnt] = in->size[t];
+            o->palign[pnt] = in->align[t];
+            pnt++;
+        }
+        o->pcounts[p] += in->counts0[t];
+        o->tmap[t] = p;
+    }
+    for (int32_t c = 0; c < o->nclass; c++) {
+        int32_t total = 0;
+        for (int32_t t = 0; t < nt; t++)
+            if (o->tclass[t] == c)
+                total += in->counts0[t] * (in->size[t] / g);
+        uint8_t *can = calloc((size_t)total + 1, 1);
+        o->cls[c] = malloc(((size_t)total + 1) * sizeof(int32_t));
+        if (!can || !o->cls[c]) {
+            free(can);
+            goto out;
+        }
+        can[0] = 1;
+        for (int32_t t = 0; t < nt; t++)
+            if (o->tclass[t] == c)
+                for (int32_t n = 0; n < in->counts0[t]; n++)
+                    for (int32_t r = total; r >= in->size[t] / g; r--)
+                        can[r] |= can[r - in->size[t] / g];
+        o->cls[c][0] = -1;
+        for (int32_t r = 1; r <= total; r++) {
+            o->cls[c][r] = -1;
+            if (!can[r])
+                continue;
+            if (pnt >= 255) {
+                free(can);
+                goto out;
+            }
+            rep[pnt] = crep[c];
+            o->psize[pnt] = r * g;
+            o->palign[pnt] = g;
+            o->pcounts[pnt] = r == total;
+            o->cls[c][r] = pnt++;
+        }
+        free(can);
+    }
+    o->pstart = calloc((size_t)pnt + 1, sizeof(int32_t));
+    o->pidx = calloc((size_t)pnt * nl + 1, sizeof(int32_t));
+    if (!o->pstart || !o->pidx)
+        goto out;
+    int32_t q = 0, pieces = 0;
+    for (int32_t p = 0; p < pnt; p++) {
+        o->pstart[p] = q;
+        for (int32_t i = 0; i < nl; i++)
+            if (s->member[(size_t)rep[p] * nfp + i])
+                o->pidx[q++] = i;
+        if (o->pcounts[p] > 255)
+            goto out;
+        pieces += o->pcounts[p];
+    }
+    o->pstart[pnt] = q;
+    cf_bs_input *p = &o->pin;
+    p->nt = pnt;
+    p->nfp = nl;
+    p->g = g;
+    p->k = in->k;
+    p->size = o->psize;
+    p->align = o->palign;
+    p->counts0 = o->pcounts;
+    p->fidx_start = o->pstart;
+    p->fidx = o->pidx;
+    p->weight = o->pweight;
+    p->mp = p->mq = -1;
+    if (search_init(&o->ps, p))
+        goto out;
+    o->cap = in->oracle_cap;
+    o->maxdepth = pieces + 2;
+    o->stride = ((size_t)pnt + 1 + nl + 7) / 8 * 8;
+    size_t nk = (size_t)2 * pnt + 2, nf = (size_t)nl + 1;
+    o->kids = calloc((size_t)o->maxdepth * nk, o->stride);
+    o->kadd = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
+    o->kest = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
+    o->order = calloc((size_t)o->maxdepth * nk, sizeof(int32_t));
+    o->left = calloc((size_t)o->maxdepth * nf, sizeof(int64_t));
+    o->cleft = calloc(nf, sizeof(int64_t));
+    o->open = calloc(nf, 1);
+    o->share = calloc(nf, 1);
+    o->proj = calloc(o->stride, 1);
+    if (!o->kids || !o->kadd || !o->kest || !o->order || !o->left || !o->cleft || !o->open ||
+        !o->share || !o->proj || keyset_init(&o->keys, o->stride))
+        goto out;
+    o->ckbuf = calloc(((size_t)pnt + 1 + 7) / 8 * 8, 1);
+    if (!o->ckbuf || keyset_init(&o->ck, ((size_t)pnt + 1 + 7) / 8 * 8))
+        goto out;
+    if (in->ngroups > 0) {
+        p->ngroups = in->ngroups;
+        p->gstart = in->gstart;
+        p->gfp = in->gfp;
+        p->group_cap = in->group_cap;
+        o->gr = calloc(in->ngroups, sizeof(group));
+        o->ingroup = calloc(nl, 1);
+        if (!o->gr || !o->ingroup)
+            goto out;
+        for (; o->ngroups < in->ngroups; o->ngroups++) {
+            if (group_init(&o->gr[o->ngroups], p, o->ngroups)) {
+                group_free(&o->gr[o->ngroups]);
+                goto out;
+            }
+            for (int32_t q2 = in->gstart[o->ngroups]; q2 < in->gstart[o->ngroups + 1]; q2++)
+                o->ingroup[in->gfp[q2]] = 1;
+        }
+    }
+    rc = 0;
+out:
+    free(rep);
+    free(crep);
+    return rc;
+}
+
+static int64_t oracle_group_nodes(const oracle *o)
+{
+    int64_t n = 0;
+    for (int32_t j = 0; j < o->ngroups; j++)
+        n += o->gr[j].nodes;
+    return n;
+}
+
+/* Memo entry `id` of a new state: lb `h`, no cost found yet, and listed under its pieces
+ * and cursor for the dominance checks. 0, or -1 out of memory. */
+static int oracle_add(oracle *o, int64_t id, int64_t kid, int64_t h)
+{
+    int64_t *l = grow(o->lb, &o->cap_lb, (size_t)id, sizeof(int64_t));
+    if (!l)
+        return -1;
+    o->lb = l;
+    int64_t *u = grow(o->ub, &o->cap_ub, (size_t)id, sizeof(int64_t));
+    if (!u)
+        return -1;
+    o->ub = u;
+    o->lb[id] = h;
+    o->ub[id] = INT64_MAX;
+    if (o->ccount[kid] < MEMO_PER_KEY) {
+        int32_t *nx = grow(o->cnext, &o->cap_cnext, (size_t)id, sizeof(int32_t));
+        if (!nx)
+            return -1;
+        o->cnext = nx;
+        o->cnext[id] = o->chead[kid];
+        o->chead[kid] = (int32_t)id;
+        o->ccount[kid]++;
+    }
+    return 0;
+}
+
+/* Whether the least future lines of projected state `st` are at most `b`: 1 yes, 0 no,
+ * -1 when the cap or the memory ends the search (the oracle is then dead). */
+static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
+{
+    const search *s = &o->ps;
+    const cf_bs_input *in = s->in;
+    int32_t nt = s->nt, nfp = s->nfp, g = s->g;
+    int32_t cmod = st[nt];
+    const uint8_t *ages = st + nt + 1;
+    int any = 0;
+    for (int32_t t = 0; t < nt; t++)
+        any |= st[t] != 0;
+    if (!any)
+        return b >= 0;
+    if (b < 0)
+        return 0;
+    int added;
+    int64_t id = keyset_find(&o->keys, st, 0, &added);
+    if (id >= 0) {
+        if (o->ub[id] <= b)
+            return 1;
+        if (o->lb[id] > b)
+            return 0;
+    }
+    int64_t *left = o->left + (size_t)depth * (nfp + 1);
+    bytes_left(in, st, left);
+    int64_t h = base_bound(s, left, ages, cmod, o->open);
+    h += penalty(s, o->open, cmod, st, ages, o->share);
+    if (o->ngroups && h <= b) {
+        int64_t gv = groups_value(o->gr, o->ngroups, in, st, cmod, ages, o->ingroup);
+        if (gv >= 0) {
+            gv += base_bound_except(s, left, ages, cmod, o->open, o->ingroup);
+            gv += penalty(s, o->open, cmod, st, ages, o->share);
+            if (gv > h)
+                h = gv;
+        }
+    }
+    if (h > b) {
+        if (id >= 0 && h > o->lb[id])
+            o->lb[id] = h;
+        return 0;
+    }
+    /* states with the same pieces and cursor: a footprint at a larger distance pays at
+     * most that much more, and at a smaller one at most that much less */
+    memcpy(o->ckbuf, st, (size_t)nt + 1);
+    int cadded;
+    int64_t kid = keyset_find(&o->ck, o->ckbuf, 1, &cadded);
+    if (kid < 0)
+        return -1;
+    if (cadded) {
+        int32_t *hd = grow(o->chead, &o->cap_chead, (size_t)kid, sizeof(int32_t));
+        if (!hd)
+            return -1;
+        o->chead = hd;
+        int32_t *c = grow(o->ccount, &o->cap_ccount, (size_t)kid, sizeof(int32_t));
+        if (!c)
+            return -1;
+        o->ccount = c;
+        o->chead[kid] = -1;
+        o->ccount[kid] = 0;
+    }
+    for (int32_t x = o->chead[kid]; x >= 0; x = o->cnext[x]) {
+        if (x == id)
+            continue;
+        const uint8_t *a2 = o->keys.arena + (size_t)x * o->stride + nt + 1;
+        int64_t up = 0, down = 0;
+        for (int32_t i = 0; i < nfp; i++) {
+            if (a2[i] > ages[i])
+                down += in->weight[i] * (a2[i] - ages[i]);
+            else
+                up += in->weight[i] * (ages[i] - a2[i]);
+        }
+        if (o->lb[x] - down > b) {
+            if (id >= 0 && o->lb[x] - down > o->lb[id])
+                o->lb[id] = o->lb[x] - down;
+            return 0;
+        }
+        if (o->ub[x] != INT64_MAX && o->ub[x] + up <= b) {
+            if (id >= 0 && o->ub[x] + up < o->ub[id])
+                o->ub[id] = o->ub[x] + up;
+            return 1;
+        }
+    }
+    if (o->nodes + oracle_group_nodes(o) >= o->cap || depth + 1 >= o->maxdepth)
+        return -1;
+    if (id < 0) {
+        id = keyset_find(&o->keys, st, 1, &added);
+        if (id < 0 || oracle_add(o, id, kid, h))
+            return -1;
+    }
+    o->nodes++;
+    /* the children, by increasing cost + per-footprint bound (the penalty and the groups
+     * are the child's own first check) */
+    size_t nk = (size_t)2 * nt + 2;
+    uint8_t *kids = o->kids + (size_t)depth * nk * o->stride;
+    int64_t *kadd = o->kadd + (size_t)depth * nk, *kest = o->kest + (size_t)depth * nk;
+    int32_t *order = o->order + (size_t)depth * nk;
+    int32_t n = 0;
+    for (int32_t t = 0; t < nt; t++) {
+        if (!st[t])
+            continue;
+        int32_t nm = s->nmoves[(size_t)t * g + cmod];
+        for (int32_t j = 0; j < nm; j++) {
+            const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
+            uint8_t *c = kids + (size_t)n * o->stride;
+            memset(c, 0, o->stride);
+            int64_t add = make_child(s, st, left, t, m, c, o->cleft);
+            kadd[n] = add;
+            kest[n] = add + base_bound(s, o->cleft, c + nt + 1, m->ncmod, o->open);
+            order[n] = n;
+            n++;
+        }
+    }
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = order[i], j = i;
+        while (j > 0 && kest[order[j - 1]] > kest[x]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+    int64_t newlb = INT64_MAX;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t x = order[j];
+        if (kest[x] > b) {
+            if (kest[x] < newlb)
+                newlb = kest[x];
+            break;
+        }
+        const uint8_t *c = kids + (size_t)x * o->stride;
+        int r = oracle_query(o, c, b - kadd[x], depth + 1);
+        if (r < 0)
+            return -1;
+        int cany = 0;
+        for (int32_t t = 0; t < nt; t++)
+            cany |= c[t] != 0;
+        int64_t cid = cany ? keyset_find(&o->keys, c, 0, &added) : -1;
+        if (r == 1) {
+            int64_t cu = cid >= 0 ? o->ub[cid] : 0;
+            if (cany && cid < 0)
+                cu = b - kadd[x];     /* a dominance answer for a state not kept */
+            if (kadd[x] + cu < o->ub[id])
+                o->ub[id] = kadd[x] + cu;
+            return 1;
+        }
+        /* no: its least future lines exceed b - kadd[x] */
+        int64_t cl = b - kadd[x] + 1;
+        if (cid >= 0 && o->lb[cid] > cl)
+            cl = o->lb[cid];
+        if (kest[x] - kadd[x] > cl)
+            cl = kest[x] - kadd[x];
+        if (kadd[x] + cl < newlb)
+            newlb = kadd[x] + cl;
+    }
+    if (newlb > o->lb[id])
+        o->lb[id] = newlb;
+    return 0;
+}
+
+/* Whether the dirty search's state c, at cost cg, may still reach the least lines: 1
+ * yes (or the oracle cannot tell), 0 no. */
+static int oracle_live(oracle *o, const cf_bs_input *in, const uint8_t *c, int64_t cg)
+{
+    if (o->dead)
+        return 1;
+    int32_t pnt = o->ps.nt, nl = o->nl;
+    uint8_t *buf = o->proj;
+    memset(buf, 0, o->stride);
+    for (int32_t k = 0; k < o->nclass; k++)
+        o->rem[k] = 0;
+    for (int32_t t = 0; t < in->nt; t++) {
+        if (!c[t])
+            continue;
+        if (o->tmap[t] >= 0)
+            buf[o->tmap[t]] += c[t];
+        else
+            o->rem[o->tclass[t]] += c[t] * (in->size[t] / in->g);
+    }
+    for (int32_t k = 0; k < o->nclass; k++)
+        if (o->rem[k])
+            buf[o->cls[k][o->rem[k]]] = 1;
+    buf[pnt] = c[in->nt];
+    memcpy(buf + pnt + 1, c + in->nt + 1, (size_t)nl);
+    int r = oracle_query(o, buf, in->floor_lines - cg / in->floor_scale, 0);
+    if (r < 0) {
+        o->dead = 1;
+        return 1;
+    }
+    return r;
+}
+
 int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 {
     search s;
@@ -956,6 +1429,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     int32_t ngroups = 0;
     group *gr = NULL;
     uint8_t *ingroup = NULL;
+    oracle orc_store, *orc = NULL;
     uint32_t seq = 0;
     int added;
 
@@ -967,7 +1441,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
 
-    if (in->ngroups > 0) {
+    if (in->ngroups > 0 && !in->oracle) {
         gr = calloc(in->ngroups, sizeof(group));
         ingroup = calloc(nfp ? nfp : 1, 1);
         if (!gr || !ingroup)
@@ -980,6 +1454,13 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             for (int32_t q = in->gstart[ngroups]; q < in->gstart[ngroups + 1]; q++)
                 ingroup[in->gfp[q]] = 1;
         }
+    }
+
+    if (in->oracle) {
+        if (oracle_init(&orc_store, in, &s))
+            oracle_free(&orc_store);
+        else
+            orc = &orc_store;
     }
 
     /* the root */
@@ -1078,6 +1559,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         int64_t gnodes = 0;
         for (int32_t j = 0; j < ngroups; j++)
             gnodes += gr[j].nodes;
+        if (orc)
+            gnodes += orc->nodes + oracle_group_nodes(orc);
         if (expanded + gnodes >= in->max_nodes) {
             status = CF_BS_NODES;
             goto done;
@@ -1208,6 +1691,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                 }
                 if (alive && !alive_has(alive, in, child, ng, pbuf))
                     continue;         /* no lines-optimal layout goes through it */
+                if (orc && !oracle_live(orc, in, child, ng))
+                    continue;         /* the same, proven by the oracle */
                 int64_t id = keyset_find(&states, child, 1, &added);
                 if (id < 0) {
                     status = CF_BS_NOMEM;
@@ -1286,6 +1771,8 @@ done:
         int64_t gnodes = 0;
         for (int32_t j = 0; j < ngroups; j++)
             gnodes += gr[j].nodes;
+        if (orc)
+            gnodes += orc->nodes + oracle_group_nodes(orc);
         out->expanded = expanded + gnodes;
     }
     keyset_free(&states);
@@ -1320,5 +1807,7 @@ done:
         group_free(&gr[j]);
     free(gr);
     free(ingroup);
+    if (orc)
+        oracle_free(orc);
     return status;
 }
