@@ -159,6 +159,6 @@ def large_case(n: int, hot: int, seed: int) -> tuple[Record, dict[str, Any]]:
             for g in gs:
                 for f in groups[g]:
                     accesses.append([role, f.offset, min(f.size, 8),
-                                     "w" if (hash(f.name) + role) % 3 == 0 else "r"])
+                                     "w" if (int(f.name[1:]) + role) % 3 == 0 else "r"])
         sequences.append((max(1, 400 // (p + 1)), accesses))
     return record, profile_entry(record, sequences)

@@ -4,8 +4,9 @@
 search (same queue key, children, duplicate, dominance and re-queue rules), so at a given
 node budget both return the same outcome; the C form takes 20-50x less CPU per node,
 and the optimizer spends that as a larger node budget (`optimizer.NATIVE_NODES_PER_SECOND`).
-Two options change the order, not the meaning of the outcome: partial expansion (fewer
-states kept) and group bounds (a stronger bound); `block_search` uses both.
+Three options change the order, not the meaning of the outcome: partial expansion (fewer
+states kept), group bounds (a stronger bound) and, in a dirty search, the lines oracle
+(children that cannot reach the least lines dropped); `block_search` uses all three.
 The library is compiled once per source and compiler into the cache directory
 (`cache_files`), like the tracing runtime. When no C compiler is found, or
 CACHEFIT_NATIVE_SOLVER=0, `available()` is False and the caller uses the Python search.
@@ -54,10 +55,8 @@ class _Input(ctypes.Structure):
                 ("max_nodes", ctypes.c_int64), ("max_states", ctypes.c_int64),
                 ("deadline", ctypes.c_double), ("partial", ctypes.c_int32),
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
-                ("group_cap", ctypes.c_int64), ("enumerate", ctypes.c_int32),
-                ("alive_out", ctypes.POINTER(ctypes.c_void_p)), ("alive", ctypes.c_void_p),
-                ("ptype", _I32), ("nlines", ctypes.c_int32), ("oracle", ctypes.c_int32),
-                ("oracle_cap", ctypes.c_int64)]
+                ("group_cap", ctypes.c_int64), ("nlines", ctypes.c_int32),
+                ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64)]
 
 
 class _Output(ctypes.Structure):
@@ -100,10 +99,6 @@ def _load() -> ctypes.CDLL | None:
         return None
     lib.cf_block_best_first.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
     lib.cf_block_best_first.restype = ctypes.c_int
-    lib.cf_bs_alive_free.argtypes = [ctypes.c_void_p]
-    lib.cf_bs_alive_free.restype = None
-    lib.cf_bs_alive_count.argtypes = [ctypes.c_void_p]
-    lib.cf_bs_alive_count.restype = ctypes.c_int64
     return lib
 
 
@@ -131,40 +126,11 @@ def fits(search: _Search, limit: int) -> bool:
             and max(most, limit) < 2**62)
 
 
-class LinesOptimalStates:
-    """The states of a lines search that lie on a layout of the least lines (a table in
-    C memory, freed by `close` or when collected); `dirty_search` drops every child
-    outside it."""
-
-    def __init__(self, handle: int, ptype: list[int], nlines: int) -> None:
-        self._handle: int | None = handle
-        self.ptype = ptype
-        self.nlines = nlines
-
-    @property
-    def handle(self) -> int:
-        assert self._handle is not None, "the table was closed"
-        return self._handle
-
-    def live(self) -> int:
-        """How many of its states lie on a layout of the least lines."""
-        assert _lib is not None
-        return int(_lib.cf_bs_alive_count(self.handle))
-
-    def close(self) -> None:
-        if self._handle is not None and _lib is not None:
-            _lib.cf_bs_alive_free(self._handle)
-        self._handle = None
-
-    def __del__(self) -> None:
-        self.close()
-
-
 def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                floor: tuple[int, int] | None = None, max_states: int = MAX_STATES,
                partial: bool = True, groups: int = 0, group_size: int = 4,
-               group_cap: int = 200_000, alive: LinesOptimalStates | None = None,
-               oracle_cap: int = 0) -> tuple[BestFirstOutcome, int]:
+               group_cap: int = 200_000, oracle_cap: int = 0
+               ) -> tuple[BestFirstOutcome, int]:
     """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
     Returns the outcome and the status (NODES, STATES, DEADLINE or NOMEM when cut).
 
@@ -178,42 +144,12 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     `groups`: that many group bounds (docs/layout.md, "Group bounds"): the lines
     footprints by falling weight in chunks of `group_size`; each group's programme may
     expand `group_cap` states (counted as nodes) before the group is dropped. 0 expands
-    as the Python search does.
+    as the Python search does. With the oracle, the groups bound the oracle's search
+    instead of this one's.
 
-    `alive` (a dirty search, `floor` given): children whose lines projection is not in
-    that table are dropped (docs/layout.md, "Dirty search over lines-optimal states").
     `oracle_cap` > 0 (a dirty search, `floor` given): children the lines oracle proves
     unable to reach the floor's lines are dropped; it may expand that many states
     (counted as nodes), then lets every child through (docs/layout.md, "Lines oracle")."""
-    out, status, _table = _run(search, limit, max_nodes, deadline, floor, max_states,
-                               partial, groups, group_size, group_cap, False, alive,
-                               oracle_cap)
-    return out, status
-
-
-def lines_optimal_states(view: _Search, ptype: list[int], lines: int, max_nodes: int,
-                         deadline: float | None, max_states: int = MAX_STATES,
-                         groups: int = 0, group_size: int = 4, group_cap: int = 200_000
-                         ) -> tuple[BestFirstOutcome, int, LinesOptimalStates | None]:
-    """Every state of the lines search `view` (a dirty search's lines projection,
-    `ptype`: its item type per dirty item type) whose bound is at most `lines`, the proven
-    least lines, expanded without stopping at a layout; then the table of those that lie
-    on a layout of `lines` lines, at their least cost. None when the budget, the state
-    cap or the memory ended it first (the status says which)."""
-    out, status, table = _run(view, lines + 1, max_nodes, deadline, None, max_states, False,
-                              groups, group_size, group_cap, True, None)
-    if table is None:
-        return out, status, None
-    return out, status, LinesOptimalStates(table, ptype, view.nfp)
-
-
-def _run(search: _Search, limit: int, max_nodes: int, deadline: float | None,
-         floor: tuple[int, int] | None, max_states: int, partial: bool, groups: int,
-         group_size: int, group_cap: int, enumerate_: bool,
-         alive: LinesOptimalStates | None, oracle_cap: int = 0
-         ) -> tuple[BestFirstOutcome, int, int | None]:
-    """One call of `cf_block_best_first`; the table handle when `enumerate_` ended with
-    every state expanded."""
     assert _lib is not None, "call available() first"
     nt, nfp = len(search.types), search.nfp
 
@@ -242,17 +178,12 @@ def _run(search: _Search, limit: int, max_nodes: int, deadline: float | None,
         gfp.extend(c)
         gstart.append(len(gfp))
     seconds_left = None if deadline is None else deadline - time.monotonic()
-    table = ctypes.c_void_p()
     inp = _Input(nt, nfp, search.g, search.k, *keep, search.start % search.g, mp, mq,
                  search.fixed_cost, limit, floor[0] if floor else 0, floor[1] if floor else 0,
                  max(0, max_nodes), max_states,
                  0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
-                 arr(ctypes.c_int32, gfp), group_cap, int(enumerate_),
-                 ctypes.pointer(table), alive.handle if alive is not None else None,
-                 arr(ctypes.c_int32, alive.ptype if alive is not None else []),
-                 alive.nlines if alive is not None else nl if oracle_cap > 0 else 0,
-                 int(oracle_cap > 0), oracle_cap)
+                 arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap)
     path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
     out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
     # out of memory ends the search like the budget: the f being expanded is a bound
@@ -261,7 +192,7 @@ def _run(search: _Search, limit: int, max_nodes: int, deadline: float | None,
     return (BestFirstOutcome(out.cost if status == FOUND else None,
                              moves if status == FOUND else None,
                              out.bound, status in (FOUND, NONE), out.expanded,
-                             out.queued), status, table.value)
+                             out.queued), status)
 
 
 def _c_monotonic() -> float:

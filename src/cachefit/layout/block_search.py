@@ -37,7 +37,6 @@ realises the relaxed layouts as C orders and measures them.
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -240,8 +239,7 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     if exact and best[0] == lb:
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
-        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
-                          oracle=True)
+        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
             found.append(targets)
@@ -258,31 +256,12 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
                              dirty_exact)
 
 
-def _lines_optimal_states(scalar: _Search, lines: int, counter: _Counter
-                          ) -> block_native.LinesOptimalStates | None:
-    """The states of `scalar`'s lines projection on a layout of `lines` lines (the proven
-    least), found natively within MARK_SHARE of the nodes left; None when the numbers do
-    not fit or the budget or the state cap ends it first (docs/layout.md, "Dirty search
-    over lines-optimal states")."""
-    view, ptype = scalar.lines_view()
-    if not block_native.fits(view, lines + 1):
-        return None
-    groups, size, cap = GROUPS[1]
-    budget = int((counter.limit - counter.nodes) * MARK_SHARE)
-    out, _status, table = block_native.lines_optimal_states(
-        view, ptype, lines, budget, counter.deadline, groups=groups, group_size=size,
-        group_cap=cap)
-    counter.nodes += out.expanded
-    return table
-
-
 def _best_first(search: _Search, limit: int, counter: _Counter,
-                floor: tuple[int, int] | None, native: bool, oracle: bool = False
-                ) -> BestFirstOutcome:
-    """One best-first search within `counter`'s budget (and at most `max_nodes` native
-    nodes), natively when `native` and the search's numbers fit; the counter ends as the
-    Python search leaves it (one tick past the budget when cut). `alive`: a dirty search
-    keeps to those states, without group bounds (they would only cost)."""
+                floor: tuple[int, int] | None, native: bool) -> BestFirstOutcome:
+    """One best-first search within `counter`'s budget, natively when `native` and the
+    search's numbers fit; the counter ends as the Python search leaves it (one tick past
+    the budget when cut). A native dirty search (`floor` given) runs with the lines
+    oracle, which may take the whole budget, and its groups bound the oracle."""
     if native and block_native.fits(search, limit):
         groups, size, cap = GROUPS[floor is not None]
         budget = counter.limit - counter.nodes
@@ -290,7 +269,7 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
                                                counter.deadline, floor,
                                                partial=PARTIAL[floor is not None],
                                                groups=groups, group_size=size, group_cap=cap,
-                                               oracle_cap=budget if oracle else 0)
+                                               oracle_cap=budget if floor else 0)
         counter.nodes += out.expanded + (0 if out.complete else 1)
         return out
     return best_first(search, limit, _Budget, floor=floor)
@@ -302,14 +281,8 @@ and for the dirty search."""
 
 GROUPS = ((1, 3, 500_000), (2, 3, 300_000))
 """Group bounds of the native search (groups, footprints per group, programme states a
-group may expand before it is dropped) for the lines search and for the dirty search
-(bench/solver/RESULTS.md, "Group bounds")."""
-
-
-MARK_SHARE = 0.9
-"""Of the nodes left after the lines search, the share the marking of lines-optimal
-states may take; when it does not end, the plain dirty search has the rest of that (its
-nodes cost more than the budget's rate assumes, so the CPU time stays near the share)."""
+group may expand before it is dropped) for the lines search and for the dirty search's
+lines oracle (bench/solver/RESULTS.md, "Group bounds", "The lines oracle")."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))
@@ -381,44 +354,6 @@ class _Search:
         self.mirror = self._mirror_pair(problem)
         self.left0 = [sum(self.type_bytes[t][i] * self.counts0[t]
                           for t in range(len(self.types))) for i in range(self.nfp)]
-
-    def lines_view(self) -> tuple[_Search, list[int]]:
-        """This dirty search's lines projection: the lines search over its own pieces
-        (item types with the same size, alignment and lines footprints merged, no block
-        merged further), and each item type's projected type. A relaxed layout's lines in
-        the view are its lines here; the view's weights, costs and fixed area are this
-        search's lines parts (this search's cost divided by `scale`)."""
-        nl = len(self.p.lines_fp)
-        low = (1 << nl) - 1
-        index: dict[tuple[int, int, int], int] = {}
-        types: list[ItemType] = []
-        counts: list[int] = []
-        ptype: list[int] = []
-        for t, c in zip(self.types, self.counts0, strict=True):
-            key = (t.size, t.align, t.mask & low)
-            if key not in index:
-                index[key] = len(types)
-                types.append(ItemType(t.size, t.align, t.mask & low, ()))
-                counts.append(0)
-            pt = index[key]
-            types[pt] = ItemType(t.size, t.align, t.mask & low, types[pt].units + t.units)
-            counts[pt] += c
-            ptype.append(pt)
-        view = copy.copy(self)
-        view.types = types
-        view.counts0 = tuple(counts)
-        view.nfp = nl
-        view.weight = [w // self.scale for w in self.weight[:nl]]
-        view.scale = 1
-        view.fidx = [tuple(i for i in range(nl) if t.mask >> i & 1) for t in types]
-        view.type_bytes = [[t.size if t.mask >> i & 1 else 0 for i in range(nl)]
-                           for t in types]
-        view.ages0 = self.ages0[:nl]
-        view.left0 = self.left0[:nl]
-        view.fixed_cost = self.fixed_cost // self.scale
-        view.mirror = None
-        view.memo, view.penalties, view.bit_lists = {}, {}, {}
-        return view, ptype
 
     def _mirror_pair(self, problem: LayoutProblem) -> tuple[int, int] | None:
         """Two single pieces (p, q) such that only layouts with p before q need searching,

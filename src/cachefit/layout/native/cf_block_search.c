@@ -38,21 +38,11 @@ typedef struct {
     int32_t ngroups;
     const int32_t *gstart, *gfp;
     int64_t group_cap;
-    /* The lines-optimal states (docs/layout.md, "Dirty search over lines-optimal states").
-     * enumerate != 0: goals do not end the search and only strictly dominated states are
-     * dropped; when every state below `limit` has been expanded, *alive_out receives the
-     * states that lie on a path of the least cost, with that cost from the root (free it
-     * with cf_bs_alive_free). alive != NULL: a child is dropped unless its projection
-     * (item type t counted as ptype[t], the first nlines footprints, cost / floor_scale)
-     * is such a state, reached at that cost. */
-    int32_t enumerate;
-    void **alive_out;
-    const void *alive;
-    const int32_t *ptype;
+    /* oracle != 0 (a dirty search, floor given; the first nlines footprints are the
+     * lines ones): a child is dropped when the lines oracle (below) proves that it cannot
+     * reach floor_lines lines; the oracle expands at most oracle_cap states (counted as
+     * nodes, with its group programmes'), after which it lets every child through. */
     int32_t nlines;
-    /* oracle != 0 (a dirty search, floor given): a child is dropped when the lines oracle
-     * (below) proves that it cannot reach floor_lines lines; the oracle expands at most
-     * oracle_cap states (counted as nodes), after which it lets every child through. */
     int32_t oracle;
     int64_t oracle_cap;
 } cf_bs_input;
@@ -304,10 +294,9 @@ static int memo_add(memo *m, int64_t key_id, const uint8_t *ages, size_t nfp, in
 }
 
 /* An expanded state with the same counts and cursor, cost c1 and distances a, makes this
- * one (distances b, cost g) useless when c1 + sum_F w_F max(0, a_F - b_F) <= g (`strict`:
- * when < g, so that no completion of this one costs as little as one of that one). */
+ * one (distances b, cost g) useless when c1 + sum_F w_F max(0, a_F - b_F) <= g. */
 static int dominated(const memo *m, int64_t key_id, const uint8_t *ages, size_t nfp,
-                     int64_t g, const int64_t *weight, int strict)
+                     int64_t g, const int64_t *weight)
 {
     for (int32_t i = m->head[key_id]; i >= 0; i = m->e[i].next) {
         int64_t slack = g - m->e[i].g;
@@ -322,7 +311,7 @@ static int dominated(const memo *m, int64_t key_id, const uint8_t *ages, size_t 
                     break;
             }
         }
-        if (f == nfp && (!strict || slack > 0))
+        if (f == nfp)
             return 1;
     }
     return 0;
@@ -559,120 +548,6 @@ static int64_t make_child(const search *s, const uint8_t *st, const int64_t *lef
         c[nt + 1 + i] = rest ? a : 0;
     }
     return add;
-}
-
-/* ---- the lines-optimal states: the table an enumerating search leaves, and the check
- * the dirty search makes with it ---- */
-typedef struct {
-    keyset keys;                      /* the projected states (counts, cursor, distances) */
-    int64_t *g;                       /* per state: its least cost from the root */
-    uint8_t *live;                    /* per state: on a path of the least cost to a goal */
-    int32_t nt;                       /* item types of the projection */
-} alive_table;
-
-void cf_bs_alive_free(void *p)
-{
-    alive_table *a = p;
-    if (!a)
-        return;
-    keyset_free(&a->keys);
-    free(a->g);
-    free(a->live);
-    free(a);
-}
-
-int64_t cf_bs_alive_count(const void *p)
-{
-    const alive_table *a = p;
-    int64_t n = 0;
-    for (size_t i = 0; i < a->keys.n; i++)
-        n += a->live[i];
-    return n;
-}
-
-/* The moves an enumerating search made: from state `from` to state `to`, adding `add`
- * (recorded whenever `to` was reached at no more than its best cost then). */
-typedef struct {
-    uint32_t from, to;
-    int64_t add;
-} edge;
-
-typedef struct {
-    edge *a;
-    size_t n, cap;
-} evec;
-
-/* Marks the states of an enumerating search that lie on a path of the least cost to a
- * goal: a goal expanded at its least cost does (the limit is that cost plus one, so
- * every goal reached is optimal), and a state expanded at its least cost does when a
- * move recorded from it reaches, at the state's cost plus the move's, a state that does.
- * Moves go to states with one piece fewer, so they are taken by the pieces their state
- * has left, fewest first. Takes `states` and `bestg` over; NULL when out of memory. */
-static alive_table *alive_build(const search *s, keyset *states, int64_t *bestg,
-                                const int64_t *expg, const evec *ev)
-{
-    int32_t nt = s->nt, pieces = 0;
-    size_t n = states->n, stride = states->stride;
-    for (int32_t t = 0; t < nt; t++)
-        pieces += s->in->counts0[t];
-    alive_table *a = calloc(1, sizeof(alive_table));
-    int32_t *level = malloc((n ? n : 1) * sizeof(int32_t));   /* pieces left */
-    size_t *first = calloc((size_t)pieces + 2, sizeof(size_t));
-    uint32_t *order = malloc((ev->n ? ev->n : 1) * sizeof(uint32_t));
-    uint8_t *live = calloc(n ? n : 1, 1);
-    if (!a || !level || !first || !order || !live) {
-        free(a);
-        free(live);
-        a = NULL;
-        goto out;
-    }
-    for (size_t id = 0; id < n; id++) {
-        const uint8_t *st = states->arena + id * stride;
-        int32_t p = 0;
-        for (int32_t t = 0; t < nt; t++)
-            p += st[t];
-        level[id] = p;
-        if (!p && expg[id] == bestg[id])
-            live[id] = 1;
-    }
-    for (size_t x = 0; x < ev->n; x++)           /* counting sort of the moves by level */
-        first[level[ev->a[x].from] + 1]++;
-    for (int32_t p = 0; p <= pieces; p++)
-        first[p + 1] += first[p];
-    for (size_t x = 0; x < ev->n; x++)
-        order[first[level[ev->a[x].from]]++] = (uint32_t)x;
-    for (size_t x = 0; x < ev->n; x++) {
-        const edge *e = &ev->a[order[x]];
-        if (!live[e->from] && live[e->to] && expg[e->from] == bestg[e->from] &&
-            bestg[e->to] == bestg[e->from] + e->add)
-            live[e->from] = 1;
-    }
-    a->keys = *states;
-    a->g = bestg;
-    a->live = live;
-    a->nt = nt;
-    memset(states, 0, sizeof(*states));
-out:
-    free(level);
-    free(first);
-    free(order);
-    return a;
-}
-
-/* Whether the dirty search's state c (cost cg) projects onto a lines-optimal state
- * reached at its least cost (`buf`: the table's stride, zeroed past the key). */
-static int alive_has(const alive_table *a, const cf_bs_input *in, const uint8_t *c,
-                     int64_t cg, uint8_t *buf)
-{
-    int32_t pnt = a->nt, nl = in->nlines;
-    memset(buf, 0, (size_t)pnt + 1);
-    for (int32_t t = 0; t < in->nt; t++)
-        buf[in->ptype[t]] += c[t];
-    buf[pnt] = c[in->nt];
-    memcpy(buf + pnt + 1, c + in->nt + 1, (size_t)nl);
-    int added;
-    int64_t id = keyset_find((keyset *)&a->keys, buf, 0, &added);
-    return id >= 0 && a->live[id] && a->g[id] == cg / in->floor_scale;
 }
 
 /* ---- group bounds: the exact optimum of the relaxation projected onto a few footprints
@@ -1398,11 +1273,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     heap q = {0};
     ivec parents = {0}, moves = {0};
     memo closed = {0};
-    int64_t *bestg = NULL, *expg = NULL;      /* expg: the cost of a state's last expansion */
-    size_t cap_g = 0, cap_x = 0;
-    const alive_table *alive = in->alive;
-    evec moves_made = {0};                    /* enumerating: every move to a best cost */
-    uint8_t *pbuf = alive ? calloc(alive->keys.stride, 1) : NULL;
+    int64_t *bestg = NULL;
+    size_t cap_g = 0;
     int32_t max_g1 = 1;
     for (int32_t t = 0; t < nt; t++)
         if (in->size[t] / g + 1 > max_g1)
@@ -1436,7 +1308,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     out->path_len = 0;
     out->cost = -1;
     if (!slot_total || !slot_terms || !slot_ages || !slot_epoch || !left || !wa0 || !wa1 ||
-        !wc || !stay_terms || !open || !share || !child || !counts || !ckey || (alive && !pbuf) ||
+        !wc || !stay_terms || !open || !share || !child || !counts || !ckey ||
         search_init(&s, in) ||
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
@@ -1479,13 +1351,6 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         if (!bestg)
             goto done;
         bestg[id] = in->g0;
-        if (in->enumerate) {
-            cap_x = 1024;
-            expg = malloc(cap_x * sizeof(int64_t));
-            if (!expg)
-                goto done;
-            expg[id] = -1;
-        }
         entry e = {f0, in->g0, INT64_MIN, 0, (uint32_t)id, -2, -1, -1};
         if (heap_push(&q, e))
             goto done;
@@ -1519,7 +1384,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                     goto done;
                 }
             } else if (!full_flag) {
-                if (dominated(&closed, kid, ages, nfp, e.g, in->weight, in->enumerate))
+                if (dominated(&closed, kid, ages, nfp, e.g, in->weight))
                     continue;
                 if (closed.count[kid] < MEMO_PER_KEY && memo_add(&closed, kid, ages, nfp, e.g)) {
                     status = CF_BS_NOMEM;
@@ -1579,11 +1444,6 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         }
         expanded++;
         int64_t next = INT64_MAX;     /* partial expansion: the smallest value left out */
-        if (in->enumerate) {
-            expg[e.id] = e.g;
-            if (!busy)
-                continue;             /* a goal: the search goes on */
-        }
         if (!busy) {
             status = CF_BS_FOUND;
             out->cost = e.g;
@@ -1689,27 +1549,14 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                     int32_t i = in->fidx[j2];
                     child[nt + 1 + i] = (uint8_t)(left[i] != size ? m->v : 0);
                 }
-                if (alive && !alive_has(alive, in, child, ng, pbuf))
-                    continue;         /* no lines-optimal layout goes through it */
                 if (orc && !oracle_live(orc, in, child, ng))
-                    continue;         /* the same, proven by the oracle */
+                    continue;         /* no layout of the least lines goes through it */
                 int64_t id = keyset_find(&states, child, 1, &added);
                 if (id < 0) {
                     status = CF_BS_NOMEM;
                     goto done;
                 }
-                if (!added && bestg[id] < ng)
-                    continue;
-                if (in->enumerate) {
-                    edge *ea = grow(moves_made.a, &moves_made.cap, moves_made.n, sizeof(edge));
-                    if (!ea) {
-                        status = CF_BS_NOMEM;
-                        goto done;
-                    }
-                    moves_made.a = ea;
-                    ea[moves_made.n++] = (edge){e.id, (uint32_t)id, ng - e.g};
-                }
-                if (!added && bestg[id] == ng)
+                if (!added && bestg[id] <= ng)
                     continue;
                 if (added) {
                     if ((int64_t)states.n > in->max_states) {
@@ -1722,15 +1569,6 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                         goto done;
                     }
                     bestg = b2;
-                    if (in->enumerate) {
-                        int64_t *x2 = grow(expg, &cap_x, (size_t)id, sizeof(int64_t));
-                        if (!x2) {
-                            status = CF_BS_NOMEM;
-                            goto done;
-                        }
-                        expg = x2;
-                        expg[id] = -1;
-                    }
                 }
                 bestg[id] = ng;
                 seq++;
@@ -1757,14 +1595,6 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
 
 done:
     out->queued = (int64_t)states.n;
-    if (in->enumerate && status == CF_BS_NONE && in->alive_out) {
-        alive_table *a = alive_build(&s, &states, bestg, expg, &moves_made);
-        if (a)
-            bestg = NULL;             /* the table has it, and the states */
-        else
-            status = CF_BS_NOMEM;
-        *in->alive_out = a;
-    }
     out->status = status;
     out->bound = front;
     {
@@ -1785,9 +1615,6 @@ done:
     free(parents.a);
     free(moves.a);
     free(bestg);
-    free(expg);
-    free(pbuf);
-    free(moves_made.a);
     search_free(&s);
     free(slot_total);
     free(slot_terms);

@@ -1,0 +1,95 @@
+"""The lines oracle of the native dirty search (docs/layout.md, "The lines oracle").
+
+The dirty search drops every child that the oracle proves unable to reach the least
+lines. So, against the plain dirty search and against enumeration, it must keep the least
+dirty lines among lines-optimal layouts, on records whose lines classes are split by the
+dirty footprints (the oracle merges the pieces of such a class that are left); it must
+queue fewer states; and an oracle cut by its cap must let the search finish with the
+same optimum.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_layout_block_best_first import _case
+from test_layout_block_native import _native, _problem  # noqa: F401  (_native: autouse)
+
+from cachefit.layout import block_native as bn
+from cachefit.layout import block_search as bs
+from cachefit.layout.block_search import block_search
+from cachefit.layout.problem import LayoutProblem
+
+CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 22, 4)]
+
+
+def _least_lines(problem: LayoutProblem) -> int:
+    lines = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
+    out, _ = bn.best_first(lines, 10**12, 10**8, None)
+    assert out.complete and out.cost is not None
+    return out.cost
+
+
+def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0
+           ) -> tuple[int | None, int, int]:
+    """The dirty search's optimum (dirty part), the states it queued and its nodes."""
+    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
+    base = least * scalar.scale
+    out, _ = bn.best_first(scalar, base + scalar.scale - 1, 10**8, None,
+                           (least, scalar.scale), partial=False, groups=groups,
+                           group_size=3, oracle_cap=oracle_cap)
+    assert out.complete
+    return (None if out.cost is None else out.cost - base), out.queued, out.expanded
+
+
+def _split_classes(problem: LayoutProblem) -> int:
+    """Lines classes (whole-granule pieces with the same lines footprints) whose pieces
+    have different dirty footprints: the oracle merges what is left of them."""
+    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(1, None))
+    low = (1 << len(problem.lines_fp)) - 1
+    classes: dict[int, set[int]] = {}
+    for t in scalar.types:
+        if t.align == scalar.g and t.size % scalar.g == 0:
+            classes.setdefault(t.mask & low, set()).add(t.mask)
+    return sum(1 for masks in classes.values() if len(masks) > 1)
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES)
+def test_dirty_optimum_with_the_oracle_is_the_plain_one(n: int, hot: int, seed: int) -> None:
+    problem = _problem(n, hot, seed)
+    assert _split_classes(problem) >= 1
+    least = _least_lines(problem)
+    want, plain_queued, _ = _dirty(problem, least, 0)
+    assert want is not None
+    for groups in (0, 2):
+        got, queued, _ = _dirty(problem, least, 10**8, groups)
+        assert got == want
+        assert queued < plain_queued
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_dirty_optimum_with_the_oracle_is_the_enumerated_one(seed: int) -> None:
+    problem, want = _case(seed)
+    assert _least_lines(problem) == want[0]
+    got, _, _ = _dirty(problem, want[0], 10**8)
+    assert got == want[1]
+
+
+@pytest.mark.parametrize("cap", [1, 30, 300])
+def test_an_oracle_cut_by_its_cap_keeps_the_optimum(cap: int) -> None:
+    """Once its cap is reached the oracle lets every child through: the search ends with
+    the plain search's optimum, and the oracle's nodes are counted."""
+    problem = _problem(40, 20, 5)
+    least = _least_lines(problem)
+    want, _, plain_nodes = _dirty(problem, least, 0)
+    got, _, nodes = _dirty(problem, least, cap)
+    assert got == want
+    assert nodes >= plain_nodes // 2
+
+
+def test_block_search_proves_the_dirty_optimum_with_the_oracle() -> None:
+    problem = _problem(40, 20, 5)
+    least = _least_lines(problem)
+    want, _, _ = _dirty(problem, least, 0)
+    result = block_search(problem, upper=(least, 10**6), max_nodes=10**7)
+    assert result.lines_exact and result.lines_bound == least
+    assert result.dirty_exact and result.dirty_bound == want
