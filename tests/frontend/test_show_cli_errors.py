@@ -102,3 +102,21 @@ def test_binary_shows_text_layout(builds: dict[tuple[str, str], Build],
     assert code == 0, err
     assert out.startswith("struct ns::ring<int, 16> {")
     assert "cacheline 1 boundary (64 bytes)" in out and "size: 72, cachelines: 2" in out
+
+
+@pytest.mark.parametrize("command", ["show", "reorder"])
+def test_gcc_only_warning_options_print_nothing(capfd: pytest.CaptureFixture[str],
+                                                tmp_path: Path, command: str) -> None:
+    """A compilation database written by a gcc build has warning options clang does not
+    know (-Wlogical-op, -Wnormalized=id); libclang must not print a warning about each
+    of them for every unit parsed, and -Werror must not turn them into errors."""
+    (tmp_path / "s.c").write_text("struct S { char c; long l; int i; };\nstruct S s;\n")
+    (tmp_path / "compile_commands.json").write_text(
+        f'[{{"directory": "{tmp_path}", "file": "{tmp_path / "s.c"}", '
+        '"arguments": ["gcc", "-Wall", "-Werror", "-Wlogical-op", "-Wnormalized=id", '
+        '"-c", "s.c"]}]')
+    extra = ["--order", "l,i,c", "-o", str(tmp_path / "out.c")] if command == "reorder" else []
+    code = main([command, "S", "-p", str(tmp_path), *extra])
+    _out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "unknown warning option" not in err

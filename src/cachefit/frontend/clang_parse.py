@@ -49,19 +49,30 @@ def clang_compiler() -> str | None:
     return shutil.which("clang-19") or shutil.which("clang")
 
 
+QUIET = "-Wno-unknown-warning-option"
+"""Appended for libclang and clang: a build recorded with gcc has warning options clang
+does not know (-Wlogical-op), which it would report for every unit parsed (and -Werror
+would make errors)."""
+
+
 def language_args(path: str, args: Sequence[str]) -> list[str]:
-    """Add `-x` for files whose name does not tell libclang the language."""
+    """The arguments clang needs for `path`: `-x` for files whose name does not tell the
+    language, and QUIET last."""
+    return [*_language(path, args), *args, QUIET]
+
+
+def _language(path: str, args: Sequence[str]) -> list[str]:
     if "-x" in args or any(a.startswith("-x") and len(a) > 2 for a in args):
-        return list(args)
+        return []
     suffix = Path(path).suffix
     if suffix in C_SUFFIXES:
-        return ["-x", "c", *args]
+        return ["-x", "c"]
     if suffix in CXX_SUFFIXES:
-        return ["-x", "c++", *args]
+        return ["-x", "c++"]
     if suffix == ".h":
         is_c = any(a.startswith(("-std=c", "-std=gnu")) and "++" not in a for a in args)
-        return ["-x", "c" if is_c else "c++", *args]
-    return list(args)
+        return ["-x", "c" if is_c else "c++"]
+    return []
 
 
 def _index() -> ci.Index:
