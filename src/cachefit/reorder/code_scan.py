@@ -2,7 +2,8 @@
 
 Parses each unit (the files given, or every unit of `compile_commands.json`) with libclang
 and walks its AST once, handing each use of the record to the detectors: memory ranges and
-raw I/O (memory_uses), pointer casts (pointer_casts), initialiser lists (init_lists),
+raw I/O (memory_uses), pointer casts and conversions to `void *` (pointer_casts),
+initialiser lists (init_lists),
 inline assembly and asserted offsets (asm_uses), asserted sizes (asserted_size), C++
 constructors and default member initialisers that read other members (those members must
 stay before), and other records
@@ -40,7 +41,7 @@ from cachefit.reorder.inactive_code import positional_lists, record_names
 from cachefit.reorder.init_lists import InitSite, classify_list, elided_site
 from cachefit.reorder.memory_uses import MemoryUses
 from cachefit.reorder.offset_forms import OffsetEvaluator
-from cachefit.reorder.pointer_casts import cast_constraint
+from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constraint
 from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
 _RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
@@ -129,6 +130,10 @@ class _UnitScan:
             self.mem.subtraction(c, parent)
         elif k in CAST_KINDS:
             con = cast_constraint(c, ancestors, self.record, self.is_record)
+            if con is not None:
+                self.out.constraints.append(con)
+        elif k == CK.UNEXPOSED_EXPR:
+            con = implicit_void_constraint(c, ancestors, self.record, self.is_record)
             if con is not None:
                 self.out.constraints.append(con)
         elif k == CK.INIT_LIST_EXPR:

@@ -4,7 +4,13 @@
 idiom), the reverse downcast, reading the record through a header type that other records
 share, or through a `char *` to its first byte: each needs the members that cover the bytes
 the other type reads to stay where they are. When that is just the first member the
-constraint is `first`; otherwise the covering members are pinned. Casts to `void *`, byte
+constraint is `first`; otherwise the covering members are pinned. A pointer to the record
+converted to `void *` (a cast, or implicitly: a callback argument, an assignment) when the
+record's first member is itself a record (or an array of records) also keeps that member
+first: the `void *` may come back as a pointer to the first member's type (libevent's
+deferred callbacks get a `bufferevent_private *` as `void *` and read it as the `struct
+bufferevent` it starts with); the arguments of memset/memcpy-like and raw I/O functions
+(see memory_uses) and of `free` are not such conversions. Other casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
 casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
 base and derived classes need nothing, and neither do casts where one side is an
@@ -24,6 +30,8 @@ from cachefit.reorder.clang_util import (
     CAST_KINDS,
     CK,
     children,
+    is_anonymous_member,
+    is_anonymous_name,
     is_byte_type,
     kind_of,
     location,
@@ -31,6 +39,7 @@ from cachefit.reorder.clang_util import (
     strip,
 )
 from cachefit.reorder.constraints import OrderConstraint
+from cachefit.reorder.memory_uses import IO_FUNCS, MEMORY_FUNCS, callee_name
 
 
 def _bases(decl: ci.Cursor, out: set[str]) -> set[str]:
@@ -120,6 +129,8 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
         other, upcast = source, False
     else:
         return None
+    if other.kind == ci.TypeKind.VOID and upcast:
+        return void_constraint(cast, ancestors, record, source)
     if other.kind == ci.TypeKind.VOID or other.kind == ci.TypeKind.FUNCTIONPROTO:
         return None
     if not upcast and _is_storage(other):
@@ -155,3 +166,59 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
     if len(covering) <= 1:
         return OrderConstraint("first", (first.name,), what, loc)
     return OrderConstraint("pin", covering, what, loc)
+
+
+# Functions whose `void *` parameters take memory as bytes and never hand it back.
+_BYTE_CONSUMERS = {*MEMORY_FUNCS, *IO_FUNCS, "free"}
+
+
+def _starts_with_record(record_type: ci.Type) -> bool:
+    """Whether the record's first member is a named struct/union/class (or an array of
+    them): something a `void *` to the record can be read back as."""
+    decl = record_type.get_canonical().get_declaration()
+    first = next((c for c in children(decl) if kind_of(c) == CK.FIELD_DECL), None)
+    if first is None or first.is_bitfield() or is_anonymous_name(first.spelling):
+        return False
+    t = first.type.get_canonical()
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        t = t.element_type.get_canonical()
+    if t.kind != ci.TypeKind.RECORD:
+        return False
+    inner = t.get_declaration()
+    return inner is None or not is_anonymous_member(inner)
+
+
+def void_constraint(expr: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
+                    record_type: ci.Type) -> OrderConstraint | None:
+    """The `first` constraint for `expr`, a conversion of a pointer to the record (of type
+    `record_type`) to `void *`, when the record starts with a record member (see the
+    module doc)."""
+    if not record.fields or min(f.offset for f in record.fields) != 0 or record.bases:
+        return None
+    if not _starts_with_record(record_type):
+        return None
+    user = next((a for a in reversed(ancestors) if kind_of(a) not in _TRANSPARENT), None)
+    if user is not None and kind_of(user) == CK.CALL_EXPR and \
+            callee_name(user) in _BYTE_CONSUMERS:
+        return None
+    first = record.fields[0]
+    return OrderConstraint("first", (first.name,),
+                           f"a pointer to {record.name} is converted to void * here; code "
+                           f"may read it back as its first member ({first.name})",
+                           location(expr))
+
+
+def implicit_void_constraint(expr: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
+                             is_record: Callable[[ci.Type], bool]) -> OrderConstraint | None:
+    """`void_constraint` for an implicit conversion (`expr` an unexposed expression of type
+    `void *` whose operand points to the record), e.g. a callback argument."""
+    target = pointee(expr.type)
+    if target is None or target.kind != ci.TypeKind.VOID:
+        return None
+    kids = children(expr)
+    if len(kids) != 1:
+        return None
+    source = pointee(strip(kids[0]).type)
+    if source is None or not is_record(source):
+        return None
+    return void_constraint(expr, ancestors, record, source)
