@@ -16,7 +16,9 @@ other records share is handled by code_scan); zero-size marker fields (`char
 cacheline_group_begin[0]`) are group boundaries every field stays on its side of; a
 one-element array declared last (`char key[1]`, the pre-C99 "struct hack" for a
 variable-length tail, as in leveldb's LRUHandle) stays last, like a flexible array
-member. Reads the definition only; never edits.
+member; a `#define` or `#undef` between members (libevent's `#define NUM_ERRORS 3` right
+before `uint32_t errors[NUM_ERRORS]`) is a boundary no member moves across (the rewriter
+keeps it between the same members). Reads the definition only; never edits.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from cachefit.reorder.clang_util import CK, children, kind_of, location
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.implicit_pack import has_implicit_layout_attribute
 from cachefit.reorder.project_config import ReorderConfig
-from cachefit.rewrite.member_units import RecordBody
+from cachefit.rewrite.member_units import MACRO_DIRECTIVES, Directive, RecordBody
 
 _CONDITIONALS = {"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"}
 
@@ -141,10 +143,35 @@ def record_constraints(record: Record, body: RecordBody) -> list[OrderConstraint
                                    "record: the pre-C99 variable-length tail (struct hack) "
                                    "is used past sizeof, so it stays last",
                                    unit.location if unit else None, tail.name))
+    out += _directive_boundaries(body)
     for f in record.fields:
         if f.size == 0 and not f.is_bitfield and f.name != last:
             unit = next((u for u in body.units if f.name in u.fields), None)
             out.append(OrderConstraint("same_side", (), "zero-size marker field: the "
                                        "fields around it keep their side",
                                        unit.location if unit else None, f.name))
+    return out
+
+
+def _directive_boundaries(body: RecordBody) -> list[OrderConstraint]:
+    """No member moves across a `#define`/`#undef` between members: every member after it
+    stays after every member before it. As `same_side` rules, one per member of the
+    smaller side (the boundary) over the members of the other side; directives with no
+    member between them make one boundary."""
+    out: list[OrderConstraint] = []
+    groups: dict[tuple[str, ...], list[Directive]] = {}
+    for d in body.directives:
+        before, after = body.fields_across(d)
+        if d.name in MACRO_DIRECTIVES and before and after:
+            groups.setdefault(tuple(before), []).append(d)
+    for before_t, ds in groups.items():
+        before = list(before_t)
+        after = [n for n in body.field_names() if n not in before_t]
+        what = ", ".join(f"#{d.name} {d.argument}" for d in ds)
+        reason = (f"{what} in the member list: the members after it may use the macro, so "
+                  "no member moves across it")
+        sides = [(b, after) for b in before] if len(before) <= len(after) else \
+            [(a, before) for a in after]
+        out += [OrderConstraint("same_side", tuple(fields), reason, ds[0].location, boundary)
+                for boundary, fields in sides]
     return out

@@ -5,7 +5,8 @@ libclang with the new text as an unsaved file, and the record's layout is read f
 compiler: the order of the fields, every offset, sizeof and alignof. `check_layout` refuses
 (`UnsafeTransformation`, nothing is written) when the order is not the one intended, a field
 is not aligned as it was, a pinned field moved, or sizeof/alignof differ from what was
-predicted. Offsets are never computed here, only read.
+predicted. Offsets are never computed here, only read. New text that does not compile is
+refused as cachefit's failure (the original compiled), not as an error in the user's file.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from cachefit.errors import Location, UnsafeTransformation
+from cachefit.errors import Location, ParseError, UnsafeTransformation
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.clang_records import record_from_cursor
 from cachefit.model import Record
@@ -37,7 +38,18 @@ def reparse_record(path: str, args: Sequence[str], type_name: str,
     """The compiler's layout of `type_name` in `path` with `overlays` (file -> new bytes)."""
     unsaved = [(f, data.decode("utf-8", errors="surrogateescape")) for f, data in
                overlays.items()]
-    tu = parse_unit(path, args, unsaved)
+    try:
+        tu = parse_unit(path, args, unsaved)
+    except ParseError as exc:
+        # The original compiled (it was analysed): the rewrite broke it, and the error's
+        # line is one of the new text, not of the file as it is.
+        at = exc.location
+        new = f" (at {at.file}:{at.line}:{at.col} of the reordered text)" if at else ""
+        first = exc.what.split(" does not compile: ", 1)[-1]
+        raise UnsafeTransformation(
+            f"the reordered {type_name} does not compile: {first}{new}",
+            "nothing was written; this is a cachefit limitation: report it with the input, "
+            "or reorder by hand", Location(path)) from exc
     cursor = find_record_cursor(tu, type_name, path, args)
     return record_from_cursor(cursor, path, args)
 

@@ -7,7 +7,8 @@ each field keeps its access level (access specifiers are emitted where needed, a
 govern no member any more are dropped); fields of one macro expansion or one anonymous
 struct/union move as one unit. The fields are gathered into one block at the position of the
 first field (or of the last, when a type or constant declared between fields could be used
-by them), indented like the fields around it.
+by them), indented like the fields around it. A `#define`/`#undef` between fields splits the
+list: the fields on each side are gathered on their side, and none moves across it.
 
 It only produces text: it does not decide the order, check that the order is safe, read or
 write files, or verify the compiler's layout (see layout_check).
@@ -15,10 +16,12 @@ write files, or verify the compiler's layout (see layout_check).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from cachefit.errors import UserError
 from cachefit.rewrite.member_units import (
+    MACRO_DIRECTIVES,
     Access,
     AccessSpec,
     Declarator,
@@ -229,15 +232,68 @@ def rewrite_members(body: RecordBody, order: list[str],
     items = body.items
     removed = {k for k, it in enumerate(items) if isinstance(it, FieldUnit)}
     removed |= _useless_specs(items)
-    unit_idx = sorted(k for k, it in enumerate(items) if isinstance(it, FieldUnit))
+    inline = text.count(b"\n", body.body.begin, body.body.end) == 0
+    edits: list[tuple[int, int, bytes]] = []
+    for (lo, hi), part in zip(*_segments(body, pieces), strict=True):
+        if part:
+            edits += _segment_edits(body, lo, hi, removed, part, inline, attrs, walls)
+    edits.sort(key=lambda e: (e[0], e[1]))
+    out = bytearray()
+    cur = body.body.begin
+    for b, e, rep in edits:
+        if b < cur:
+            raise AssertionError("overlapping member edits")  # pragma: no cover
+        out += text[cur:b] + rep
+        cur = e
+    out += text[cur:body.body.end]
+    return MemberRewrite(body.body, bytes(out), effective, split, True, tuple(edits))
+
+
+def _segments(body: RecordBody, pieces: list[Piece]) -> tuple[list[tuple[int, int]],
+                                                              list[list[Piece]]]:
+    """The member list split at each `#define`/`#undef` between fields (index ranges of
+    `body.items`; the directive opens its range) and the pieces each range emits. A macro
+    defined there may be used by the members after it, so no piece moves across it; an
+    order that would is a UserError (the analysis' constraint keeps the optimizer's)."""
+    items = body.items
+    cuts = [k for k, it in enumerate(items) for d in body.directives
+            if isinstance(it, OtherMember) and it.decl == d.span and
+            d.name in MACRO_DIRECTIVES and all(body.fields_across(d))]
+    bounds = [0, *cuts, len(items)]
+    ranges = list(zip(bounds, bounds[1:], strict=False))
+    index = {id(it): k for k, it in enumerate(items)}
+    parts: list[list[Piece]] = [[] for _ in ranges]
+    seg = 0
+    for p in pieces:
+        mine = bisect.bisect_right(cuts, index[id(p.unit)])
+        if mine < seg:
+            d = next(d for d in body.directives if d.span == items[cuts[mine]].decl)
+            who = p.fields[0] if p.fields else "an unnamed bit-field"
+            raise UserError(f"the new order moves {who} across #{d.name} {d.argument} at "
+                            f"{d.location} in the member list; members cannot move across it",
+                            "keep the members on their side of the directive, or move the "
+                            "directive out of the member list", p.unit.location)
+        seg = mine
+        parts[mine].append(p)
+    return ranges, parts
+
+
+def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
+                   pieces: list[Piece], inline: bool, attrs: dict[str, str],
+                   walls: dict[str, str]) -> list[tuple[int, int, bytes]]:
+    """Remove the field units (and useless access specifiers) of `body.items[lo:hi]` and
+    insert `pieces` as one block where the first (or the last) field of the range was."""
+    text = body.text
+    items = body.items
+    unit_idx = [k for k in range(lo, hi) if isinstance(items[k], FieldUnit)]
     first_u, last_u = unit_idx[0], unit_idx[-1]
     anchor = first_u
     if any(isinstance(items[k], OtherMember) and items[k].what in _NAMING_MEMBERS
            for k in range(first_u, last_u)):
         anchor = last_u
-    inline = text.count(b"\n", body.body.begin, body.body.end) == 0
 
-    removals = {k: _removal(text, items[k], inline) for k in sorted(removed)}
+    removals = {k: _removal(text, items[k], inline) for k in sorted(removed)
+                if lo <= k < hi}
     if not inline:
         # Blank lines between two removed items go; the block brings its own spacing.
         keys = sorted(removals)
@@ -267,19 +323,16 @@ def rewrite_members(body: RecordBody, order: list[str],
             access = it.access
     after = next((it for _, it in kept if it.decl.begin >= p and
                   not (isinstance(it, OtherMember) and it.access is None)), None)
+    if hi < len(items) and (after is None or after.decl.begin > items[hi].decl.begin):
+        # The next range's block starts with the access in effect at its directive.
+        end = items[hi].decl.begin
+        there = next((it.access for _, it in reversed(kept)
+                      if isinstance(it, AccessSpec) and it.decl.begin < end),
+                     body.default_access)
+        after = OtherMember("end of range", there, Span(end, end), Span(end, end))
 
     block = _block(body, pieces, access, after, inline, attrs, walls)
-    edits = sorted([(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)],
-                   key=lambda e: (e[0], e[1]))
-    out = bytearray()
-    cur = body.body.begin
-    for b, e, rep in edits:
-        if b < cur:
-            raise AssertionError("overlapping member edits")  # pragma: no cover
-        out += text[cur:b] + rep
-        cur = e
-    out += text[cur:body.body.end]
-    return MemberRewrite(body.body, bytes(out), effective, split, True, tuple(edits))
+    return [(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)]
 
 
 def _removal(text: bytes, it: Item, inline: bool) -> Span:

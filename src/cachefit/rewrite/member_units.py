@@ -101,13 +101,19 @@ class OtherMember:
 Item = FieldUnit | AccessSpec | OtherMember
 
 
+# Directives that change what the members after them mean: members cannot move across them.
+MACRO_DIRECTIVES = ("define", "undef")
+
+
 @dataclass(frozen=True)
 class Directive:
-    """A preprocessor line inside the member list (`ifdef`, `include`, `pragma`, ...)."""
+    """A preprocessor line inside the member list (`ifdef`, `include`, `pragma`, ...);
+    `argument` is its first token after the name (the macro of a `#define`/`#undef`)."""
 
     name: str
     span: Span
     location: Location
+    argument: str = ""
 
 
 @dataclass
@@ -130,6 +136,15 @@ class RecordBody:
     def field_names(self) -> list[str]:
         """Every named field in declaration order (as `cachefit.model.Record.fields`)."""
         return [name for u in self.units for name in u.fields]
+
+    def fields_across(self, d: Directive) -> tuple[list[str], list[str]]:
+        """The named fields declared before and after the directive `d` (none when it is
+        inside a unit, e.g. an anonymous struct member, which moves with it)."""
+        if any(u.decl.begin < d.span.begin < u.decl.end for u in self.units):
+            return [], []
+        before = [n for u in self.units if u.decl.begin < d.span.begin for n in u.fields]
+        after = [n for u in self.units if u.decl.begin > d.span.begin for n in u.fields]
+        return before, after
 
     def unit_of(self, name: str) -> FieldUnit:
         for u in self.units:
@@ -254,7 +269,10 @@ def _directives(toks: list[Tok], text: bytes, lo: int, hi: int, file: str,
             while text[end - 1:end] == b"\\" or text[end - 2:end] == b"\\\r":
                 end = line_end(text, end + 1)
             name = toks[i + 1].spelling if i + 1 < hi else ""
-            out.append(Directive(name, Span(t.begin, end), _loc(file, t.begin, lines, text)))
+            arg = next((a.spelling for a in toks[i + 2:hi] if a.begin < end
+                        and a.kind != "COMMENT"), "")
+            out.append(Directive(name, Span(t.begin, end), _loc(file, t.begin, lines, text),
+                                 arg))
             while i < hi and toks[i].begin < end:
                 i += 1
             continue
