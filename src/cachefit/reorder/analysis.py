@@ -3,7 +3,8 @@
 Finds the record's definition in the units (files with arguments, or compile_commands.json),
 reads its member list (rewrite.member_units) and its layout from the compiler, and collects
 constraints and refusals from the definition itself (record_rules), the project file
-(project_config) and the whole code base (code_scan). `refuse_if_needed` raises the first
+(project_config) and the whole code base (code_scan; a definition of the record in another
+file that some unit sees instead, other_definitions). `refuse_if_needed` raises the first
 refusal with its location. It does not choose an order or edit anything.
 """
 
@@ -23,6 +24,7 @@ from cachefit.model import Record
 from cachefit.reorder.code_scan import ScanResult, is_cxx, scan_code
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
+from cachefit.reorder.other_definitions import definition_site, duplicate_refusal
 from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
 from cachefit.rewrite.ctor_init_lists import InitList
@@ -119,6 +121,10 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
                                        header_macro=header, offsets_header=offsets_header,
                                        parsed={path: tu})
         a.constraints += result.constraints
+        target = definition_site(cursor, path)
+        twin = duplicate_refusal(target, result.definitions, record.name) \
+            if target is not None else None
+        a.refusals += [twin] if twin is not None else []
         a.refusals += result.refusals
         a.init_sites = result.init_sites
         a.ctor_lists = result.ctor_lists

@@ -6,8 +6,8 @@ raw I/O (memory_uses), pointer casts and conversions to `void *` (pointer_casts)
 initialiser lists (init_lists),
 inline assembly and asserted offsets (asm_uses), asserted sizes (asserted_size), C++
 constructors and default member initialisers that read other members (those members must
-stay before), and other records
-that start with the same macro-declared header. Returns what it found, deduplicated; it
+stay before), other records that start with the same macro-declared header, and where each
+unit sees the record's definition (other_definitions). Returns what it found, deduplicated; it
 never edits and never chooses an order.
 """
 
@@ -41,6 +41,7 @@ from cachefit.reorder.inactive_code import positional_lists, record_names
 from cachefit.reorder.init_lists import InitSite, classify_list, elided_site
 from cachefit.reorder.memory_uses import MemoryUses
 from cachefit.reorder.offset_forms import OffsetEvaluator
+from cachefit.reorder.other_definitions import DefinitionSite, definition_site
 from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constraint
 from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
@@ -56,6 +57,7 @@ class ScanResult:
     init_sites: list[InitSite] = field(default_factory=list)
     ctor_lists: list[InitList] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
+    definitions: list[DefinitionSite] = field(default_factory=list)
 
 
 def is_cxx(path: str, args: Sequence[str]) -> bool:
@@ -162,6 +164,10 @@ class _UnitScan:
             self._default_init(c)
         elif k in _RECORDS and c.is_definition() and c.get_usr() != self.usr:
             self._shared_header(c)
+        elif k in _RECORDS and c.is_definition():
+            site = definition_site(c, self.tu.spelling)
+            if site is not None:
+                self.out.definitions.append(site)
 
     def _init_list(self, c: ci.Cursor) -> None:
         if self.is_record(c.type):
