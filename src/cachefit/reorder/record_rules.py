@@ -4,8 +4,9 @@ Refusals: a packed record (`packed` attribute, or `#pragma pack` seen in the com
 layout: the record aligned below a member's alignment, or a member at an offset that is not
 a multiple of its alignment), bit-fields with `packed`/`aligned` attributes, members whose
 `aligned` value is not a literal (the model could not know their alignment), a record
-listed as ABI in `cachefit.toml`, preprocessor conditionals, `#include` or `#pragma` in the
-member list (use the build-time mode, which works on preprocessed code), and what the
+listed as ABI in `cachefit.toml`, preprocessor conditionals that may change which data
+members exist (member_conditionals), `#include` or `#pragma` in the member list (use the
+build-time mode, which works on preprocessed code), and what the
 member reader could not represent. Members with their own `packed` or literal `aligned(N)`
 attribute are not refused: the front end reports the alignment they really have and the
 model places them with it.
@@ -33,10 +34,9 @@ from cachefit.model import Record
 from cachefit.reorder.clang_util import CK, children, kind_of, location
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.implicit_pack import has_implicit_layout_attribute
+from cachefit.reorder.member_conditionals import conditional_refusal
 from cachefit.reorder.project_config import ReorderConfig
 from cachefit.rewrite.member_units import MACRO_DIRECTIVES, Directive, RecordBody
-
-_CONDITIONALS = {"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"}
 
 
 def record_refusals(decl: ci.Cursor, record: Record, body: RecordBody, config: ReorderConfig,
@@ -50,14 +50,9 @@ def record_refusals(decl: ci.Cursor, record: Record, body: RecordBody, config: R
                            "remove it from [reorder] abi to allow reordering",
                            Location(config.path or "cachefit.toml")))
     if not build_time:
-        for d in body.directives:
-            if d.name in _CONDITIONALS:
-                out.append(Refusal(
-                    f"the member list of {record.name} has preprocessor conditionals "
-                    f"(#{d.name}); which members exist depends on the configuration",
-                    "use the build-time mode (reorder the preprocessed unit, see "
-                    "docs/reorder.md) instead of rewriting the source", d.location))
-                break
+        conditional = conditional_refusal(decl, body, record.name)
+        if conditional is not None:
+            out.append(conditional)
         for d in body.directives:
             if d.name in ("include", "pragma", "import"):
                 out.append(Refusal(
