@@ -273,3 +273,41 @@ def test_type_macros_are_not_macro_units(tmp_path: Path, cachefit) -> None:
     assert code == 0, err
     assert out.endswith("struct m {\n    char c;\n    u32 z;\n    PAIR(p, q);\n"
                         "    u32 x;  /* x */\n    u32 y;\n};\n")
+
+
+def test_fields_all_set_off_by_blank_lines_stay_so(tmp_path: Path, cachefit) -> None:
+    """A member list that separates every field by a blank line keeps doing so after the
+    reorder (libevent's bufferevent_private lost two), whether or not a field has a
+    comment; a list without that style gets no new blank lines."""
+    src = ("struct priv {\n"
+           "\t/** The underlying structure. */\n"
+           "\tlong bev;\n"
+           "\n"
+           "\t/** Lock. */\n"
+           "\tvoid *lock;\n"
+           "\n"
+           "\tint refcnt;\n"
+           "\n"
+           "\tvoid *dns_request;\n"
+           "};\n")
+    write(tmp_path, {"s.h": src})
+    code, out, err = cachefit("reorder", "priv", tmp_path / "s.h", "--order",
+                              "lock,refcnt,bev,dns_request", "--", "-x", "c")
+    assert code == 0, err
+    assert out == ("struct priv {\n"
+                   "\t/** Lock. */\n"
+                   "\tvoid *lock;\n"
+                   "\n"
+                   "\tint refcnt;\n"
+                   "\n"
+                   "\t/** The underlying structure. */\n"
+                   "\tlong bev;\n"
+                   "\n"
+                   "\tvoid *dns_request;\n"
+                   "};\n")
+    dense = "struct d {\n\tlong a;\n\tint b;\n\tchar c;\n};\n"
+    write(tmp_path, {"d.h": dense})
+    code, out, err = cachefit("reorder", "d", tmp_path / "d.h", "--order", "c,b,a",
+                              "--", "-x", "c")
+    assert code == 0, err
+    assert out == "struct d {\n\tchar c;\n\tint b;\n\tlong a;\n};\n"

@@ -167,3 +167,34 @@ def test_initialiser_comments_stay_when_a_line_cannot_take_one(tmp_path: Path,
               "  a_ += 0;\n}\nint main() { S s(1, 2); return s.a_ == 1 ? 0 : 1; }\n")
     out = _reordered_cc(tmp_path, cachefit, source, "b_,a_")
     assert "    : b_(b),  // first\n      a_(a) {  // the body\n" in out
+
+
+@pytest.mark.parametrize("cxx", CXX_COMPILERS)
+def test_explicit_leading_private_stays(tmp_path: Path, cachefit, cxx: str) -> None:
+    """`class C { private: ...fields... public: ... }` keeps its explicit `private:` (snappy's
+    SnappyArrayWriter lost it), and the class still compiles and behaves."""
+    if shutil.which(cxx) is None:
+        pytest.skip(f"{cxx} not installed")
+    src = ("#include <cstdio>\n"
+           "class writer {\n"
+           " private:\n"
+           "  char* base_;\n"
+           "  char* op_;\n"
+           "  char* limit_;\n"
+           "\n"
+           " public:\n"
+           "  explicit writer(char* d) : base_(d), op_(d + 1), limit_(d + 3) {}\n"
+           "  long span() const { return (op_ - base_) * 10 + (limit_ - base_); }\n"
+           "};\n"
+           "int main() { char b[4]; writer w(b); std::printf(\"%ld\\n\", w.span()); }\n")
+    write(tmp_path, {"w.cc": src})
+    code, out, err = cachefit("reorder", "writer", tmp_path / "w.cc", "--order",
+                              "limit_,base_,op_", "--", "-std=c++17")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1:6] == ["class writer {", " private:", "  char* limit_;", "  char* base_;",
+                          "  char* op_;"]
+    assert lines.count(" private:") == 1
+    before = build_and_run(tmp_path, "w.cc", cxx, "-std=c++17")
+    write(tmp_path, {"w.cc": out})
+    assert build_and_run(tmp_path, "w.cc", cxx, "-std=c++17") == before == "13\n"

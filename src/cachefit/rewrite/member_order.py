@@ -331,7 +331,14 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
                      body.default_access)
         after = OtherMember("end of range", there, Span(end, end), Span(end, end))
 
-    block = _block(body, pieces, access, after, inline, attrs, walls)
+    # An explicit specifier right before the first field stays when the block starts with
+    # its access (`class C { private: int a; ... }` keeps its `private:`).
+    spec = items[anchor - 1] if anchor > 0 else None
+    opening = spec.access if isinstance(spec, AccessSpec) and anchor - 1 in removed else None
+    # A field list whose fields are all set off by blank lines stays so.
+    spaced = len(unit_idx) > 1 and all(blank_line_before(text, items[k].core.begin)
+                                       for k in unit_idx[1:])
+    block = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
     return [(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)]
 
 
@@ -372,7 +379,8 @@ def _spec_indent(body: RecordBody) -> bytes:
 
 
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
-           inline: bool, attrs: dict[str, str], walls: dict[str, str]) -> bytes:
+           inline: bool, attrs: dict[str, str], walls: dict[str, str],
+           opening: Access | None = None, spaced: bool = False) -> bytes:
     text = body.text
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
@@ -381,7 +389,7 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
     walled: set[str] = set()
     for n, p in enumerate(pieces):
         u = p.unit
-        if u.access != cur:
+        if u.access != cur or (n == 0 and u.access == opening):
             parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
             cur = u.access
         piece = _piece_text(text, p, attrs)
@@ -396,8 +404,10 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
             continue
         if wall:
             parts.append(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
+        # a blank line before a piece: in a list spaced throughout, or where a unit with
+        # a leading comment was set off by one
         has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
-        if n > 0 and has_lead and blank_line_before(text, u.core.begin):
+        if n > 0 and (spaced or has_lead and blank_line_before(text, u.core.begin)):
             parts.append(nl)
         lead_line = only_blanks_before(text, u.core.begin)
         indent = indentation(text, u.core.begin) if lead_line else field_indent
