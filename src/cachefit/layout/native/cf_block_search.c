@@ -550,6 +550,125 @@ static int64_t make_child(const search *s, const uint8_t *st, const int64_t *lef
     return add;
 }
 
+/* ---- depth-first programmes over a projection (the group bounds, the lines oracle): the
+ * projected input and its search, and per depth the children of the state expanded ---- */
+typedef struct {
+    cf_bs_input pin;
+    search ps;
+    size_t stride;                    /* a projected state, zero-padded to words */
+    int32_t maxdepth;
+    uint8_t *kids, *open, *share, *proj;
+    int64_t *kadd, *kest, *left, *cleft;
+    int32_t *order;
+} programme;
+
+/* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound). */
+typedef struct {
+    uint8_t *kids;
+    int64_t *kadd, *kest;
+    int32_t *order;
+    int32_t n;
+} children;
+
+static void programme_free(programme *pr)
+{
+    search_free(&pr->ps);
+    free(pr->kids);
+    free(pr->kadd);
+    free(pr->kest);
+    free(pr->order);
+    free(pr->left);
+    free(pr->cleft);
+    free(pr->open);
+    free(pr->share);
+    free(pr->proj);
+}
+
+/* A programme over nt item types and nfp footprints (granule and starts of `in`), with
+ * room for `pieces` moves; 0, or -1 out of memory (`pr` must start zeroed). */
+static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int32_t nfp,
+                          const int32_t *size, const int32_t *align, const int32_t *counts,
+                          const int32_t *fstart, const int32_t *fidx, const int64_t *weight,
+                          int32_t pieces)
+{
+    cf_bs_input *p = &pr->pin;
+    p->nt = nt;
+    p->nfp = nfp;
+    p->g = in->g;
+    p->k = in->k;
+    p->size = size;
+    p->align = align;
+    p->counts0 = counts;
+    p->fidx_start = fstart;
+    p->fidx = fidx;
+    p->weight = weight;
+    p->mp = p->mq = -1;
+    if (search_init(&pr->ps, p))
+        return -1;
+    pr->maxdepth = pieces + 2;
+    pr->stride = ((size_t)nt + 1 + nfp + 7) / 8 * 8;
+    size_t nk = (size_t)2 * nt + 2, nf = (size_t)nfp + 1;
+    pr->kids = calloc((size_t)pr->maxdepth * nk, pr->stride);
+    pr->kadd = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
+    pr->kest = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
+    pr->order = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
+    pr->left = calloc((size_t)pr->maxdepth * nf, sizeof(int64_t));
+    pr->cleft = calloc(nf, sizeof(int64_t));
+    pr->open = calloc(nf, 1);
+    pr->share = calloc(nf, 1);
+    pr->proj = calloc(pr->stride, 1);
+    return pr->kids && pr->kadd && pr->kest && pr->order && pr->left && pr->cleft &&
+           pr->open && pr->share && pr->proj ? 0 : -1;
+}
+
+/* The footprints' bytes left in state `st`, kept for its depth. */
+static int64_t *programme_left(programme *pr, const uint8_t *st, int32_t depth)
+{
+    int64_t *left = pr->left + (size_t)depth * (pr->ps.nfp + 1);
+    bytes_left(pr->ps.in, st, left);
+    return left;
+}
+
+/* The children of `st` (its programme_left computed), each with the cost its move adds
+ * and that plus the per-footprint bound (and the next-granule penalty if `with_penalty`),
+ * ordered by the latter. */
+static children programme_children(programme *pr, const uint8_t *st, int32_t depth,
+                                   int with_penalty)
+{
+    const search *s = &pr->ps;
+    int32_t nt = s->nt, g = s->g, cmod = st[nt];
+    const int64_t *left = pr->left + (size_t)depth * (s->nfp + 1);
+    size_t nk = (size_t)2 * nt + 2;
+    children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
+                   pr->kest + (size_t)depth * nk, pr->order + (size_t)depth * nk, 0};
+    for (int32_t t = 0; t < nt; t++) {
+        if (!st[t])
+            continue;
+        int32_t nm = s->nmoves[(size_t)t * g + cmod];
+        for (int32_t j = 0; j < nm; j++) {
+            const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
+            uint8_t *c = ch.kids + (size_t)ch.n * pr->stride;
+            int64_t add = make_child(s, st, left, t, m, c, pr->cleft);
+            int64_t h = base_bound(s, pr->cleft, c + nt + 1, m->ncmod, pr->open);
+            if (with_penalty)
+                h += penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
+            ch.kadd[ch.n] = add;
+            ch.kest[ch.n] = add + h;
+            ch.order[ch.n] = ch.n;
+            ch.n++;
+        }
+    }
+    for (int32_t i = 1; i < ch.n; i++) {
+        int32_t x = ch.order[i], j = i;
+        while (j > 0 && ch.kest[ch.order[j - 1]] > ch.kest[x]) {
+            ch.order[j] = ch.order[j - 1];
+            j--;
+        }
+        ch.order[j] = x;
+    }
+    return ch;
+}
+
 /* ---- group bounds: the exact optimum of the relaxation projected onto a few footprints
  * (bench/solver/group_bound.py has the argument: deleting the pieces that hold none of
  * the group's footprints from any completion leaves the group's granules no worse, so
@@ -557,19 +676,14 @@ static int64_t make_child(const search *s, const uint8_t *st, const int64_t *lef
  * programme over the same normal form, its moves tried by increasing cost + bound and cut
  * when that reaches the best value found, so the memoised values stay exact. ---- */
 typedef struct {
-    cf_bs_input pin;
-    search ps;
+    programme pr;
     int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap;
     int64_t *pweight;
     keyset keys;
     int64_t *val;                     /* per key; -1 while being computed */
-    size_t cap_vals, stride;
+    size_t cap_vals;
     int64_t nodes, cap;
     int dead;                         /* the cap was reached: the group is not used */
-    int32_t maxdepth;
-    uint8_t *kids, *open, *share, *proj;
-    int64_t *kadd, *kest, *left, *cleft;
-    int32_t *order;
 } group;
 
 static int group_init(group *o, const cf_bs_input *in, int32_t j)
@@ -631,42 +745,17 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j)
             return -1;
         pieces += o->pcounts[pt];
     }
-    cf_bs_input *p = &o->pin;
-    p->nt = pnt;
-    p->nfp = n;
-    p->g = in->g;
-    p->k = in->k;
-    p->size = o->psize;
-    p->align = o->palign;
-    p->counts0 = o->pcounts;
-    p->fidx_start = o->pstart;
-    p->fidx = o->pidx;
-    p->weight = o->pweight;
-    p->mp = p->mq = -1;
-    if (search_init(&o->ps, p))
+    if (programme_init(&o->pr, in, pnt, n, o->psize, o->palign, o->pcounts, o->pstart,
+                       o->pidx, o->pweight, pieces) ||
+        keyset_init(&o->keys, o->pr.stride))
         return -1;
     o->cap = in->group_cap;
-    o->maxdepth = pieces + 2;
-    o->stride = ((size_t)pnt + 1 + n + 7) / 8 * 8;
-    size_t nk = (size_t)2 * pnt + 2, nf = (size_t)n + 1;
-    o->kids = calloc((size_t)o->maxdepth * nk, o->stride);
-    o->kadd = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
-    o->kest = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
-    o->order = calloc((size_t)o->maxdepth * nk, sizeof(int32_t));
-    o->left = calloc((size_t)o->maxdepth * nf, sizeof(int64_t));
-    o->cleft = calloc(nf, sizeof(int64_t));
-    o->open = calloc(nf, 1);
-    o->share = calloc(nf, 1);
-    o->proj = calloc(o->stride, 1);
-    if (!o->kids || !o->kadd || !o->kest || !o->order || !o->left || !o->cleft || !o->open ||
-        !o->share || !o->proj || keyset_init(&o->keys, o->stride))
-        return -1;
     return 0;
 }
 
 static void group_free(group *o)
 {
-    search_free(&o->ps);
+    programme_free(&o->pr);
     keyset_free(&o->keys);
     free(o->val);
     free(o->tmap);
@@ -676,28 +765,15 @@ static void group_free(group *o)
     free(o->pstart);
     free(o->pidx);
     free(o->pweight);
-    free(o->kids);
-    free(o->kadd);
-    free(o->kest);
-    free(o->order);
-    free(o->left);
-    free(o->cleft);
-    free(o->open);
-    free(o->share);
-    free(o->proj);
 }
 
 /* The group's least future cost from a projected state; -1 when the cap is reached. */
 static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
 {
-    const search *s = &o->ps;
-    const cf_bs_input *in = s->in;
-    int32_t nt = s->nt, nfp = s->nfp, g = s->g;
-    const uint8_t *pc = st;
-    int32_t cmod = st[nt];
+    int32_t nt = o->pr.ps.nt;
     int any = 0;
     for (int32_t t = 0; t < nt; t++)
-        any |= pc[t] != 0;
+        any |= st[t] != 0;
     if (!any)
         return 0;
     int added = 0;
@@ -713,50 +789,21 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
     } else if (o->val[id] >= 0) {
         return o->val[id];
     }
-    if (o->nodes >= o->cap || depth + 1 >= o->maxdepth)
+    if (o->nodes >= o->cap || depth + 1 >= o->pr.maxdepth)
         return -1;
     o->nodes++;
-    int64_t *left = o->left + (size_t)depth * (nfp + 1);
-    bytes_left(in, pc, left);
-    size_t nk = (size_t)2 * nt + 2;
-    uint8_t *kids = o->kids + (size_t)depth * nk * o->stride;
-    int64_t *kadd = o->kadd + (size_t)depth * nk, *kest = o->kest + (size_t)depth * nk;
-    int32_t *order = o->order + (size_t)depth * nk;
-    int32_t n = 0;
-    for (int32_t t = 0; t < nt; t++) {
-        if (!pc[t])
-            continue;
-        int32_t nm = s->nmoves[(size_t)t * g + cmod];
-        for (int32_t j = 0; j < nm; j++) {
-            const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
-            uint8_t *c = kids + (size_t)n * o->stride;
-            int64_t add = make_child(s, st, left, t, m, c, o->cleft);
-            int64_t h = base_bound(s, o->cleft, c + nt + 1, m->ncmod, o->open);
-            h += penalty(s, o->open, m->ncmod, c, c + nt + 1, o->share);
-            kadd[n] = add;
-            kest[n] = add + h;
-            order[n] = n;
-            n++;
-        }
-    }
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = order[i], j = i;
-        while (j > 0 && kest[order[j - 1]] > kest[x]) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = x;
-    }
+    programme_left(&o->pr, st, depth);
+    children ch = programme_children(&o->pr, st, depth, 1);
     int64_t best = INT64_MAX;
-    for (int32_t j = 0; j < n; j++) {
-        int32_t x = order[j];
-        if (kest[x] >= best)
+    for (int32_t j = 0; j < ch.n; j++) {
+        int32_t x = ch.order[j];
+        if (ch.kest[x] >= best)
             break;                            /* no smaller value below: exact minimum */
-        int64_t v = group_value(o, kids + (size_t)x * o->stride, depth + 1);
+        int64_t v = group_value(o, ch.kids + (size_t)x * o->pr.stride, depth + 1);
         if (v < 0)
             return -1;
-        if (kadd[x] + v < best)
-            best = kadd[x] + v;
+        if (ch.kadd[x] + v < best)
+            best = ch.kadd[x] + v;
     }
     o->val[id] = best;
     return best;
@@ -773,16 +820,17 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
         group *o = &gr[j];
         if (o->dead)
             continue;
-        int32_t pnt = o->ps.nt, n = o->ps.nfp;
-        memset(o->proj, 0, o->stride);
+        int32_t pnt = o->pr.ps.nt, n = o->pr.ps.nfp;
+        uint8_t *proj = o->pr.proj;
+        memset(proj, 0, o->pr.stride);
         for (int32_t t = 0; t < in->nt; t++)
             if (counts[t] && o->tmap[t] >= 0)
-                o->proj[o->tmap[t]] += counts[t];
-        o->proj[pnt] = (uint8_t)cmod;
+                proj[o->tmap[t]] += counts[t];
+        proj[pnt] = (uint8_t)cmod;
         const int32_t *gfp = in->gfp + in->gstart[j];
         for (int32_t l = 0; l < n; l++)
-            o->proj[pnt + 1 + l] = ages[gfp[l]];
-        int64_t v = group_value(o, o->proj, 0);
+            proj[pnt + 1 + l] = ages[gfp[l]];
+        int64_t v = group_value(o, proj, 0);
         if (v < 0) {
             o->dead = 1;
             for (int32_t l = 0; l < n; l++)
@@ -794,6 +842,38 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
     return total;
 }
 
+/* The groups of `in` (gstart, gfp, group_cap over its own types and footprints) and the
+ * footprints they hold; 0, or -1 out of memory (then groups_free releases what was made). */
+static int groups_init(const cf_bs_input *in, group **gr, int32_t *ngroups, uint8_t **ingroup)
+{
+    *gr = NULL;
+    *ngroups = 0;
+    *ingroup = NULL;
+    if (in->ngroups <= 0)
+        return 0;
+    *gr = calloc(in->ngroups, sizeof(group));
+    *ingroup = calloc(in->nfp ? in->nfp : 1, 1);
+    if (!*gr || !*ingroup)
+        return -1;
+    for (; *ngroups < in->ngroups; (*ngroups)++) {
+        if (group_init(&(*gr)[*ngroups], in, *ngroups)) {
+            group_free(&(*gr)[*ngroups]);
+            return -1;
+        }
+        for (int32_t q = in->gstart[*ngroups]; q < in->gstart[*ngroups + 1]; q++)
+            (*ingroup)[in->gfp[q]] = 1;
+    }
+    return 0;
+}
+
+static void groups_free(group *gr, int32_t ngroups, uint8_t *ingroup)
+{
+    for (int32_t j = 0; j < ngroups; j++)
+        group_free(&gr[j]);
+    free(gr);
+    free(ingroup);
+}
+
 /* ---- the lines oracle (docs/layout.md, "Lines oracle"): whether a dirty search's state
  * can still reach the proven least lines. Its lines projection, with the whole-granule
  * pieces of each lines class (the same lines footprints) left merged into one block,
@@ -802,22 +882,18 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
  * lines are at most a budget by a memoised depth-first search: moves tried by increasing
  * cost + bound, each state's proven lower bound (lb) and found cost (ub) kept. ---- */
 typedef struct {
-    cf_bs_input pin;
-    search ps;
+    programme pr;
     int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap, *tclass;
     int32_t nclass;
     int32_t **cls;                    /* per class: its type per granules left, or -1 */
+    int32_t *rem;                     /* per class: granules left (oracle_live's) */
     int64_t *pweight;
     keyset keys;
-    int64_t *lb, *ub;
-    size_t cap_lb, cap_ub, stride;
+    int64_t *lb, *ub;                 /* per state: proven lower bound, cost found */
+    size_t cap_lb, cap_ub;
     int64_t nodes, cap;
     int dead;
-    int32_t maxdepth, nl;
-    uint8_t *kids, *open, *share, *proj;
-    int64_t *kadd, *kest, *left, *cleft;
-    int32_t *order;
-    int32_t *rem;
+    int32_t nl;
     group *gr;                        /* group bounds over the projection */
     int32_t ngroups;
     uint8_t *ingroup;
@@ -835,11 +911,8 @@ static void oracle_free(oracle *o)
     free(o->ccount);
     free(o->cnext);
     free(o->ckbuf);
-    for (int32_t j = 0; j < o->ngroups; j++)
-        group_free(&o->gr[j]);
-    free(o->gr);
-    free(o->ingroup);
-    search_free(&o->ps);
+    groups_free(o->gr, o->ngroups, o->ingroup);
+    programme_free(&o->pr);
     keyset_free(&o->keys);
     free(o->lb);
     free(o->ub);
@@ -854,15 +927,6 @@ static void oracle_free(oracle *o)
         free(o->cls[c]);
     free(o->cls);
     free(o->pweight);
-    free(o->kids);
-    free(o->open);
-    free(o->share);
-    free(o->proj);
-    free(o->kadd);
-    free(o->kest);
-    free(o->left);
-    free(o->cleft);
-    free(o->order);
     free(o->rem);
 }
 
@@ -979,57 +1043,21 @@ static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
         pieces += o->pcounts[p];
     }
     o->pstart[pnt] = q;
-    cf_bs_input *p = &o->pin;
-    p->nt = pnt;
-    p->nfp = nl;
-    p->g = g;
-    p->k = in->k;
-    p->size = o->psize;
-    p->align = o->palign;
-    p->counts0 = o->pcounts;
-    p->fidx_start = o->pstart;
-    p->fidx = o->pidx;
-    p->weight = o->pweight;
-    p->mp = p->mq = -1;
-    if (search_init(&o->ps, p))
+    if (programme_init(&o->pr, in, pnt, nl, o->psize, o->palign, o->pcounts, o->pstart,
+                       o->pidx, o->pweight, pieces) ||
+        keyset_init(&o->keys, o->pr.stride))
         goto out;
     o->cap = in->oracle_cap;
-    o->maxdepth = pieces + 2;
-    o->stride = ((size_t)pnt + 1 + nl + 7) / 8 * 8;
-    size_t nk = (size_t)2 * pnt + 2, nf = (size_t)nl + 1;
-    o->kids = calloc((size_t)o->maxdepth * nk, o->stride);
-    o->kadd = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
-    o->kest = calloc((size_t)o->maxdepth * nk, sizeof(int64_t));
-    o->order = calloc((size_t)o->maxdepth * nk, sizeof(int32_t));
-    o->left = calloc((size_t)o->maxdepth * nf, sizeof(int64_t));
-    o->cleft = calloc(nf, sizeof(int64_t));
-    o->open = calloc(nf, 1);
-    o->share = calloc(nf, 1);
-    o->proj = calloc(o->stride, 1);
-    if (!o->kids || !o->kadd || !o->kest || !o->order || !o->left || !o->cleft || !o->open ||
-        !o->share || !o->proj || keyset_init(&o->keys, o->stride))
-        goto out;
     o->ckbuf = calloc(((size_t)pnt + 1 + 7) / 8 * 8, 1);
     if (!o->ckbuf || keyset_init(&o->ck, ((size_t)pnt + 1 + 7) / 8 * 8))
         goto out;
-    if (in->ngroups > 0) {
-        p->ngroups = in->ngroups;
-        p->gstart = in->gstart;
-        p->gfp = in->gfp;
-        p->group_cap = in->group_cap;
-        o->gr = calloc(in->ngroups, sizeof(group));
-        o->ingroup = calloc(nl, 1);
-        if (!o->gr || !o->ingroup)
-            goto out;
-        for (; o->ngroups < in->ngroups; o->ngroups++) {
-            if (group_init(&o->gr[o->ngroups], p, o->ngroups)) {
-                group_free(&o->gr[o->ngroups]);
-                goto out;
-            }
-            for (int32_t q2 = in->gstart[o->ngroups]; q2 < in->gstart[o->ngroups + 1]; q2++)
-                o->ingroup[in->gfp[q2]] = 1;
-        }
-    }
+    cf_bs_input *gin = &o->pr.pin;
+    gin->ngroups = in->ngroups;
+    gin->gstart = in->gstart;
+    gin->gfp = in->gfp;
+    gin->group_cap = in->group_cap;
+    if (groups_init(gin, &o->gr, &o->ngroups, &o->ingroup))
+        goto out;
     rc = 0;
 out:
     free(rep);
@@ -1075,9 +1103,9 @@ static int oracle_add(oracle *o, int64_t id, int64_t kid, int64_t h)
  * -1 when the cap or the memory ends the search (the oracle is then dead). */
 static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
 {
-    const search *s = &o->ps;
+    const search *s = &o->pr.ps;
     const cf_bs_input *in = s->in;
-    int32_t nt = s->nt, nfp = s->nfp, g = s->g;
+    int32_t nt = s->nt, nfp = s->nfp;
     int32_t cmod = st[nt];
     const uint8_t *ages = st + nt + 1;
     int any = 0;
@@ -1095,15 +1123,15 @@ static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
         if (o->lb[id] > b)
             return 0;
     }
-    int64_t *left = o->left + (size_t)depth * (nfp + 1);
-    bytes_left(in, st, left);
-    int64_t h = base_bound(s, left, ages, cmod, o->open);
-    h += penalty(s, o->open, cmod, st, ages, o->share);
+    uint8_t *open = o->pr.open, *share = o->pr.share;
+    int64_t *left = programme_left(&o->pr, st, depth);
+    int64_t h = base_bound(s, left, ages, cmod, open);
+    h += penalty(s, open, cmod, st, ages, share);
     if (o->ngroups && h <= b) {
         int64_t gv = groups_value(o->gr, o->ngroups, in, st, cmod, ages, o->ingroup);
         if (gv >= 0) {
-            gv += base_bound_except(s, left, ages, cmod, o->open, o->ingroup);
-            gv += penalty(s, o->open, cmod, st, ages, o->share);
+            gv += base_bound_except(s, left, ages, cmod, open, o->ingroup);
+            gv += penalty(s, open, cmod, st, ages, share);
             if (gv > h)
                 h = gv;
         }
@@ -1135,7 +1163,7 @@ static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
     for (int32_t x = o->chead[kid]; x >= 0; x = o->cnext[x]) {
         if (x == id)
             continue;
-        const uint8_t *a2 = o->keys.arena + (size_t)x * o->stride + nt + 1;
+        const uint8_t *a2 = o->keys.arena + (size_t)x * o->pr.stride + nt + 1;
         int64_t up = 0, down = 0;
         for (int32_t i = 0; i < nfp; i++) {
             if (a2[i] > ages[i])
@@ -1154,7 +1182,7 @@ static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
             return 1;
         }
     }
-    if (o->nodes + oracle_group_nodes(o) >= o->cap || depth + 1 >= o->maxdepth)
+    if (o->nodes + oracle_group_nodes(o) >= o->cap || depth + 1 >= o->pr.maxdepth)
         return -1;
     if (id < 0) {
         id = keyset_find(&o->keys, st, 1, &added);
@@ -1164,44 +1192,17 @@ static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
     o->nodes++;
     /* the children, by increasing cost + per-footprint bound (the penalty and the groups
      * are the child's own first check) */
-    size_t nk = (size_t)2 * nt + 2;
-    uint8_t *kids = o->kids + (size_t)depth * nk * o->stride;
-    int64_t *kadd = o->kadd + (size_t)depth * nk, *kest = o->kest + (size_t)depth * nk;
-    int32_t *order = o->order + (size_t)depth * nk;
-    int32_t n = 0;
-    for (int32_t t = 0; t < nt; t++) {
-        if (!st[t])
-            continue;
-        int32_t nm = s->nmoves[(size_t)t * g + cmod];
-        for (int32_t j = 0; j < nm; j++) {
-            const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
-            uint8_t *c = kids + (size_t)n * o->stride;
-            memset(c, 0, o->stride);
-            int64_t add = make_child(s, st, left, t, m, c, o->cleft);
-            kadd[n] = add;
-            kest[n] = add + base_bound(s, o->cleft, c + nt + 1, m->ncmod, o->open);
-            order[n] = n;
-            n++;
-        }
-    }
-    for (int32_t i = 1; i < n; i++) {
-        int32_t x = order[i], j = i;
-        while (j > 0 && kest[order[j - 1]] > kest[x]) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = x;
-    }
+    children ch = programme_children(&o->pr, st, depth, 0);
     int64_t newlb = INT64_MAX;
-    for (int32_t j = 0; j < n; j++) {
-        int32_t x = order[j];
-        if (kest[x] > b) {
-            if (kest[x] < newlb)
-                newlb = kest[x];
+    for (int32_t j = 0; j < ch.n; j++) {
+        int32_t x = ch.order[j];
+        if (ch.kest[x] > b) {
+            if (ch.kest[x] < newlb)
+                newlb = ch.kest[x];
             break;
         }
-        const uint8_t *c = kids + (size_t)x * o->stride;
-        int r = oracle_query(o, c, b - kadd[x], depth + 1);
+        const uint8_t *c = ch.kids + (size_t)x * o->pr.stride;
+        int r = oracle_query(o, c, b - ch.kadd[x], depth + 1);
         if (r < 0)
             return -1;
         int cany = 0;
@@ -1211,19 +1212,19 @@ static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
         if (r == 1) {
             int64_t cu = cid >= 0 ? o->ub[cid] : 0;
             if (cany && cid < 0)
-                cu = b - kadd[x];     /* a dominance answer for a state not kept */
-            if (kadd[x] + cu < o->ub[id])
-                o->ub[id] = kadd[x] + cu;
+                cu = b - ch.kadd[x];     /* a dominance answer for a state not kept */
+            if (ch.kadd[x] + cu < o->ub[id])
+                o->ub[id] = ch.kadd[x] + cu;
             return 1;
         }
-        /* no: its least future lines exceed b - kadd[x] */
-        int64_t cl = b - kadd[x] + 1;
+        /* no: its least future lines exceed b - ch.kadd[x] */
+        int64_t cl = b - ch.kadd[x] + 1;
         if (cid >= 0 && o->lb[cid] > cl)
             cl = o->lb[cid];
-        if (kest[x] - kadd[x] > cl)
-            cl = kest[x] - kadd[x];
-        if (kadd[x] + cl < newlb)
-            newlb = kadd[x] + cl;
+        if (ch.kest[x] - ch.kadd[x] > cl)
+            cl = ch.kest[x] - ch.kadd[x];
+        if (ch.kadd[x] + cl < newlb)
+            newlb = ch.kadd[x] + cl;
     }
     if (newlb > o->lb[id])
         o->lb[id] = newlb;
@@ -1236,9 +1237,9 @@ static int oracle_live(oracle *o, const cf_bs_input *in, const uint8_t *c, int64
 {
     if (o->dead)
         return 1;
-    int32_t pnt = o->ps.nt, nl = o->nl;
-    uint8_t *buf = o->proj;
-    memset(buf, 0, o->stride);
+    int32_t pnt = o->pr.ps.nt, nl = o->nl;
+    uint8_t *buf = o->pr.proj;
+    memset(buf, 0, o->pr.stride);
     for (int32_t k = 0; k < o->nclass; k++)
         o->rem[k] = 0;
     for (int32_t t = 0; t < in->nt; t++) {
@@ -1313,20 +1314,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
 
-    if (in->ngroups > 0 && !in->oracle) {
-        gr = calloc(in->ngroups, sizeof(group));
-        ingroup = calloc(nfp ? nfp : 1, 1);
-        if (!gr || !ingroup)
-            goto done;
-        for (; ngroups < in->ngroups; ngroups++) {
-            if (group_init(&gr[ngroups], in, ngroups)) {
-                group_free(&gr[ngroups]);
-                goto done;
-            }
-            for (int32_t q = in->gstart[ngroups]; q < in->gstart[ngroups + 1]; q++)
-                ingroup[in->gfp[q]] = 1;
-        }
-    }
+    if (!in->oracle && groups_init(in, &gr, &ngroups, &ingroup))
+        goto done;
 
     if (in->oracle) {
         if (oracle_init(&orc_store, in, &s))
@@ -1630,10 +1619,7 @@ done:
     free(child);
     free(counts);
     free(ckey);
-    for (int32_t j = 0; j < ngroups; j++)
-        group_free(&gr[j]);
-    free(gr);
-    free(ingroup);
+    groups_free(gr, ngroups, ingroup);
     if (orc)
         oracle_free(orc);
     return status;
