@@ -61,6 +61,14 @@ def _run(root: Path, *units: str) -> str:
 
 
 @pytest.mark.parametrize("first", ["src/lib.c", "test/main.c"])
+def _two_units(root: Path, compiler: str, std: str, *units: str) -> str:
+    """Build `units` with warnings as errors and return what the program prints."""
+    exe = root / "prog"
+    subprocess.run([compiler, std, "-Wall", "-Werror", *(str(root / u) for u in units),
+                    "-o", str(exe)], check=True)
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+
+
 def test_a_copied_header_is_refused(tmp_path: Path, cachefit, monkeypatch,
                                     first: str) -> None:
     """jansson: the build copies src/jansson.h to include/; the tests include the copy."""
@@ -126,11 +134,7 @@ def test_records_each_c_file_defines_for_itself_are_distinct(tmp_path: Path,
     text = (tmp_path / "a.c").read_text()
     assert "struct state { long count; char tag; char mode; };" in text
     assert (tmp_path / "b.c").read_text() == STATE_B
-    exe = tmp_path / "prog"
-    subprocess.run(["gcc", "-std=c11", "-Wall", "-Werror", str(tmp_path / "a.c"),
-                    str(tmp_path / "b.c"), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
-    assert out == "a 3 x 16 5\n"
+    assert _two_units(tmp_path, "gcc", "-std=c11", "a.c", "b.c") == "a 3 x 16 5\n"
 
 
 def test_classes_in_anonymous_namespaces_are_distinct(tmp_path: Path, cachefit) -> None:
@@ -144,8 +148,4 @@ def test_classes_in_anonymous_namespaces_are_distinct(tmp_path: Path, cachefit) 
     assert code == 0, err
     assert "struct S { long l; char c; char d; };" in (tmp_path / "a.cc").read_text()
     assert (tmp_path / "b.cc").read_text() == b
-    exe = tmp_path / "prog"
-    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", str(tmp_path / "a.cc"),
-                    str(tmp_path / "b.cc"), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
-    assert out == "a 2 b 4\n"
+    assert _two_units(tmp_path, "g++", "-std=c++17", "a.cc", "b.cc") == "a 2 b 4\n"
