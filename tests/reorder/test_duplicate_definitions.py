@@ -60,7 +60,6 @@ def _run(root: Path, *units: str) -> str:
     return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("first", ["src/lib.c", "test/main.c"])
 def _two_units(root: Path, compiler: str, std: str, *units: str) -> str:
     """Build `units` with warnings as errors and return what the program prints."""
     exe = root / "prog"
@@ -69,6 +68,7 @@ def _two_units(root: Path, compiler: str, std: str, *units: str) -> str:
     return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.parametrize("first", ["src/lib.c", "test/main.c"])
 def test_a_copied_header_is_refused(tmp_path: Path, cachefit, monkeypatch,
                                     first: str) -> None:
     """jansson: the build copies src/jansson.h to include/; the tests include the copy."""
