@@ -1,11 +1,13 @@
 /* Best-first (A*) search of block_search's granule relaxation: the native form of
  * cachefit/layout/block_best_first.py.
  *
- * It expands exactly the states that module expands, in the same order (queue key
- * (f, -g, seq), the same children in the same order, the same duplicate, dominance and
- * re-queue rules), so its results equal the Python form's at any node budget; only the
- * cost per node differs. docs/layout.md ("Exact search for unaligned objects", "Native
- * search") has the states, the bound and why the results are proven.
+ * Without its options it expands exactly the states that module expands, in the same
+ * order (queue key (f, -g, seq), the same children in the same order, the same
+ * duplicate, dominance and re-queue rules), so its results equal the Python form's at any
+ * node budget; only the cost per node differs. The options change the order, not the
+ * meaning of the results: partial expansion, group bounds, and in a dirty search the
+ * lines oracle. docs/layout.md ("Exact search for unaligned objects", "Native search")
+ * has the states, the bounds and why the results are proven.
  *
  * It does not build item types, judge layouts or choose budgets (block_search.py and
  * block_native.py do), and it never prints. Memory: every state queued is kept (like the
@@ -874,7 +876,7 @@ static void groups_free(group *gr, int32_t ngroups, uint8_t *ingroup)
     free(ingroup);
 }
 
-/* ---- the lines oracle (docs/layout.md, "Lines oracle"): whether a dirty search's state
+/* ---- the lines oracle (docs/layout.md, "The lines oracle"): whether a dirty search's state
  * can still reach the proven least lines. Its lines projection, with the whole-granule
  * pieces of each lines class (the same lines footprints) left merged into one block,
  * since some completion of the least lines places them contiguously (the blocks'
