@@ -149,3 +149,28 @@ def test_classes_in_anonymous_namespaces_are_distinct(tmp_path: Path, cachefit) 
     assert "struct S { long l; char c; char d; };" in (tmp_path / "a.cc").read_text()
     assert (tmp_path / "b.cc").read_text() == b
     assert _two_units(tmp_path, "g++", "-std=c++17", "a.cc", "b.cc") == "a 2 b 4\n"
+
+
+def test_unrelated_records_of_one_tag_in_two_headers_are_distinct(tmp_path: Path,
+                                                                  cachefit) -> None:
+    """Two libraries' headers each define their own `struct node` (other members): units
+    that see the other one do not share objects of this one, so the reorder goes ahead."""
+    write(tmp_path, {
+        "list.h": "struct node { char tag; long value; char kind; };\n"
+                  "long list_sum(void);\n",
+        "tree.h": "struct node { struct node *left, *right; int key; };\nint tree_key(void);\n",
+        "list.c": "#include \"list.h\"\nlong list_sum(void) {\n"
+                  "    struct node n = {.tag = 'a', .value = 40, .kind = 2};\n"
+                  "    return n.value + n.kind + (n.tag == 'a');\n}\n",
+        "tree.c": "#include \"tree.h\"\nint tree_key(void) {\n"
+                  "    struct node n = {.left = 0, .right = 0, .key = 5};\n"
+                  "    return n.key + (n.left == n.right);\n}\n",
+        "main.c": "#include <stdio.h>\nlong list_sum(void);\nint tree_key(void);\n"
+                  "int main(void) { printf(\"%ld %d\\n\", list_sum(), tree_key()); }\n"})
+    code, _out, err = cachefit("reorder", "node", tmp_path / "list.c", tmp_path / "tree.c",
+                               "--order", "value,tag,kind", "--in-place", "--", "-std=c11")
+    assert code == 0, err
+    assert "struct node { long value; char tag; char kind; };" in \
+        (tmp_path / "list.h").read_text()
+    assert "left, *right" in (tmp_path / "tree.h").read_text()
+    assert _two_units(tmp_path, "gcc", "-std=c11", "list.c", "tree.c", "main.c") == "43 6\n"

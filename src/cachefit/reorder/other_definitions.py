@@ -8,7 +8,9 @@ is where one unit sees the definition; `duplicate_refusal` refuses when a unit s
 elsewhere than the definition being rewritten (compared by real path and line, so a header
 reached through a symlink or another relative path is the same definition). Two definitions
 that are each in the unit's own source file (two `.c` files with their own `struct state`,
-or preprocessed units of the build-time mode) are distinct records and are not refused.
+or preprocessed units of the build-time mode), or that declare different members (two
+unrelated `struct node` of one tag, or one per configuration), are distinct records and are
+not refused.
 Reads cursors only; never edits.
 """
 
@@ -33,6 +35,7 @@ class DefinitionSite:
     line: int
     location: Location        # as the front end names it
     in_source: bool           # in the unit's own source file, not in a header
+    fields: tuple[str, ...] = ()   # its data members' names, in declaration order
 
     @property
     def key(self) -> tuple[str, int]:
@@ -45,15 +48,18 @@ def definition_site(cursor: ci.Cursor, unit_file: str) -> DefinitionSite | None:
     if loc.file is None:
         return None
     real = os.path.realpath(loc.file.name)
+    fields = tuple(c.spelling for c in cursor.get_children()
+                   if c.kind == ci.CursorKind.FIELD_DECL)
     return DefinitionSite(real, loc.line, Location(loc.file.name, loc.line, loc.column),
-                          real == os.path.realpath(unit_file))
+                          real == os.path.realpath(unit_file), fields)
 
 
 def duplicate_refusal(target: DefinitionSite, sites: Iterable[DefinitionSite],
                       name: str) -> Refusal | None:
     """A refusal when some unit sees the record defined elsewhere than at `target`."""
     for s in sites:
-        if s.key == target.key or (s.in_source and target.in_source):
+        if s.key == target.key or (s.in_source and target.in_source) or \
+                s.fields != target.fields:
             continue
         here = f"{display_path(target.location.file)}:{target.line}"
         there = f"{display_path(s.location.file)}:{s.line}"
