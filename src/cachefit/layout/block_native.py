@@ -145,7 +145,7 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     footprints by falling weight in chunks of `group_size`; each group's programme may
     expand `group_cap` states (counted as nodes) before the group is dropped. 0 expands
     as the Python search does. With the oracle, the groups bound the oracle's search
-    instead of this one's.
+    instead of this one's (this one's again when the oracle cannot be built).
 
     `oracle_cap` > 0 (a dirty search, `floor` given): children the lines oracle proves
     unable to reach the floor's lines are dropped; it may expand that many states

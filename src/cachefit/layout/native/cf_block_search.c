@@ -1316,15 +1316,15 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         keyset_init(&states, stride) || keyset_init(&closed.keys, ckey_stride))
         goto done;
 
-    if (!in->oracle && groups_init(in, &gr, &ngroups, &ingroup))
-        goto done;
-
     if (in->oracle) {
         if (oracle_init(&orc_store, in, &s))
-            oracle_free(&orc_store);
+            oracle_free(&orc_store);      /* it cannot be built: the search bounds itself */
         else
             orc = &orc_store;
     }
+    /* the groups bound the oracle when there is one, else this search */
+    if (!orc && groups_init(in, &gr, &ngroups, &ingroup))
+        goto done;
 
     /* the root */
     for (int32_t t = 0; t < nt; t++)
