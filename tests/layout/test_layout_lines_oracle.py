@@ -93,3 +93,18 @@ def test_block_search_proves_the_dirty_optimum_with_the_oracle() -> None:
     result = block_search(problem, upper=(least, 10**6), max_nodes=10**7)
     assert result.lines_exact and result.lines_bound == least
     assert result.dirty_exact and result.dirty_bound == want
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), [(30, 12, 691278), (24, 20, 759319)])
+def test_pieces_aligned_below_a_granule_stay_out_of_the_classes(
+        n: int, hot: int, seed: int) -> None:
+    """Records (found by a random search over 600) with a `u8[24]` (alignment 1, three
+    granules' bytes): taken as a class block (alone, or with a 16-byte piece of the same
+    lines footprints) it would have to start on a granule boundary, and the oracle would
+    drop a child that reaches the least lines. The optimum must stay the plain one."""
+    problem = _problem(n, hot, seed)
+    least = _least_lines(problem)
+    want, _, _ = _dirty(problem, least, 0)
+    for groups in (0, 2):
+        got, _, _ = _dirty(problem, least, 10**8, groups)
+        assert got == want
