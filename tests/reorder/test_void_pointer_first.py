@@ -93,6 +93,21 @@ def test_memory_functions_and_free_pin_nothing(tmp_path: Path) -> None:
     assert got == []
 
 
+def test_realloc_free_wrappers_and_allocator_hooks_pin_nothing(tmp_path: Path) -> None:
+    """c-ares frees through hooks (`ares_free`, `ares_realloc`): releasing memory reads no
+    member back, so none of these pins the first member (9 false `first` constraints on
+    c-ares' apattern refused a given order)."""
+    got = _constraints(tmp_path,
+                       "void *(*my_realloc)(void *, size_t) = realloc;\n"
+                       "void (*ares_free)(void *) = free;\n"
+                       "void xfree(void *q) { free(q); }\n"
+                       "struct priv *grow(struct priv *p) { return realloc(p, 2 * sizeof *p); }\n"
+                       "struct priv *hook(struct priv *p) { return my_realloc(p, 64); }\n"
+                       "void drop(struct priv *p) { ares_free(p); }\n"
+                       "void drop2(struct priv *p) { xfree(p); }\n")
+    assert got == []
+
+
 @pytest.mark.parametrize("head", ["int bev;", "void *bev;", "struct bufferevent *bev;",
                                   "char bev[8];"])
 def test_first_member_not_a_record_pins_nothing(tmp_path: Path, head: str) -> None:

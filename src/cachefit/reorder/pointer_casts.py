@@ -10,7 +10,8 @@ record's first member is itself a record (or an array of records) also keeps tha
 first: the `void *` may come back as a pointer to the first member's type (libevent's
 deferred callbacks get a `bufferevent_private *` as `void *` and read it as the `struct
 bufferevent` it starts with); the arguments of memset/memcpy-like and raw I/O functions
-(see memory_uses) and of `free` are not such conversions. Other casts to `void *`, byte
+(see memory_uses), of `free` and `realloc`, and of functions or allocator hooks named like
+them (`xfree`, `ares_free`, `ares_realloc`) are not such conversions. Other casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
 casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
 base and derived classes need nothing, and neither do casts where one side is an
@@ -172,6 +173,14 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
 _BYTE_CONSUMERS = {*MEMORY_FUNCS, *IO_FUNCS, "free"}
 
 
+def _releases(name: str) -> bool:
+    """A function (or function pointer) that frees or reallocates what it is given, by
+    its name: `realloc`, a project's free wrapper or allocator hook (`xfree`, `mm_free`,
+    `ares_free`, `ares_realloc`, `kfree`)."""
+    low = name.lower()
+    return "free" in low or "realloc" in low
+
+
 def _starts_with_record(record_type: ci.Type) -> bool:
     """Whether the record's first member is a named struct/union/class (or an array of
     them): something a `void *` to the record can be read back as."""
@@ -199,7 +208,7 @@ def void_constraint(expr: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
         return None
     user = next((a for a in reversed(ancestors) if kind_of(a) not in _TRANSPARENT), None)
     if user is not None and kind_of(user) == CK.CALL_EXPR and \
-            callee_name(user) in _BYTE_CONSUMERS:
+            (callee_name(user) in _BYTE_CONSUMERS or _releases(callee_name(user))):
         return None
     first = record.fields[0]
     return OrderConstraint("first", (first.name,),
