@@ -88,6 +88,19 @@ def test_assert_forms_become_constraints(tmp_path: Path) -> None:
                    ("max_size", (), 32, 4), ("max_size", (), 39, 5)]
 
 
+def test_pre_c11_array_asserts_pin_offsets(tmp_path: Path) -> None:
+    """The pre-C11 static assertion, an array whose size is negative unless the offset has
+    its value (libuv's STATIC_ASSERT, a parameter; a typedef; a variable), pins the field
+    as `_Static_assert` does; an array whose size only mentions an offset pins nothing."""
+    got = _kinds(tmp_path,
+                 "#define STATIC_ASSERT(e) void check_(int failed[1 - 2 * !(e)])\n"
+                 "STATIC_ASSERT(offsetof(struct s, a) == 8);\n"
+                 "typedef char check_b[(offsetof(struct s, b) == 16) ? 1 : -1];\n"
+                 "extern char check_t[offsetof(struct s, t) != 0 ? -1 : 1];\n"
+                 "char room[offsetof(struct s, b)];\n")
+    assert got == [("pin", ("a",), None, 3), ("pin", ("b",), None, 4), ("pin", ("t",), None, 5)]
+
+
 def test_optimizer_keeps_asserted_offset_and_size(tmp_path: Path, cachefit) -> None:
     paths = _files(tmp_path)
     before = {cc: build_and_run(tmp_path, "main.c", cc, "-std=c11") for cc in C_COMPILERS}

@@ -119,17 +119,20 @@ def _macro_in(macros: list[Macro], side: ci.SourceRange) -> tuple[str, str] | No
 
 def static_assert_pin(stmt: ci.Cursor, ev: OffsetEvaluator, record_name: str,
                       macros: list[Macro], asm_headers: set[str],
-                      offsets_header: str | None) -> tuple[OrderConstraint | None,
-                                                           Refusal | None]:
+                      offsets_header: str | None, cond: ci.Cursor | None = None
+                      ) -> tuple[OrderConstraint | None, Refusal | None]:
     """For `static_assert(offsetof(T, m) == K)`: a pin on m, or a refusal (see module doc).
+    `cond` replaces the assertion's condition: the size of an array whose declaration is
+    the pre-C11 form (`int check[1 - 2 * !(offsetof(T, m) == K)]`, libuv's STATIC_ASSERT).
 
     `macros` are (name, defining file, expansion file, begin, end) of the unit's macro
     expansions.
     """
-    kids = children(stmt)
-    if not kids:
-        return None, None
-    cond = kids[0]
+    if cond is None:
+        kids = children(stmt)
+        if not kids:
+            return None, None
+        cond = kids[0]
     stack = [cond]
     while stack:
         cur = stack.pop()

@@ -46,6 +46,8 @@ from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constr
 from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
 _RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
+# Declarations whose array type's size may be a pre-C11 static assertion.
+_ARRAY_DECLS = (CK.VAR_DECL, CK.PARM_DECL, CK.FIELD_DECL, CK.TYPEDEF_DECL)
 
 
 @dataclass
@@ -126,6 +128,8 @@ class _UnitScan:
     def visit(self, c: ci.Cursor, ancestors: list[ci.Cursor]) -> None:
         k = kind_of(c)
         parent = ancestors[-1] if ancestors else None
+        if k in _ARRAY_DECLS and c.type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
+            self._array_size_assert(c)
         if k == CK.CALL_EXPR:
             self.mem.call(c)
         elif k == CK.BINARY_OPERATOR and c.spelling == "-":
@@ -168,6 +172,20 @@ class _UnitScan:
             site = definition_site(c, self.tu.spelling)
             if site is not None:
                 self.out.definitions.append(site)
+
+    def _array_size_assert(self, decl: ci.Cursor) -> None:
+        """The pre-C11 static assertion: an array whose size is negative unless an offset
+        of the record has a given value."""
+        for size in children(decl):
+            k = kind_of(size)
+            if k is None or not k.is_expression():
+                continue
+            con, ref = static_assert_pin(decl, self.ev, self.name, self.macros,
+                                         self.asm_headers, self.offsets_header, size)
+            if con is not None:
+                self.out.constraints.append(con)
+            if ref is not None:
+                self.out.refusals.append(ref)
 
     def _init_list(self, c: ci.Cursor) -> None:
         if self.is_record(c.type):

@@ -34,8 +34,10 @@ class Expectation:
 
 
 def reparse_record(path: str, args: Sequence[str], type_name: str,
-                   overlays: Mapping[str, bytes]) -> Record:
-    """The compiler's layout of `type_name` in `path` with `overlays` (file -> new bytes)."""
+                   overlays: Mapping[str, bytes], where: Location | None = None) -> Record:
+    """The compiler's layout of `type_name` in `path` with `overlays` (file -> new bytes);
+    `where` (the record's first member) locates the error when the new text does not
+    compile."""
     unsaved = [(f, data.decode("utf-8", errors="surrogateescape")) for f, data in
                overlays.items()]
     try:
@@ -49,7 +51,7 @@ def reparse_record(path: str, args: Sequence[str], type_name: str,
         raise UnsafeTransformation(
             f"the reordered {type_name} does not compile: {first}{new}",
             "nothing was written; this is a cachefit limitation: report it with the input, "
-            "or reorder by hand", Location(path)) from exc
+            "or reorder by hand", where or Location(path)) from exc
     cursor = find_record_cursor(tu, type_name, path, args)
     return record_from_cursor(cursor, path, args)
 

@@ -235,7 +235,8 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     contents = edits.apply(originals) if len(edits) else {}
 
     path, args = a.unit
-    after = reparse_record(path, args, a.type_name, contents)
+    after = reparse_record(path, args, a.type_name, contents,
+                           body.units[0].location if body.units else None)
     broken = layout_violation(constraints, rec, {f.name: f.offset for f in after.fields},
                               after.size)
     if broken is not None:

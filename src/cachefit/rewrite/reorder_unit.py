@@ -79,7 +79,8 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     for f in edits.files():
         read(f)
     contents = edits.apply(originals) if len(edits) else {}
-    after = reparse_record(path, list(args), type_name, contents)
+    after = reparse_record(path, list(args), type_name, contents,
+                           a.body.units[0].location if a.body.units else None)
     broken = layout_violation(a.constraints, a.record, {f.name: f.offset for f in after.fields},
                               after.size)   # pins, asserted sizes
     if broken is not None:
