@@ -198,3 +198,32 @@ def test_explicit_leading_private_stays(tmp_path: Path, cachefit, cxx: str) -> N
     before = build_and_run(tmp_path, "w.cc", cxx, "-std=c++17")
     write(tmp_path, {"w.cc": out})
     assert build_and_run(tmp_path, "w.cc", cxx, "-std=c++17") == before == "13\n"
+
+
+def test_no_repeated_specifier_after_the_block(tmp_path: Path, cachefit) -> None:
+    """tinyxml2's XMLNode: the last field is private like the methods after it. The block
+    ends with `private:` for it, so the original `private:` right after would only repeat
+    it; the specifiers added keep the class's blank line before them."""
+    src = ("class Node {\n"
+           "public:\n"
+           "    Node() : _a(0), _b(0), _c(0), _pool(0) {}\n"
+           "    int get() const { return _a + _b + _c + (_pool != 0); }\n"
+           "\n"
+           "protected:\n"
+           "    int     _a;\n"
+           "    int     _b;\n"
+           "    int     _c;\n"
+           "\n"
+           "private:\n"
+           "    void*   _pool;\n"
+           "    void Unlink() {}\n"
+           "};\n")
+    write(tmp_path, {"n.hh": src})
+    code, out, err = cachefit("reorder", "Node", tmp_path / "n.hh", "--order", "_b,_a,_c,_pool",
+                              "--", "-std=c++17")
+    assert code == 0, err
+    body = out[out.index("protected:"):]
+    assert body.count("private:") == 1
+    assert body.startswith("protected:\n    int     _b;\n    int     _a;\n    int     _c;\n"
+                           "\nprivate:\n    void*   _pool;\n")
+    assert "void Unlink() {}" in body

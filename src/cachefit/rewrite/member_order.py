@@ -338,8 +338,33 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     # A field list whose fields are all set off by blank lines stays so.
     spaced = len(unit_idx) > 1 and all(blank_line_before(text, items[k].core.begin)
                                        for k in unit_idx[1:])
-    block = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
+    block, last = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
+    if isinstance(after, AccessSpec) and after.access == last and \
+            _blank_but(text, p, after.decl.begin, list(removals.values())):
+        # the block ends with the access the specifier right after it gives: it would
+        # only repeat it (`private:` twice)
+        k = next(k for k, it in enumerate(items) if it is after)
+        removals[k] = _removal(text, after, inline)
     return [(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)]
+
+
+def _specs_spaced(body: RecordBody) -> bool:
+    """Whether the access specifiers after the first member are all set off by a blank
+    line (then those the block adds are too)."""
+    specs = [it for it in body.items[1:] if isinstance(it, AccessSpec)]
+    return bool(specs) and all(blank_line_before(body.text, it.core.begin) for it in specs)
+
+
+def _blank_but(text: bytes, begin: int, end: int, spans: list[Span]) -> bool:
+    """Whether text[begin:end] is blank once `spans` (removed text) are left out."""
+    pos = begin
+    for sp in sorted(spans, key=lambda x: x.begin):
+        if sp.end <= pos or sp.begin >= end:
+            continue
+        if text[pos:sp.begin].strip():
+            return False
+        pos = max(pos, sp.end)
+    return not text[pos:end].strip() if pos < end else True
 
 
 def _removal(text: bytes, it: Item, inline: bool) -> Span:
@@ -380,7 +405,9 @@ def _spec_indent(body: RecordBody) -> bytes:
 
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
            inline: bool, attrs: dict[str, str], walls: dict[str, str],
-           opening: Access | None = None, spaced: bool = False) -> bytes:
+           opening: Access | None = None, spaced: bool = False) -> tuple[bytes, Access]:
+    """The text of `pieces` in order, with the access specifiers they need, and the access
+    in effect at its end."""
     text = body.text
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
@@ -390,6 +417,8 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
     for n, p in enumerate(pieces):
         u = p.unit
         if u.access != cur or (n == 0 and u.access == opening):
+            if n > 0 and not inline and _specs_spaced(body):
+                parts.append(nl)
             parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
             cur = u.access
         piece = _piece_text(text, p, attrs)
@@ -417,5 +446,5 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
         parts.append(_spec(after.access) if inline else
                      spec_indent + _spec(after.access) + nl)
     if inline:
-        return b" ".join(parts) + b" "
-    return b"".join(parts)
+        return b" ".join(parts) + b" ", cur
+    return b"".join(parts), cur
