@@ -6,9 +6,11 @@ raw I/O (memory_uses), pointer casts and conversions to `void *` (pointer_casts)
 initialiser lists (init_lists),
 inline assembly and asserted offsets (asm_uses), asserted sizes (asserted_size), C++
 constructors and default member initialisers that read other members (those members must
-stay before), other records that start with the same macro-declared header, and where each
-unit sees the record's definition (other_definitions). Returns what it found, deduplicated; it
-never edits and never chooses an order.
+stay before), unions with the record as a member (union_overlays: the common initial
+sequence with another struct member is pinned, a byte array overlaying it refused), other
+records that start with the same macro-declared header, and where each unit sees the
+record's definition (other_definitions). Returns what it found, deduplicated; it never
+edits and never chooses an order.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from cachefit.reorder.memory_uses import MemoryUses
 from cachefit.reorder.offset_forms import OffsetEvaluator
 from cachefit.reorder.other_definitions import DefinitionSite, definition_site
 from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constraint
+from cachefit.reorder.union_overlays import union_overlays
 from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
 _RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
@@ -167,6 +170,10 @@ class _UnitScan:
                 c.semantic_parent.get_usr() == self.usr:
             self._default_init(c)
         elif k in _RECORDS and c.is_definition() and c.get_usr() != self.usr:
+            if k == CK.UNION_DECL:
+                cons, refs = union_overlays(c, self.record, self.is_record)
+                self.out.constraints += cons
+                self.out.refusals += refs
             self._shared_header(c)
         elif k in _RECORDS and c.is_definition():
             site = definition_site(c, self.tu.spelling)
