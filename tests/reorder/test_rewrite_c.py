@@ -311,3 +311,22 @@ def test_fields_all_set_off_by_blank_lines_stay_so(tmp_path: Path, cachefit) -> 
                               "--", "-x", "c")
     assert code == 0, err
     assert out == "struct d {\n\tchar c;\n\tint b;\n\tlong a;\n};\n"
+
+
+@pytest.mark.parametrize("order", ["a,c,b", "c,b,a", "b,a,c"])
+def test_fields_on_the_brace_line_and_the_next(tmp_path: Path, cachefit, order: str) -> None:
+    """Fields that start on the brace's line and go on to the next one: the blanks after
+    one field are the blanks before the next, and the rewrite crashed ("overlapping member
+    edits"). It must give the order, compile and keep the values."""
+    src = ("struct k { int a; int b;\n  int c; };\n"
+           "int main(void) { struct k x = {.a = 1, .b = 2, .c = 3};\n"
+           "    return x.a + x.b * 10 + x.c * 100 != 321; }\n")
+    write(tmp_path, {"k.c": src})
+    code, out, err = cachefit("reorder", "k", tmp_path / "k.c", "--order", order,
+                              "--", "-std=c11")
+    assert code == 0, err
+    names = order.split(",")
+    assert [out.index(f"int {n};") for n in names] == sorted(out.index(f"int {n};")
+                                                             for n in names)
+    write(tmp_path, {"k.c": out})
+    assert build_and_run(tmp_path, "k.c", "gcc", "-std=c11") == ""

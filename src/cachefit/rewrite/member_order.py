@@ -345,7 +345,23 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
         # only repeat it (`private:` twice)
         k = next(k for k, it in enumerate(items) if it is after)
         removals[k] = _removal(text, after, inline)
-    return [(r.begin, r.end, b"") for r in removals.values()] + [(p, p, block)]
+    spans = _merged(list(removals.values()))
+    for r in spans:
+        if r.begin < p < r.end:
+            p = r.begin
+    return [(r.begin, r.end, b"") for r in spans] + [(p, p, block)]
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    """`spans` with overlapping ones joined (fields sharing a line with the brace and
+    others: the blanks after one are the blanks before the next)."""
+    out: list[Span] = []
+    for sp in sorted(spans, key=lambda x: (x.begin, x.end)):
+        if out and sp.begin < out[-1].end:
+            out[-1] = Span(out[-1].begin, max(out[-1].end, sp.end))
+        else:
+            out.append(sp)
+    return out
 
 
 def _specs_spaced(body: RecordBody) -> bool:
