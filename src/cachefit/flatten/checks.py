@@ -52,6 +52,9 @@ class OutsideUse:
     used_elsewhere: set[str] = field(default_factory=set)        # class keys
     templates_used_elsewhere: set[Key] = field(default_factory=set)
     out_of_line: list[ci.Cursor] = field(default_factory=list)   # definitions of members
+    # `base::name` naming a static member, a nested type or an enumerator of a base: the
+    # qualifier (TYPE_REF), the base, and the named declaration
+    static_refs: list[tuple[ci.Cursor, ClassInfo, ci.Cursor]] = field(default_factory=list)
 
     def raise_first(self) -> None:
         if not self.violations:
@@ -71,9 +74,10 @@ class OutsideChecker:
         self.h = h
         self.t = h.target
         self.bases = {k: c for k, c in h.classes.items() if not c.is_target}
-        self.template_keys = {cx.loc_key(c.template): c for c in h.classes.values()
+        self.template_keys = {cx.key_of(c.template): c for c in h.classes.values()
                               if c.template is not None}
         self.class_bodies = {c.body_key for c in h.classes.values()}
+        self.src = h.src
         self.result = OutsideUse()
 
     # ---- helpers --------------------------------------------------------------------------
@@ -166,7 +170,14 @@ class OutsideChecker:
             elif c is not None:
                 self.result.used_elsewhere.add(c.key)
                 if c.template is not None:
-                    self.result.templates_used_elsewhere.add(cx.loc_key(c.template))
+                    self.result.templates_used_elsewhere.add(cx.key_of(c.template))
+            else:
+                # another specialization of a template base (Walker<int> next to the
+                # hierarchy's Walker<long>): the template stays
+                tmpl = cx.specialized_template(n.type.get_canonical().get_declaration())
+                tk = cx.key_of(tmpl) if tmpl is not None else None
+                if tk in self.template_keys:
+                    self.result.templates_used_elsewhere.add(tk)
             return False
         if k == CK.FRIEND_DECL:
             return False
@@ -267,6 +278,10 @@ class OutsideChecker:
             c = self.h.by_loc.get(cx.loc_key(ref)) if ref is not None else None
             if c is not None and not c.is_target:
                 tk = cx.record_key(n.type)
+                named = self._names_static_member(n, parents, c)
+                if named is not None:
+                    self.result.static_refs.append((n, c, named))
+                    return False
                 if c.template is None or tk == c.key:
                     self.add("base-named", f"base class {c.key} of {t_name} is named outside "
                              "the hierarchy",
@@ -274,10 +289,47 @@ class OutsideChecker:
                     return False
         if k == CK.TEMPLATE_REF:
             ref = n.referenced
-            lk = cx.loc_key(ref) if ref is not None else None
+            lk = cx.key_of(ref) if ref is not None else None
             if lk in self.template_keys:
                 self.result.templates_used_elsewhere.add(lk)
         return True
+
+    def _names_static_member(self, n: ci.Cursor, parents: tuple[ci.Cursor, ...],
+                             c: ClassInfo) -> ci.Cursor | None:
+        """The declaration `c::name` names when the base-class name `n` is the qualifier of a
+        static member function, a static data member, a nested type or an enumerator of `c`
+        (no object is converted to the base); else None."""
+        if not parents:
+            return None
+        f = cx.file_of(n)
+        toks = self.src.tokens(f, cx.span(n)[1], cx.span(n)[1] + 256) if f else []
+        if len(toks) < 2 or toks[0].spelling != "::" or toks[1].kind != ci.TokenKind.IDENTIFIER:
+            return None
+        name_at = toks[1].start
+        p = parents[-1]
+        cands = [p] + [ch for ch in p.get_children() if ch != n]
+        for cand in cands:
+            if cand.kind not in (CK.DECL_REF_EXPR, CK.TYPE_REF, CK.TEMPLATE_REF):
+                continue
+            at = cand.location.offset if cand.kind == CK.DECL_REF_EXPR else cx.span(cand)[0]
+            if at != name_at or cx.file_of(cand) != f:
+                continue
+            r = cand.referenced
+            if r is None:
+                return None
+            owner = r.semantic_parent
+            if r.kind == CK.ENUM_CONSTANT_DECL and owner is not None:
+                owner = owner.semantic_parent
+            oc = self.h.by_loc.get(cx.loc_key(owner)) or self.h.by_loc.get(cx.key_of(owner)) \
+                if owner is not None else None
+            if oc is None or oc is not c and not self.h.derives(c, oc):
+                return None
+            if r.kind == CK.CXX_METHOD and r.is_static_method():
+                return r
+            if r.kind in (CK.VAR_DECL, CK.ENUM_CONSTANT_DECL) or r.kind in cx.TYPE_KINDS:
+                return r
+            return None
+        return None
 
     def _source_class(self, expr: ci.Cursor, b: ClassInfo) -> ClassInfo | None:
         """The hierarchy class (other than `b`) an expression converted to `b` started as."""

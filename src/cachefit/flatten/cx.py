@@ -75,6 +75,43 @@ def specialized_template(cursor: ci.Cursor) -> ci.Cursor | None:
     return c
 
 
+def is_name_qualifier(child: ci.Cursor, decl: ci.Cursor) -> bool:
+    """Whether `child` (a child of the declaration `decl`) is a reference in the
+    nested-name-specifier of `decl`'s own name: the `Outer::` of `class Outer::Inner {...}`
+    or of `void Outer::f()`. Such references come before the declared name."""
+    if child.kind not in (CK.TYPE_REF, CK.NAMESPACE_REF, CK.TEMPLATE_REF):
+        return False
+    f = file_of(decl)
+    if f is None or file_of(child) != f:
+        return False
+    name = decl.location.offset
+    start, end = child.extent.start.offset, child.extent.end.offset
+    if end > name or start < decl.extent.start.offset:
+        return False
+    # the qualifier: `X::`, `X<...>::` repeated, right before the name
+    tu = decl.translation_unit
+    rng = ci.SourceRange.from_locations(decl.extent.start, decl.location)
+    toks = [t for t in tu.get_tokens(extent=rng) if t.extent.end.offset <= name]
+    i = len(toks)
+    qstart = name
+    while i >= 2 and toks[i - 1].spelling == "::":
+        j = i - 2
+        if toks[j].spelling in (">", ">>"):
+            depth = 0
+            while j >= 0:
+                s = toks[j].spelling
+                depth += {">": 1, ">>": 2, "<": -1}.get(s, 0)
+                if depth <= 0 and s == "<":
+                    break
+                j -= 1
+            j -= 1
+        if j < 0 or toks[j].kind != TK.IDENTIFIER:
+            break
+        qstart = toks[j].extent.start.offset
+        i = j
+    return start >= qstart
+
+
 def is_virtual_base(spec: ci.Cursor) -> bool:
     return bool(ci.conf.lib.clang_isVirtualBase(spec))
 

@@ -175,9 +175,11 @@ class Hierarchy:
         bk = info.body_key
         if bk is not None:
             self.by_loc[bk] = info
-        dk = cx.loc_key(decl)
-        if dk is not None:
-            self.by_loc.setdefault(dk, info)
+        for dk in (cx.loc_key(decl), cx.key_of(decl)):
+            # the definition, and the first declaration (`class Walker;` in the class a
+            # class defined out of line is nested in) that references may name
+            if dk is not None:
+                self.by_loc.setdefault(dk, info)
         return info
 
     def _template_args(self, rtype: ci.Type, spec: ci.Cursor | None,
@@ -347,7 +349,7 @@ class Hierarchy:
         for ch in children:
             kind = ch.kind
             if kind in (CK.CXX_BASE_SPECIFIER, CK.CXX_ACCESS_SPEC_DECL) or \
-                    kind in cx.TEMPLATE_PARAM_KINDS:
+                    kind in cx.TEMPLATE_PARAM_KINDS or cx.is_name_qualifier(ch, c.body):
                 continue
             if kind.is_attribute():
                 if kind in (CK.ALIGNED_ATTR, CK.PACKED_ATTR) and not c.is_target:

@@ -39,6 +39,11 @@ _OPERATOR_WORDS = {
 }
 
 
+# references that may name a member of the class a base class is nested in
+_SCOPE_REF_KINDS = (CK.TYPE_REF, CK.TEMPLATE_REF, CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR,
+                    CK.MEMBER_REF, CK.CALL_EXPR)
+
+
 @dataclass(frozen=True)
 class Ctx:
     """How references in a piece of hierarchy code are resolved and rewritten."""
@@ -149,11 +154,16 @@ class Flattener:
         self._used_names: set[str] = set(self._hier_names)
         self._ctor_cache: dict[Key | None, CtorDef | None] = {}
         self._empty_cache: dict[Key, bool] = {}
-        self.template_classes = {cx.loc_key(c.template): c for c in h.classes.values()
+        self._enclosing_cache: dict[str, dict[Key, ci.Cursor]] = {}
+        self._scope_names: dict[str, tuple[ci.Cursor, ci.Cursor]] | None = None
+        self.template_classes = {cx.key_of(c.template): c for c in h.classes.values()
                                  if c.template is not None}
         tdecl = self.T.decl
         self.t_file = cx.file_of(tdecl)
         self.t_qualified = qualified_decl_name(tdecl)
+        # the name in the target's namespace: with its enclosing classes (Outer::Inner)
+        named_ns = [n for n in self._namespaces(tdecl, semantic=True) if n]
+        self.t_ns_spell = "::".join(self.t_qualified.split("::")[len(named_ns):])
         self.t_namespaces = self._namespaces(tdecl, semantic=True)
         for d in outside.out_of_line:
             m = h.member_of(d)
@@ -186,7 +196,7 @@ class Flattener:
         """The target's name as code at namespace scope around `cursor` must write it."""
         ns = self._namespaces(cursor, semantic=False)
         if ns[:len(self.t_namespaces)] == self.t_namespaces:
-            return self.T.name
+            return self.t_ns_spell
         return "::" + self.t_qualified
 
     def unique_name(self, base: str) -> str:
@@ -288,6 +298,39 @@ class Flattener:
             return True
         return m in self.copied and all(self.visible.get(n) is m.cls for n in m.names)
 
+    def _static_refs(self) -> None:
+        """`base::name` outside the hierarchy, naming a static member, nested type or
+        enumerator of a base: the flat class has the same member, so where the base goes away
+        the qualifier becomes the target. The member must be the one lookup in the target finds,
+        and public there."""
+        for n, c, named in self.outside.static_refs:
+            m = self.h.member_of(named)
+            if m is None and named.kind == CK.ENUM_CONSTANT_DECL:
+                m = self.h.member_of(named.semantic_parent)
+            if not self.class_removed(c):
+                continue
+            if m is None or not self.kept_visible(m) or \
+                    self.h.effective_access(m) != "public":
+                why = "hidden in" if m is not None and not self.kept_visible(m) else \
+                    "not a public member of"
+                raise PreconditionFailed(
+                    2, "base-named",
+                    f"base class {c.key} of {self.T.key} is named outside the hierarchy "
+                    f"({c.key}::{named.spelling}, which is {why} the flat {self.T.key})",
+                    f"refer to the member through {self.T.key}, or rename it", cx.presumed(n))
+            f = cx.file_of(n)
+            s, e = cx.span(n)
+            text = self.src.text(f, s, e)
+            if text != c.name:
+                raise Unsupported(f"{c.key} is named through a macro or typedef ('{text}')",
+                                  "write the class name, or flatten the preprocessed file",
+                                  cx.presumed(n), code="unsupported-macro")
+            q = self._qualifier_start(f, s)
+            spell = self.t_spell_at(n) if q == s else "::" + self.t_qualified
+            self.edits.replace(f, q, e, spell, f"{c.key}::{named.spelling} -> target")
+            if self.include_target and f == self.main_file:
+                self._ensure_include(f)
+
     # ==== step 3: references in hierarchy code =============================================
     def region_edits(self, region: ci.Cursor, ctx: Ctx) -> list[Edit]:
         key = (cx.loc_key(region), ctx.ctor_of is not None)
@@ -318,6 +361,13 @@ class Flattener:
                 arg = params.get(cx.loc_key(n.referenced))
                 if arg is not None:
                     edits.append(Edit(f, s, e, _paren(arg), "template argument"))
+            if not ctx.cls.is_target and self._enclosing_keys(ctx.cls) and \
+                    k in _SCOPE_REF_KINDS:
+                self._enclosing_ref(n, parents, region, ctx, edits)
+            if not ctx.cls.is_target and self._t_scope_names() and \
+                    k in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.DECL_REF_EXPR,
+                          CK.OVERLOADED_DECL_REF):
+                self._hijacked(n, ctx)
             if k in (CK.MEMBER_REF_EXPR, CK.DECL_REF_EXPR, CK.MEMBER_REF):
                 self._member_ref(n, ctx, edits)
             elif k in (CK.CXX_OVERRIDE_ATTR, CK.CXX_FINAL_ATTR) and parents and \
@@ -336,6 +386,171 @@ class Flattener:
                         f"inside the hierarchy of {self.T.key}",
                         f"instantiate only {self.T.key}", cx.presumed(n))
         return drop_contained(edits)
+
+    # ---- classes nested in another class ----------------------------------------------------
+    def _enclosing_keys(self, c: ClassInfo) -> dict[Key, ci.Cursor]:
+        """The classes `c` is nested in (its enclosing classes, innermost first), by key."""
+        if c.key not in self._enclosing_cache:
+            out: dict[Key, ci.Cursor] = {}
+            p = c.decl.semantic_parent
+            while p is not None and p.kind in (*cx.RECORD_KINDS, CK.CLASS_TEMPLATE,
+                                               CK.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+                if p.kind != CK.CLASS_TEMPLATE and cx.specialized_template(p) is None:
+                    k = cx.key_of(p)
+                    if k is not None:
+                        out[k] = p
+                else:
+                    raise Unsupported(f"base class {c.key} is nested in the class template "
+                                      f"{p.spelling}",
+                                      "flatten a hierarchy whose bases are not members of a "
+                                      "class template", cx.presumed(c.body),
+                                      code="unsupported-nested-in-template")
+                p = p.semantic_parent
+            self._enclosing_cache[c.key] = out
+        return self._enclosing_cache[c.key]
+
+    def _scope_spelling(self, e: ci.Cursor) -> str:
+        """How code in the target's namespace names the class `e`."""
+        parts = qualified_decl_name(e).split("::")
+        ns = [n for n in self._namespaces(e, semantic=True) if n]
+        if self.t_namespaces[:len(ns)] == ns:
+            return "::".join(parts[len(ns):])
+        return "::" + "::".join(parts)
+
+    def _t_inside(self, e: ci.Cursor) -> bool:
+        """Whether the target is nested in `e` (it then has the access `e`'s members grant)."""
+        k = cx.key_of(e)
+        p = self.T.decl.semantic_parent
+        while p is not None and p.kind in cx.RECORD_KINDS:
+            if cx.key_of(p) == k:
+                return True
+            p = p.semantic_parent
+        return False
+
+    def _t_friend_of(self, e: ci.Cursor) -> bool:
+        tk = cx.key_of(self.T.decl)
+        for ch in e.get_children():
+            if ch.kind != CK.FRIEND_DECL:
+                continue
+            for r in ch.get_children():
+                d = r.referenced if r.kind == CK.TYPE_REF else r
+                if d is not None and cx.key_of(d) == tk:
+                    return True
+        return False
+
+    def _enclosing_ref(self, n: ci.Cursor, parents: tuple[ci.Cursor, ...], region: ci.Cursor,
+                       ctx: Ctx, edits: list[Edit]) -> None:
+        """Code of a class nested in another class E (`class Outer::Walker`) sees E's names
+        unqualified, and E's private members. In the target it does not: qualify the name
+        with E's, and refuse when E's member is not accessible from the target."""
+        d = n.referenced
+        if d is None or d.kind == CK.CONSTRUCTOR and n.kind != CK.CALL_EXPR:
+            return
+        enclosing = self._enclosing_keys(ctx.cls)
+        owner = d.semantic_parent
+        access_decl = d
+        if d.kind == CK.ENUM_CONSTANT_DECL and owner is not None:
+            access_decl = owner
+            owner = None if owner.is_scoped_enum() else owner.semantic_parent
+        dk = cx.key_of(d)
+        ok = cx.key_of(owner) if owner is not None else None
+        if dk in enclosing and n.kind in (CK.TYPE_REF, CK.TEMPLATE_REF):
+            e, member = enclosing[dk], False
+        elif ok in enclosing:
+            e, member = enclosing[ok], True
+        else:
+            return
+        if member and access_decl.access_specifier in (ci.AccessSpecifier.PRIVATE,
+                                                       ci.AccessSpecifier.PROTECTED) \
+                and not self._t_inside(e) and not self._t_friend_of(e):
+            access = "private" if access_decl.access_specifier == \
+                ci.AccessSpecifier.PRIVATE else "protected"
+            name = qualified_decl_name(e) + "::" + (e.spelling if d.kind == CK.CONSTRUCTOR
+                                                   else d.spelling)
+            raise Unsupported(f"{ctx.cls.key} is nested in {qualified_decl_name(e)} and uses "
+                              f"its {access} member {name}, which {self.T.key} cannot access",
+                              f"declare {self.T.key} a friend of {qualified_decl_name(e)}, or "
+                              f"make {name} public", cx.presumed(n),
+                              code="unsupported-enclosing-access")
+        if n.kind not in (CK.TYPE_REF, CK.TEMPLATE_REF, CK.DECL_REF_EXPR):
+            return
+        if parents and parents[-1] == region and cx.is_name_qualifier(n, region):
+            return
+        f = cx.file_of(n)
+        s = n.location.offset if n.kind == CK.DECL_REF_EXPR else cx.span(n)[0]
+        toks = self.src.tokens(f, s, s + 256)
+        if not toks or toks[0].kind != ci.TokenKind.IDENTIFIER or toks[0].spelling != d.spelling:
+            return
+        if self._qualifier_start(f, s) != s:
+            return      # written qualified: the qualifier names E or a class in it
+        prev = self.src.prev_token(f, s, 64)
+        if prev is not None and prev.spelling in (".", "->", "~"):
+            return
+        scope = self._scope_spelling(e)
+        text = f"{scope}::{d.spelling}" if member else scope
+        if text != d.spelling:
+            edits.append(Edit(f, s, toks[0].end, text, "name of the enclosing class"))
+
+    def _t_scope_names(self) -> dict[str, tuple[ci.Cursor, ci.Cursor]]:
+        """The names the classes the target is nested in declare (their members and their
+        bases' members), each with the class and the member: lookup in the target finds them
+        before any namespace-scope name."""
+        if self._scope_names is None:
+            names: dict[str, tuple[ci.Cursor, ci.Cursor]] = {}
+
+            def add(rec: ci.Cursor, owner: ci.Cursor, depth: int) -> None:
+                for ch in rec.get_children():
+                    if ch.kind == CK.CXX_BASE_SPECIFIER and depth < 8:
+                        b = ch.type.get_canonical().get_declaration()
+                        if b is not None and b.kind in cx.RECORD_KINDS:
+                            add(b, owner, depth + 1)
+                    elif ch.kind == CK.ENUM_DECL and not ch.is_scoped_enum():
+                        for e in ch.get_children():
+                            names.setdefault(e.spelling, (owner, e))
+                    if ch.spelling and ch.kind.is_declaration() and ch.kind not in (
+                            CK.CXX_ACCESS_SPEC_DECL, CK.FRIEND_DECL):
+                        names.setdefault(ch.spelling.split("<", 1)[0], (owner, ch))
+
+            p = self.T.decl.semantic_parent
+            while p is not None and p.kind in cx.RECORD_KINDS:
+                d = p.get_definition() or p
+                names.setdefault(d.spelling, (d, d))    # its injected class name
+                add(d, d, 0)
+                p = p.semantic_parent
+            self._scope_names = names
+        return self._scope_names
+
+    def _hijacked(self, n: ci.Cursor, ctx: Ctx) -> None:
+        """Refuse when base code names a namespace-scope entity that, inside the target
+        (nested in another class), a member of an enclosing class would hide."""
+        r = n.referenced
+        if n.kind != CK.OVERLOADED_DECL_REF:
+            if r is None or r.semantic_parent is None or r.semantic_parent.kind not in (
+                    CK.NAMESPACE, CK.TRANSLATION_UNIT, CK.LINKAGE_SPEC, CK.UNEXPOSED_DECL):
+                return
+            name = r.spelling
+        else:
+            name = n.spelling
+        found = self._t_scope_names().get(name)
+        if found is None:
+            return
+        owner, member = found
+        if r is not None and cx.key_of(member) == cx.key_of(r):
+            return      # the same entity
+        f = cx.file_of(n)
+        s = n.location.offset if n.kind != CK.TYPE_REF else cx.span(n)[0]
+        if self._qualifier_start(f, s) != s:
+            return
+        prev = self.src.prev_token(f, s, 64)
+        if prev is not None and prev.spelling in (".", "->"):
+            return
+        outer = qualified_decl_name(owner)
+        raise Unsupported(f"code of {ctx.cls.key} names '{name}' of its namespace, but in "
+                          f"{self.T.key}, nested in {outer}, '{name}' would mean "
+                          f"{outer}::{name}",
+                          f"qualify the name in {ctx.cls.key} (::{qualified_decl_name(r)})"
+                          if r is not None else f"qualify the name in {ctx.cls.key}",
+                          cx.presumed(n), code="unsupported-hidden-by-enclosing")
 
     def _this_escape(self, n: ci.Cursor, parents: tuple[ci.Cursor, ...], ctx: Ctx) -> None:
         """Warn when base-class code converts `this` to a type outside the hierarchy (say
@@ -409,7 +624,7 @@ class Flattener:
                                   "write the class name, or flatten the preprocessed file",
                                   cx.presumed(n), code="unsupported-macro")
             q = self._qualifier_start(f, s)
-            spell = ctx.t_spell if q == s else "::" + self.t_qualified
+            spell = ctx.t_spell
             edits.append(Edit(f, q, e, spell, "base type -> target"))
             return
         m = self.h.member_of(r)
@@ -428,7 +643,7 @@ class Flattener:
             if arg is not None:
                 edits.append(Edit(f, s, e, arg, "template argument"))
             return
-        c = self.template_classes.get(cx.loc_key(r))
+        c = self.template_classes.get(cx.key_of(r))
         if c is None:
             return
         toks = self.src.tokens(f, e, max(limit, e + 1))
@@ -449,7 +664,7 @@ class Flattener:
         if args != [cx.normalize_type_name(a) for a in c.args]:
             return
         q = self._qualifier_start(f, s)
-        spell = ctx.t_spell if q == s else "::" + self.t_qualified
+        spell = ctx.t_spell
         edits.append(Edit(f, q, toks[j].end, spell, "base template-id -> target"))
 
     def _param_name(self, key: Key) -> str | None:
@@ -667,7 +882,7 @@ class Flattener:
                         self.h.by_loc.get(cx.loc_key(r) if r is not None else None)
                 else:
                     r = c.referenced
-                    cls = self.template_classes.get(cx.loc_key(r) if r is not None else None)
+                    cls = self.template_classes.get(cx.key_of(r) if r is not None else None)
                 if cls is not None:
                     item.cls = cls
                     item.kind = "base"
@@ -877,6 +1092,7 @@ class Flattener:
     # ==== generation ========================================================================
     def run(self) -> FlattenPlan:
         self.select()
+        self._static_refs()
         t_ctors = [m for m in self.T.members if m.kind == "ctor"]
         t_dtor = self.dtor_of(self.T)
         # init functions: every user-provided base constructor/destructor that does something
@@ -1328,13 +1544,19 @@ class Flattener:
     def class_removed(self, c: ClassInfo) -> bool:
         if c.is_target or c.key in self.outside.used_elsewhere:
             return False
-        if c.template is not None and cx.loc_key(c.template) in \
+        if c.template is not None and cx.key_of(c.template) in \
                 self.outside.templates_used_elsewhere:
             return False
         return True
 
     def _t_end(self) -> int:
-        e = cx.span(self.T.decl)[1]
+        """Where definitions moved behind the target go: after its definition, or after the
+        outermost class its definition is written in (`struct Outer { struct T {...}; };`)."""
+        outer = self.T.decl
+        while outer.lexical_parent is not None and \
+                outer.lexical_parent.kind in cx.RECORD_KINDS:
+            outer = outer.lexical_parent
+        e = cx.span(outer)[1]
         nxt = self.src.next_token(self.t_file, e, 64)
         return nxt.end if nxt is not None and nxt.spelling == ";" else e
 
@@ -1425,7 +1647,7 @@ class Flattener:
         s, e = self._def_unit(d)
         if m.kind in ("ctor", "dtor"):
             tpl = self._template_header(d)
-            qual = (self.t_spell_at(d) if in_place else self.T.name) + "::"
+            qual = (self.t_spell_at(d) if in_place else self.t_ns_spell) + "::"
             had_inline = any(t.spelling == "inline" for t in
                              self.src.tokens(f, s, d.location.offset))
             pre = "inline " if (tpl or add_inline or had_inline) else ""
@@ -1449,7 +1671,7 @@ class Flattener:
         out = []
         for ed in edits:
             if ed.text == self.t_spell_at(d) and ed.why.startswith("base"):
-                out.append(Edit(ed.file, ed.start, ed.end, self.T.name, ed.why))
+                out.append(Edit(ed.file, ed.start, ed.end, self.t_ns_spell, ed.why))
             else:
                 out.append(ed)
         return out
