@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 C_COMPILERS = [c for c in ("gcc", "clang-19") if shutil.which(c)]
 CXX_COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
@@ -29,3 +30,14 @@ def build_and_run(directory: Path, main: str, compiler: str, std: str,
 
 def snapshot(paths: Iterable[Path]) -> dict[str, tuple[bytes, int]]:
     return {str(p): (p.read_bytes(), os.stat(p).st_mtime_ns) for p in paths}
+
+
+def refused_order(cachefit: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                  *args: Any) -> str:
+    """Run `cachefit reorder ARGS -o bad.h`, which must be refused: exit 2, nothing on
+    stdout, one line on stderr (returned), and no output file."""
+    code, out, err = cachefit("reorder", *args[:-2], "-o", tmp_path / "bad.h", *args[-2:])
+    assert code == 2 and not out and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "bad.h").exists()
+    return err
+
