@@ -150,7 +150,8 @@ def test_members_that_do_not_read_the_record_need_nothing(tmp_path: Path,
 def test_byte_array_overlay_is_refused(tmp_path: Path, raw: str) -> None:
     rec = "struct hdr { unsigned char version; unsigned char flags; unsigned short len; " \
           "unsigned id; };\n"
-    a = _analyse(tmp_path, "hdr", rec, f"union pkt {{ struct hdr h; {raw} }};\n")
+    a = _analyse(tmp_path, "hdr", rec, f"union pkt {{ struct hdr h; {raw} }};\n"
+                 "int first(union pkt *p) { return p->raw[0]; }\n")
     assert len(a.refusals) == 1
     r = a.refusals[0]
     assert r.location is not None and r.location.line == 4
@@ -159,10 +160,24 @@ def test_byte_array_overlay_is_refused(tmp_path: Path, raw: str) -> None:
     assert r.what.endswith(") of union pkt overlays it, so its layout is visible outside")
 
 
+def test_byte_array_never_named_is_padding(tmp_path: Path) -> None:
+    """`union { struct hdr h; char pad[64]; }` only pads the record to a cache line: no
+    code names `pad`, so nothing reads the record's bytes through it (named once, in a
+    designated initialiser or an expression, it is refused)."""
+    rec = "struct hdr { unsigned char version; unsigned id; };\n"
+    use = "union slot { struct hdr h; char pad[64]; };\n" \
+          "unsigned id_of(union slot *s) { return s->h.id; }\n"
+    assert _analyse(tmp_path, "hdr", rec, use).refusals == []
+    for named in ("union slot z = {.pad = {1}};\n",
+                  "char c(union slot *s) { return s->pad[1]; }\n"):
+        assert len(_analyse(tmp_path, "hdr", rec, use + named).refusals) == 1
+
+
 def test_byte_array_overlay_in_an_anonymous_union_and_cxx(tmp_path: Path) -> None:
     rec = "#include <cstddef>\nstruct hdr { unsigned char version; unsigned id; };\n"
     a = _analyse(tmp_path, "hdr", rec,
-                 "struct frame { int n; union { hdr h; std::byte raw[8]; }; };\n", cxx=True)
+                 "struct frame { int n; union { hdr h; std::byte raw[8]; }; };\n"
+                 "int first(frame *f) { return (int)f->raw[0]; }\n", cxx=True)
     assert [r.what for r in a.refusals] == [
         "hdr's bytes are read as raw data: member raw (std::byte[8]) of an anonymous union "
         "in frame overlays it, so its layout is visible outside"]

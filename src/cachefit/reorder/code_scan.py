@@ -63,6 +63,10 @@ class ScanResult:
     ctor_lists: list[InitList] = field(default_factory=list)
     units: list[str] = field(default_factory=list)
     definitions: list[DefinitionSite] = field(default_factory=list)
+    # byte arrays overlaying the record in a union (their refusals), and the member names
+    # the code uses: such an array is refused only when it is named somewhere
+    overlays: list[tuple[str, Refusal]] = field(default_factory=list)
+    member_names: set[str] = field(default_factory=set)
 
 
 def is_cxx(path: str, args: Sequence[str]) -> bool:
@@ -133,6 +137,8 @@ class _UnitScan:
         parent = ancestors[-1] if ancestors else None
         if k in _ARRAY_DECLS and c.type.get_canonical().kind == ci.TypeKind.CONSTANTARRAY:
             self._array_size_assert(c)
+        if k in (CK.MEMBER_REF_EXPR, CK.MEMBER_REF):
+            self.out.member_names.add(c.spelling)
         if k == CK.CALL_EXPR:
             self.mem.call(c)
         elif k == CK.BINARY_OPERATOR and c.spelling == "-":
@@ -173,7 +179,7 @@ class _UnitScan:
             if k == CK.UNION_DECL:
                 cons, refs = union_overlays(c, self.record, self.is_record)
                 self.out.constraints += cons
-                self.out.refusals += refs
+                self.out.overlays += refs
             self._shared_header(c)
         elif k in _RECORDS and c.is_definition():
             site = definition_site(c, self.tu.spelling)
@@ -304,6 +310,7 @@ def scan_code(units: Sequence[tuple[str, list[str]]], usr: str, record: Record,
                 "give it designators (.member = value) by hand: cachefit cannot rewrite "
                 "code the preprocessor skipped", loc))
         out.units.append(path)
+    out.refusals += [r for name, r in out.overlays if name in out.member_names]
     out.constraints = dedupe(out.constraints)
     seen: set[tuple[str, str]] = set()
     refusals = []

@@ -6,7 +6,8 @@ another member (or the reverse):
 
 * a byte array (`unsigned char raw[sizeof(struct hdr)]`, `uint8_t`, `std::byte`, any length)
   reads T's bytes as raw data (a wire format, a checksum): no order keeps them, so it is
-  refused like raw I/O of the record;
+  refused like raw I/O of the record — when the code names that member somewhere (the
+  caller checks: padding, `union { T t; char pad[64]; }`, is never read);
 * another struct S: C11 6.5.2.3p6 lets code read the *common initial sequence* of T and S
   (the longest prefix of members, in declaration order, of the same type, and for
   bit-fields of the same width) through either (Xlib/SDL events: `e.key.serial` written,
@@ -145,9 +146,10 @@ def _common_prefix(own: list[_Member], other: list[_Member]) -> list[_Member]:
 
 def union_overlays(union: ci.Cursor, record: Record,
                    is_record: Callable[[ci.Type], bool]
-                   ) -> tuple[list[OrderConstraint], list[Refusal]]:
-    """Pins and refusals for the record as a member of the union definition `union` (see
-    the module doc); nothing when the record is not one of its members."""
+                   ) -> tuple[list[OrderConstraint], list[tuple[str, Refusal]]]:
+    """Pins, and refusals with the name of the byte array each is for (the caller keeps
+    those the code names), for the record as a member of the union definition `union`
+    (see the module doc); nothing when the record is not one of its members."""
     members = _members(union)
     mine = [m for m in members if is_record(_element(m.type))]
     if not mine:
@@ -160,7 +162,7 @@ def union_overlays(union: ci.Cursor, record: Record,
     names = {f.name for f in record.fields}
     uname = _union_name(union)
     cons: list[OrderConstraint] = []
-    refs: list[Refusal] = []
+    refs: list[tuple[str, Refusal]] = []
     head = _head_fields(record)
     head_starts = _starts(own[0].type) if own and head else []
     for m in members:
@@ -169,11 +171,12 @@ def union_overlays(union: ci.Cursor, record: Record,
         loc = location(m.cursor)
         mname = _member_name(m)
         if _is_byte_array(m.type):
-            refs.append(Refusal(
-                f"{record.name}'s bytes are read as raw data: member {mname} "
-                f"({m.cursor.type.spelling}) of {uname} overlays it, so its layout is "
-                "visible outside", f"serialise the members explicitly, or list "
-                f"{record.name} as ABI in cachefit.toml ([reorder] abi = [...])", loc))
+            if m.name:
+                refs.append((m.name, Refusal(
+                    f"{record.name}'s bytes are read as raw data: member {mname} "
+                    f"({m.cursor.type.spelling}) of {uname} overlays it, so its layout is "
+                    "visible outside", f"serialise the members explicitly, or list "
+                    f"{record.name} as ABI in cachefit.toml ([reorder] abi = [...])", loc)))
             continue
         common: list[str] = []
         other = _definition(m.type) if m.type.kind == ci.TypeKind.RECORD else None
