@@ -430,10 +430,11 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
     parts: list[bytes] = []
     cur = access
     walled: set[str] = set()
+    specs_spaced = not inline and _specs_spaced(body)
     for n, p in enumerate(pieces):
         u = p.unit
         if u.access != cur or (n == 0 and u.access == opening):
-            if n > 0 and not inline and _specs_spaced(body):
+            if n > 0 and specs_spaced:
                 parts.append(nl)
             parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
             cur = u.access
