@@ -29,14 +29,14 @@ def _least_lines(problem: LayoutProblem) -> int:
     return out.cost
 
 
-def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0
-           ) -> tuple[int | None, int, int]:
+def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0,
+           group_cap: int = 200_000) -> tuple[int | None, int, int]:
     """The dirty search's optimum (dirty part), the states it queued and its nodes."""
     scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
     base = least * scalar.scale
     out, _ = bn.best_first(scalar, base + scalar.scale - 1, 10**8, None,
                            (least, scalar.scale), partial=False, groups=groups,
-                           group_size=3, oracle_cap=oracle_cap)
+                           group_size=3, group_cap=group_cap, oracle_cap=oracle_cap)
     assert out.complete
     return (None if out.cost is None else out.cost - base), out.queued, out.expanded
 
@@ -66,12 +66,28 @@ def test_dirty_optimum_with_the_oracle_is_the_plain_one(n: int, hot: int, seed: 
         assert queued < plain_queued
 
 
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES)
+def test_threshold_groups_keep_the_optimum_at_any_cap(n: int, hot: int, seed: int) -> None:
+    """The oracle asks its groups by threshold (each one whether it can pay at most what
+    the budget leaves when the others pay their floors); a group cut by its cap dies and
+    its footprints go back to their plain terms. At every cap the optimum stays the plain
+    search's."""
+    problem = _problem(n, hot, seed)
+    least = _least_lines(problem)
+    want, _, _ = _dirty(problem, least, 0)
+    for groups in (1, 2, 3):
+        for cap in (1, 40, 10**8):
+            got, _, _ = _dirty(problem, least, 10**8, groups, cap)
+            assert got == want, (groups, cap)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_dirty_optimum_with_the_oracle_is_the_enumerated_one(seed: int) -> None:
     problem, want = _case(seed)
     assert _least_lines(problem) == want[0]
-    got, _, _ = _dirty(problem, want[0], 10**8)
-    assert got == want[1]
+    for groups in (0, 1, 2):
+        got, _, _ = _dirty(problem, want[0], 10**8, groups, 10**8)
+        assert got == want[1], groups
 
 
 @pytest.mark.parametrize("cap", [1, 30, 300])

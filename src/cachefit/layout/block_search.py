@@ -265,6 +265,8 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
     if native and block_native.fits(search, limit):
         groups, size, cap = GROUPS[floor is not None]
         budget = counter.limit - counter.nodes
+        if cap is None:
+            cap = budget
         out, _status = block_native.best_first(search, limit, budget,
                                                counter.deadline, floor,
                                                partial=PARTIAL[floor is not None],
@@ -279,10 +281,11 @@ PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
 
-GROUPS = ((1, 3, 500_000), (2, 3, 300_000))
+GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (1, 3, None))
 """Group bounds of the native search (groups, footprints per group, programme states a
-group may expand before it is dropped) for the lines search and for the dirty search's
-lines oracle (bench/solver/RESULTS.md, "Group bounds", "The lines oracle")."""
+group may expand before it is dropped, None: the whole budget) for the lines search and
+for the dirty search's lines oracle, where the group is asked by threshold
+(bench/solver/RESULTS.md, "Group bounds", "The lines oracle")."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

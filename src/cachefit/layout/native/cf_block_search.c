@@ -674,10 +674,37 @@ static children programme_children(programme *pr, const uint8_t *st, int32_t dep
 /* ---- group bounds: the exact optimum of the relaxation projected onto a few footprints
  * (bench/solver/group_bound.py has the argument: deleting the pieces that hold none of
  * the group's footprints from any completion leaves the group's granules no worse, so
- * the projected optimum bounds what the group pays; disjoint groups add). A memoised
- * programme over the same normal form, its moves tried by increasing cost + bound and cut
- * when that reaches the best value found, so the memoised values stay exact. ---- */
+ * the projected optimum bounds what the group pays; disjoint groups add). Two ways to use
+ * one: its exact value, from a memoised programme over the same normal form, its moves
+ * tried by increasing cost + bound and cut when that reaches the best value found, so the
+ * memoised values stay exact (the best-first searches); or, in the lines oracle, a
+ * threshold programme (below) asked whether the group can pay at most what is left. ---- */
+struct group;
+
+/* ---- threshold programmes (the lines oracle, and its groups): whether the least future
+ * cost of a projected state is at most a budget b, by a memoised depth-first search that
+ * keeps per state a proven lower bound (lb) and a found cost (ub), uses dominance between
+ * states with the same pieces and cursor, and optionally the threshold groups of its
+ * footprints as a further bound. docs/layout.md, "The lines oracle", has the argument. */
 typedef struct {
+    programme *pr;
+    keyset keys;
+    int64_t *lb, *ub;                 /* per state: proven lower bound, cost found */
+    size_t cap_lb, cap_ub;
+    int64_t nodes, cap;
+    /* dominance: per (counts, cursor), up to MEMO_PER_KEY states with those */
+    keyset ck;
+    int32_t *chead, *ccount, *cnext;
+    size_t cap_chead, cap_ccount, cap_cnext;
+    uint8_t *ckbuf;
+    /* the groups bounding it (threshold programmes themselves), or none */
+    struct group *gr;
+    int32_t ngroups;
+    uint8_t *ingroup;
+    int64_t *gfloor;                  /* per group: what it pays at least, this state */
+} thresh;
+
+typedef struct group {
     programme pr;
     int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap;
     int64_t *pweight;
@@ -686,9 +713,14 @@ typedef struct {
     size_t cap_vals;
     int64_t nodes, cap;
     int dead;                         /* the cap was reached: the group is not used */
+    int threshold;                    /* asked by `th` (the oracle's), not by value */
+    thresh th;
 } group;
 
-static int group_init(group *o, const cf_bs_input *in, int32_t j)
+static int thresh_init(thresh *o, programme *pr, int64_t cap);
+static void thresh_free(thresh *o);
+
+static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
 {
     memset(o, 0, sizeof(*o));
     int32_t n = in->gstart[j + 1] - in->gstart[j];
@@ -752,11 +784,16 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j)
         keyset_init(&o->keys, o->pr.stride))
         return -1;
     o->cap = in->group_cap;
+    o->threshold = threshold;
+    if (threshold && thresh_init(&o->th, &o->pr, in->group_cap))
+        return -1;
     return 0;
 }
 
 static void group_free(group *o)
 {
+    if (o->threshold)
+        thresh_free(&o->th);
     programme_free(&o->pr);
     keyset_free(&o->keys);
     free(o->val);
@@ -767,6 +804,12 @@ static void group_free(group *o)
     free(o->pstart);
     free(o->pidx);
     free(o->pweight);
+}
+
+/* The expansions a group has spent (its value programme's or its threshold one's). */
+static int64_t group_nodes(const group *o)
+{
+    return o->nodes + (o->threshold ? o->th.nodes : 0);
 }
 
 /* The group's least future cost from a projected state; -1 when the cap is reached. */
@@ -811,8 +854,33 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
     return best;
 }
 
-/* The live groups' bound for a state (a group whose programme reaches its cap dies: its
- * footprints go back to the per-footprint terms, `ingroup` cleared). */
+/* Group j's projection of a state of `in` (pieces left, cursor, distances), in its `proj`. */
+static uint8_t *group_project(group *o, const cf_bs_input *in, int32_t j,
+                              const uint8_t *counts, int32_t cmod, const uint8_t *ages)
+{
+    int32_t pnt = o->pr.ps.nt, n = o->pr.ps.nfp;
+    uint8_t *proj = o->pr.proj;
+    memset(proj, 0, o->pr.stride);
+    for (int32_t t = 0; t < in->nt; t++)
+        if (counts[t] && o->tmap[t] >= 0)
+            proj[o->tmap[t]] += counts[t];
+    proj[pnt] = (uint8_t)cmod;
+    const int32_t *gfp = in->gfp + in->gstart[j];
+    for (int32_t l = 0; l < n; l++)
+        proj[pnt + 1 + l] = ages[gfp[l]];
+    return proj;
+}
+
+/* A group reaches its cap: it dies, its footprints go back to the per-footprint terms. */
+static void group_kill(group *o, const cf_bs_input *in, int32_t j, uint8_t *ingroup)
+{
+    o->dead = 1;
+    for (int32_t q = in->gstart[j]; q < in->gstart[j + 1]; q++)
+        ingroup[in->gfp[q]] = 0;
+}
+
+/* The live groups' exact bound for a state; -1 when one reaches its cap (this state: the
+ * plain bound). */
 static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
                             const uint8_t *counts, int32_t cmod, const uint8_t *ages,
                             uint8_t *ingroup)
@@ -822,22 +890,10 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
         group *o = &gr[j];
         if (o->dead)
             continue;
-        int32_t pnt = o->pr.ps.nt, n = o->pr.ps.nfp;
-        uint8_t *proj = o->pr.proj;
-        memset(proj, 0, o->pr.stride);
-        for (int32_t t = 0; t < in->nt; t++)
-            if (counts[t] && o->tmap[t] >= 0)
-                proj[o->tmap[t]] += counts[t];
-        proj[pnt] = (uint8_t)cmod;
-        const int32_t *gfp = in->gfp + in->gstart[j];
-        for (int32_t l = 0; l < n; l++)
-            proj[pnt + 1 + l] = ages[gfp[l]];
-        int64_t v = group_value(o, proj, 0);
+        int64_t v = group_value(o, group_project(o, in, j, counts, cmod, ages), 0);
         if (v < 0) {
-            o->dead = 1;
-            for (int32_t l = 0; l < n; l++)
-                ingroup[gfp[l]] = 0;
-            return -1;                        /* this state: the plain bound */
+            group_kill(o, in, j, ingroup);
+            return -1;
         }
         total += v;
     }
@@ -845,8 +901,10 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
 }
 
 /* The groups of `in` (gstart, gfp, group_cap over its own types and footprints) and the
- * footprints they hold; 0, or -1 out of memory (then groups_free releases what was made). */
-static int groups_init(const cf_bs_input *in, group **gr, int32_t *ngroups, uint8_t **ingroup)
+ * footprints they hold, asked by value or (`threshold`) by threshold programmes; 0, or -1
+ * out of memory (then groups_free releases what was made). */
+static int groups_init(const cf_bs_input *in, group **gr, int32_t *ngroups, uint8_t **ingroup,
+                       int threshold)
 {
     *gr = NULL;
     *ngroups = 0;
@@ -858,7 +916,7 @@ static int groups_init(const cf_bs_input *in, group **gr, int32_t *ngroups, uint
     if (!*gr || !*ingroup)
         return -1;
     for (; *ngroups < in->ngroups; (*ngroups)++) {
-        if (group_init(&(*gr)[*ngroups], in, *ngroups)) {
+        if (group_init(&(*gr)[*ngroups], in, *ngroups, threshold)) {
             group_free(&(*gr)[*ngroups]);
             return -1;
         }
@@ -876,48 +934,314 @@ static void groups_free(group *gr, int32_t ngroups, uint8_t *ingroup)
     free(ingroup);
 }
 
-/* ---- the lines oracle (docs/layout.md, "The lines oracle"): whether a dirty search's state
- * can still reach the proven least lines. Its lines projection, with the whole-granule
- * pieces of each lines class (the same lines footprints) left merged into one block,
- * since some completion of the least lines places them contiguously (the blocks'
- * exchange argument, which holds from any state), is asked whether its least future
- * lines are at most a budget by a memoised depth-first search: moves tried by increasing
- * cost + bound, each state's proven lower bound (lb) and found cost (ub) kept. ---- */
-typedef struct {
-    programme pr;
-    int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap, *tclass;
-    int32_t nclass;
-    int32_t **cls;                    /* per class: its type per granules left, or -1 */
-    int32_t *rem;                     /* per class: granules left (oracle_live's) */
-    int64_t *pweight;
-    keyset keys;
-    int64_t *lb, *ub;                 /* per state: proven lower bound, cost found */
-    size_t cap_lb, cap_ub;
-    int64_t nodes, cap;
-    int dead;
-    int32_t nl;
-    group *gr;                        /* group bounds over the projection */
-    int32_t ngroups;
-    uint8_t *ingroup;
-    /* dominance: per (counts, cursor), up to MEMO_PER_KEY states with those */
-    keyset ck;
-    int32_t *chead, *ccount, *cnext;
-    size_t cap_chead, cap_ccount, cap_cnext;
-    uint8_t *ckbuf;
-} oracle;
+/* A threshold programme over `pr` that expands at most `cap` states (its groups' own
+ * expansions counted apart); 0, or -1 out of memory (`o` zeroed first; thresh_free
+ * releases what was made either way). */
+static int thresh_init(thresh *o, programme *pr, int64_t cap)
+{
+    memset(o, 0, sizeof(*o));
+    o->pr = pr;
+    o->cap = cap;
+    size_t ck = ((size_t)pr->ps.nt + 1 + 7) / 8 * 8;
+    o->ckbuf = calloc(ck, 1);
+    if (!o->ckbuf || keyset_init(&o->keys, pr->stride) || keyset_init(&o->ck, ck))
+        return -1;
+    return 0;
+}
 
-static void oracle_free(oracle *o)
+static void thresh_free(thresh *o)
 {
     keyset_free(&o->ck);
     free(o->chead);
     free(o->ccount);
     free(o->cnext);
     free(o->ckbuf);
-    groups_free(o->gr, o->ngroups, o->ingroup);
-    programme_free(&o->pr);
     keyset_free(&o->keys);
     free(o->lb);
     free(o->ub);
+    groups_free(o->gr, o->ngroups, o->ingroup);
+    free(o->gfloor);
+}
+
+/* Threshold groups for `o`, over its programme's input with groups `gstart`/`gfp` (of
+ * its footprints) and `cap` states each; 0, or -1 out of memory. */
+static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, const int32_t *gfp,
+                         int64_t cap)
+{
+    cf_bs_input *gin = &o->pr->pin;
+    gin->ngroups = ngroups;
+    gin->gstart = gstart;
+    gin->gfp = gfp;
+    gin->group_cap = cap;
+    if (groups_init(gin, &o->gr, &o->ngroups, &o->ingroup, 1))
+        return -1;
+    o->gfloor = calloc((size_t)o->ngroups + 1, sizeof(int64_t));
+    return o->gfloor ? 0 : -1;
+}
+
+/* Its expansions with its groups'. */
+static int64_t thresh_nodes(const thresh *o)
+{
+    int64_t n = o->nodes;
+    for (int32_t j = 0; j < o->ngroups; j++)
+        n += group_nodes(&o->gr[j]);
+    return n;
+}
+
+/* Memo entry `id` of a new state: lb `h`, no cost found yet, and listed under its pieces
+ * and cursor for the dominance checks. 0, or -1 out of memory. */
+static int thresh_add(thresh *o, int64_t id, int64_t kid, int64_t h)
+{
+    int64_t *l = grow(o->lb, &o->cap_lb, (size_t)id, sizeof(int64_t));
+    if (!l)
+        return -1;
+    o->lb = l;
+    int64_t *u = grow(o->ub, &o->cap_ub, (size_t)id, sizeof(int64_t));
+    if (!u)
+        return -1;
+    o->ub = u;
+    o->lb[id] = h;
+    o->ub[id] = INT64_MAX;
+    if (o->ccount[kid] < MEMO_PER_KEY) {
+        int32_t *nx = grow(o->cnext, &o->cap_cnext, (size_t)id, sizeof(int32_t));
+        if (!nx)
+            return -1;
+        o->cnext = nx;
+        o->cnext[id] = o->chead[kid];
+        o->chead[kid] = (int32_t)id;
+        o->ccount[kid]++;
+    }
+    return 0;
+}
+
+/* What a state of `o` costs at least without a search: its memo's lower bound, or the
+ * per-footprint bound with the next-granule penalty (its programme's buffers at `depth`
+ * hold the footprints' bytes left and the open ones afterwards). */
+static int64_t thresh_floor(thresh *o, const uint8_t *st, int32_t depth)
+{
+    const search *s = &o->pr->ps;
+    int32_t nt = s->nt;
+    int64_t *left = programme_left(o->pr, st, depth);
+    int64_t h = base_bound(s, left, st + nt + 1, st[nt], o->pr->open);
+    h += penalty(s, o->pr->open, st[nt], st, st + nt + 1, o->pr->share);
+    int added;
+    int64_t id = keyset_find(&o->keys, st, 0, &added);
+    if (id >= 0 && o->lb[id] > h)
+        h = o->lb[id];
+    return h;
+}
+
+static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout);
+
+/* Whether o's groups prove that state `st` (bytes left `left`) costs more than b: 1 with
+ * the bound in *lbout, 0 when they cannot, -1 when the memory ends. The footprints in no
+ * group pay their terms and penalty ("rest"); each group is asked whether it can pay at
+ * most what b leaves when the others pay their floors, and a no is a proof. */
+static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *left, int64_t b,
+                                int64_t *lbout)
+{
+    const search *s = &o->pr->ps;
+    const cf_bs_input *in = s->in;
+    int32_t nt = s->nt, cmod = st[nt];
+    const uint8_t *ages = st + nt + 1;
+    int64_t rest = base_bound_except(s, left, ages, cmod, o->pr->open, o->ingroup);
+    rest += penalty(s, o->pr->open, cmod, st, ages, o->pr->share);
+    int64_t sum = 0;
+    for (int32_t j = 0; j < o->ngroups; j++) {
+        group *gj = &o->gr[j];
+        o->gfloor[j] = 0;
+        if (gj->dead)
+            continue;
+        uint8_t *proj = group_project(gj, in, j, st, cmod, ages);
+        o->gfloor[j] = thresh_floor(&gj->th, proj, 0);
+        sum += o->gfloor[j];
+    }
+    if (rest + sum > b) {
+        *lbout = rest + sum;
+        return 1;
+    }
+    for (int32_t j = 0; j < o->ngroups; j++) {
+        group *gj = &o->gr[j];
+        if (gj->dead)
+            continue;
+        int64_t others = sum - o->gfloor[j], lbj = 0;
+        int r = thresh_query(&gj->th, gj->pr.proj, b - rest - others, 0, &lbj);
+        if (r < 0) {
+            if (thresh_nodes(&gj->th) < gj->th.cap)
+                return -1;               /* out of memory */
+            group_kill(gj, in, j, o->ingroup);
+            return 0;                    /* this state: the plain bound */
+        }
+        if (r == 0) {
+            *lbout = rest + others + lbj;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the least future cost of projected state `st` is at most `b`: 1 yes, 0 no (a
+ * proven lower bound above b in *lbout), -1 when the cap or the memory ends the search. */
+static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout)
+{
+    const search *s = &o->pr->ps;
+    const cf_bs_input *in = s->in;
+    int32_t nt = s->nt, nfp = s->nfp;
+    int32_t cmod = st[nt];
+    const uint8_t *ages = st + nt + 1;
+    int any = 0;
+    for (int32_t t = 0; t < nt; t++)
+        any |= st[t] != 0;
+    *lbout = 0;
+    if (!any)
+        return b >= 0;
+    if (b < 0)
+        return 0;
+    int added;
+    int64_t id = keyset_find(&o->keys, st, 0, &added);
+    if (id >= 0) {
+        if (o->ub[id] <= b)
+            return 1;
+        if (o->lb[id] > b) {
+            *lbout = o->lb[id];
+            return 0;
+        }
+    }
+    uint8_t *open = o->pr->open, *share = o->pr->share;
+    int64_t *left = programme_left(o->pr, st, depth);
+    int64_t h = base_bound(s, left, ages, cmod, open);
+    h += penalty(s, open, cmod, st, ages, share);
+    if (o->ngroups && h <= b) {
+        int64_t gv = 0;
+        int r = thresh_groups_exceed(o, st, left, b, &gv);
+        if (r < 0)
+            return -1;
+        if (r && gv > h)
+            h = gv;
+    }
+    if (h > b) {
+        if (id >= 0 && h > o->lb[id])
+            o->lb[id] = h;
+        *lbout = h;
+        return 0;
+    }
+    /* states with the same pieces and cursor: a footprint at a larger distance pays at
+     * most that much more, and at a smaller one at most that much less */
+    memcpy(o->ckbuf, st, (size_t)nt + 1);
+    int cadded;
+    int64_t kid = keyset_find(&o->ck, o->ckbuf, 1, &cadded);
+    if (kid < 0)
+        return -1;
+    if (cadded) {
+        int32_t *hd = grow(o->chead, &o->cap_chead, (size_t)kid, sizeof(int32_t));
+        if (!hd)
+            return -1;
+        o->chead = hd;
+        int32_t *c = grow(o->ccount, &o->cap_ccount, (size_t)kid, sizeof(int32_t));
+        if (!c)
+            return -1;
+        o->ccount = c;
+        o->chead[kid] = -1;
+        o->ccount[kid] = 0;
+    }
+    for (int32_t x = o->chead[kid]; x >= 0; x = o->cnext[x]) {
+        if (x == id)
+            continue;
+        const uint8_t *a2 = o->keys.arena + (size_t)x * o->pr->stride + nt + 1;
+        int64_t up = 0, down = 0;
+        for (int32_t i = 0; i < nfp; i++) {
+            if (a2[i] > ages[i])
+                down += in->weight[i] * (a2[i] - ages[i]);
+            else
+                up += in->weight[i] * (ages[i] - a2[i]);
+        }
+        if (o->lb[x] - down > b) {
+            if (id >= 0 && o->lb[x] - down > o->lb[id])
+                o->lb[id] = o->lb[x] - down;
+            *lbout = o->lb[x] - down;
+            return 0;
+        }
+        if (o->ub[x] != INT64_MAX && o->ub[x] + up <= b) {
+            if (id >= 0 && o->ub[x] + up < o->ub[id])
+                o->ub[id] = o->ub[x] + up;
+            return 1;
+        }
+    }
+    if (thresh_nodes(o) >= o->cap || depth + 1 >= o->pr->maxdepth)
+        return -1;
+    if (id < 0) {
+        id = keyset_find(&o->keys, st, 1, &added);
+        if (id < 0 || thresh_add(o, id, kid, h))
+            return -1;
+    }
+    o->nodes++;
+    /* the children, by increasing cost + per-footprint bound (the penalty and the groups
+     * are the child's own first check) */
+    children ch = programme_children(o->pr, st, depth, 0);
+    int64_t newlb = INT64_MAX;
+    for (int32_t j = 0; j < ch.n; j++) {
+        int32_t x = ch.order[j];
+        if (ch.kest[x] > b) {
+            if (ch.kest[x] < newlb)
+                newlb = ch.kest[x];
+            break;
+        }
+        const uint8_t *c = ch.kids + (size_t)x * o->pr->stride;
+        int64_t clb = 0;
+        int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb);
+        if (r < 0)
+            return -1;
+        int cany = 0;
+        for (int32_t t = 0; t < nt; t++)
+            cany |= c[t] != 0;
+        int64_t cid = cany ? keyset_find(&o->keys, c, 0, &added) : -1;
+        if (r == 1) {
+            int64_t cu = cid >= 0 ? o->ub[cid] : 0;
+            if (cany && (cid < 0 || cu == INT64_MAX))
+                cu = b - ch.kadd[x];     /* a dominance answer for a state not kept */
+            if (ch.kadd[x] + cu < o->ub[id])
+                o->ub[id] = ch.kadd[x] + cu;
+            return 1;
+        }
+        /* no: its least future cost exceeds b - ch.kadd[x] */
+        int64_t cl = b - ch.kadd[x] + 1;
+        if (clb > cl)
+            cl = clb;
+        if (cid >= 0 && o->lb[cid] > cl)
+            cl = o->lb[cid];
+        if (ch.kest[x] - ch.kadd[x] > cl)
+            cl = ch.kest[x] - ch.kadd[x];
+        if (ch.kadd[x] + cl < newlb)
+            newlb = ch.kadd[x] + cl;
+    }
+    if (newlb > o->lb[id])
+        o->lb[id] = newlb;
+    *lbout = o->lb[id];
+    return 0;
+}
+
+/* ---- the lines oracle (docs/layout.md, "The lines oracle"): whether a dirty search's state
+ * can still reach the proven least lines. Its lines projection, with the whole-granule
+ * pieces of each lines class (the same lines footprints) left merged into one block,
+ * since some completion of the least lines places them contiguously (the blocks'
+ * exchange argument, which holds from any state), is asked by a threshold programme
+ * whether its least future lines are at most what the floor leaves. ---- */
+typedef struct {
+    programme pr;
+    thresh t;
+    int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap, *tclass;
+    int32_t nclass;
+    int32_t **cls;                    /* per class: its type per granules left, or -1 */
+    int32_t *rem;                     /* per class: granules left (oracle_live's) */
+    int64_t *pweight;
+    int dead;
+    int32_t nl;
+} oracle;
+
+static void oracle_free(oracle *o)
+{
+    thresh_free(&o->t);
+    programme_free(&o->pr);
     free(o->psize);
     free(o->palign);
     free(o->pcounts);
@@ -1047,190 +1371,14 @@ static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
     o->pstart[pnt] = q;
     if (programme_init(&o->pr, in, pnt, nl, o->psize, o->palign, o->pcounts, o->pstart,
                        o->pidx, o->pweight, pieces) ||
-        keyset_init(&o->keys, o->pr.stride))
-        goto out;
-    o->cap = in->oracle_cap;
-    o->ckbuf = calloc(((size_t)pnt + 1 + 7) / 8 * 8, 1);
-    if (!o->ckbuf || keyset_init(&o->ck, ((size_t)pnt + 1 + 7) / 8 * 8))
-        goto out;
-    cf_bs_input *gin = &o->pr.pin;
-    gin->ngroups = in->ngroups;
-    gin->gstart = in->gstart;
-    gin->gfp = in->gfp;
-    gin->group_cap = in->group_cap;
-    if (groups_init(gin, &o->gr, &o->ngroups, &o->ingroup))
+        thresh_init(&o->t, &o->pr, in->oracle_cap) ||
+        thresh_groups(&o->t, in->ngroups, in->gstart, in->gfp, in->group_cap))
         goto out;
     rc = 0;
 out:
     free(rep);
     free(crep);
     return rc;
-}
-
-static int64_t oracle_group_nodes(const oracle *o)
-{
-    int64_t n = 0;
-    for (int32_t j = 0; j < o->ngroups; j++)
-        n += o->gr[j].nodes;
-    return n;
-}
-
-/* Memo entry `id` of a new state: lb `h`, no cost found yet, and listed under its pieces
- * and cursor for the dominance checks. 0, or -1 out of memory. */
-static int oracle_add(oracle *o, int64_t id, int64_t kid, int64_t h)
-{
-    int64_t *l = grow(o->lb, &o->cap_lb, (size_t)id, sizeof(int64_t));
-    if (!l)
-        return -1;
-    o->lb = l;
-    int64_t *u = grow(o->ub, &o->cap_ub, (size_t)id, sizeof(int64_t));
-    if (!u)
-        return -1;
-    o->ub = u;
-    o->lb[id] = h;
-    o->ub[id] = INT64_MAX;
-    if (o->ccount[kid] < MEMO_PER_KEY) {
-        int32_t *nx = grow(o->cnext, &o->cap_cnext, (size_t)id, sizeof(int32_t));
-        if (!nx)
-            return -1;
-        o->cnext = nx;
-        o->cnext[id] = o->chead[kid];
-        o->chead[kid] = (int32_t)id;
-        o->ccount[kid]++;
-    }
-    return 0;
-}
-
-/* Whether the least future lines of projected state `st` are at most `b`: 1 yes, 0 no,
- * -1 when the cap or the memory ends the search (the oracle is then dead). */
-static int oracle_query(oracle *o, const uint8_t *st, int64_t b, int32_t depth)
-{
-    const search *s = &o->pr.ps;
-    const cf_bs_input *in = s->in;
-    int32_t nt = s->nt, nfp = s->nfp;
-    int32_t cmod = st[nt];
-    const uint8_t *ages = st + nt + 1;
-    int any = 0;
-    for (int32_t t = 0; t < nt; t++)
-        any |= st[t] != 0;
-    if (!any)
-        return b >= 0;
-    if (b < 0)
-        return 0;
-    int added;
-    int64_t id = keyset_find(&o->keys, st, 0, &added);
-    if (id >= 0) {
-        if (o->ub[id] <= b)
-            return 1;
-        if (o->lb[id] > b)
-            return 0;
-    }
-    uint8_t *open = o->pr.open, *share = o->pr.share;
-    int64_t *left = programme_left(&o->pr, st, depth);
-    int64_t h = base_bound(s, left, ages, cmod, open);
-    h += penalty(s, open, cmod, st, ages, share);
-    if (o->ngroups && h <= b) {
-        int64_t gv = groups_value(o->gr, o->ngroups, in, st, cmod, ages, o->ingroup);
-        if (gv >= 0) {
-            gv += base_bound_except(s, left, ages, cmod, open, o->ingroup);
-            gv += penalty(s, open, cmod, st, ages, share);
-            if (gv > h)
-                h = gv;
-        }
-    }
-    if (h > b) {
-        if (id >= 0 && h > o->lb[id])
-            o->lb[id] = h;
-        return 0;
-    }
-    /* states with the same pieces and cursor: a footprint at a larger distance pays at
-     * most that much more, and at a smaller one at most that much less */
-    memcpy(o->ckbuf, st, (size_t)nt + 1);
-    int cadded;
-    int64_t kid = keyset_find(&o->ck, o->ckbuf, 1, &cadded);
-    if (kid < 0)
-        return -1;
-    if (cadded) {
-        int32_t *hd = grow(o->chead, &o->cap_chead, (size_t)kid, sizeof(int32_t));
-        if (!hd)
-            return -1;
-        o->chead = hd;
-        int32_t *c = grow(o->ccount, &o->cap_ccount, (size_t)kid, sizeof(int32_t));
-        if (!c)
-            return -1;
-        o->ccount = c;
-        o->chead[kid] = -1;
-        o->ccount[kid] = 0;
-    }
-    for (int32_t x = o->chead[kid]; x >= 0; x = o->cnext[x]) {
-        if (x == id)
-            continue;
-        const uint8_t *a2 = o->keys.arena + (size_t)x * o->pr.stride + nt + 1;
-        int64_t up = 0, down = 0;
-        for (int32_t i = 0; i < nfp; i++) {
-            if (a2[i] > ages[i])
-                down += in->weight[i] * (a2[i] - ages[i]);
-            else
-                up += in->weight[i] * (ages[i] - a2[i]);
-        }
-        if (o->lb[x] - down > b) {
-            if (id >= 0 && o->lb[x] - down > o->lb[id])
-                o->lb[id] = o->lb[x] - down;
-            return 0;
-        }
-        if (o->ub[x] != INT64_MAX && o->ub[x] + up <= b) {
-            if (id >= 0 && o->ub[x] + up < o->ub[id])
-                o->ub[id] = o->ub[x] + up;
-            return 1;
-        }
-    }
-    if (o->nodes + oracle_group_nodes(o) >= o->cap || depth + 1 >= o->pr.maxdepth)
-        return -1;
-    if (id < 0) {
-        id = keyset_find(&o->keys, st, 1, &added);
-        if (id < 0 || oracle_add(o, id, kid, h))
-            return -1;
-    }
-    o->nodes++;
-    /* the children, by increasing cost + per-footprint bound (the penalty and the groups
-     * are the child's own first check) */
-    children ch = programme_children(&o->pr, st, depth, 0);
-    int64_t newlb = INT64_MAX;
-    for (int32_t j = 0; j < ch.n; j++) {
-        int32_t x = ch.order[j];
-        if (ch.kest[x] > b) {
-            if (ch.kest[x] < newlb)
-                newlb = ch.kest[x];
-            break;
-        }
-        const uint8_t *c = ch.kids + (size_t)x * o->pr.stride;
-        int r = oracle_query(o, c, b - ch.kadd[x], depth + 1);
-        if (r < 0)
-            return -1;
-        int cany = 0;
-        for (int32_t t = 0; t < nt; t++)
-            cany |= c[t] != 0;
-        int64_t cid = cany ? keyset_find(&o->keys, c, 0, &added) : -1;
-        if (r == 1) {
-            int64_t cu = cid >= 0 ? o->ub[cid] : 0;
-            if (cany && cid < 0)
-                cu = b - ch.kadd[x];     /* a dominance answer for a state not kept */
-            if (ch.kadd[x] + cu < o->ub[id])
-                o->ub[id] = ch.kadd[x] + cu;
-            return 1;
-        }
-        /* no: its least future lines exceed b - ch.kadd[x] */
-        int64_t cl = b - ch.kadd[x] + 1;
-        if (cid >= 0 && o->lb[cid] > cl)
-            cl = o->lb[cid];
-        if (ch.kest[x] - ch.kadd[x] > cl)
-            cl = ch.kest[x] - ch.kadd[x];
-        if (ch.kadd[x] + cl < newlb)
-            newlb = ch.kadd[x] + cl;
-    }
-    if (newlb > o->lb[id])
-        o->lb[id] = newlb;
-    return 0;
 }
 
 /* Whether the dirty search's state c, at cost cg, may still reach the least lines: 1
@@ -1257,7 +1405,8 @@ static int oracle_live(oracle *o, const cf_bs_input *in, const uint8_t *c, int64
             buf[o->cls[k][o->rem[k]]] = 1;
     buf[pnt] = c[in->nt];
     memcpy(buf + pnt + 1, c + in->nt + 1, (size_t)nl);
-    int r = oracle_query(o, buf, in->floor_lines - cg / in->floor_scale, 0);
+    int64_t lb;
+    int r = thresh_query(&o->t, buf, in->floor_lines - cg / in->floor_scale, 0, &lb);
     if (r < 0) {
         o->dead = 1;
         return 1;
@@ -1323,7 +1472,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             orc = &orc_store;
     }
     /* the groups bound the oracle when there is one, else this search */
-    if (!orc && groups_init(in, &gr, &ngroups, &ingroup))
+    if (!orc && groups_init(in, &gr, &ngroups, &ingroup, 0))
         goto done;
 
     /* the root */
@@ -1416,7 +1565,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         for (int32_t j = 0; j < ngroups; j++)
             gnodes += gr[j].nodes;
         if (orc)
-            gnodes += orc->nodes + oracle_group_nodes(orc);
+            gnodes += thresh_nodes(&orc->t);
         if (expanded + gnodes >= in->max_nodes) {
             status = CF_BS_NODES;
             goto done;
@@ -1593,7 +1742,7 @@ done:
         for (int32_t j = 0; j < ngroups; j++)
             gnodes += gr[j].nodes;
         if (orc)
-            gnodes += orc->nodes + oracle_group_nodes(orc);
+            gnodes += thresh_nodes(&orc->t);
         out->expanded = expanded + gnodes;
     }
     keyset_free(&states);
