@@ -99,6 +99,8 @@ def _load() -> ctypes.CDLL | None:
         return None
     lib.cf_block_best_first.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
     lib.cf_block_best_first.restype = ctypes.c_int
+    lib.cf_block_threshold.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
+    lib.cf_block_threshold.restype = ctypes.c_int
     return lib
 
 
@@ -151,6 +153,46 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     unable to reach the floor's lines are dropped; it may expand that many states
     (counted as nodes), then lets every child through (docs/layout.md, "Lines oracle")."""
     assert _lib is not None, "call available() first"
+    inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, partial, groups,
+                        group_size, group_cap, oracle_cap)
+    path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
+    out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
+    # out of memory ends the search like the budget: the f being expanded is a bound
+    status = _lib.cf_block_best_first(ctypes.byref(inp), ctypes.byref(out))
+    moves = tuple(divmod(path[i], 256) for i in range(out.path_len))
+    return (BestFirstOutcome(out.cost if status == FOUND else None,
+                             moves if status == FOUND else None,
+                             out.bound, status in (FOUND, NONE), out.expanded,
+                             out.queued), status)
+
+
+def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
+              max_states: int = MAX_STATES, groups: int = 0, group_size: int = 3,
+              group_cap: int = 0) -> tuple[BestFirstOutcome, int]:
+    """The least cost below `limit` by threshold questions on the root (docs/layout.md,
+    "Threshold lines search"), with at most `max_nodes` expansions (its groups' included;
+    `group_cap` 0: a group may take them all). Returns the outcome and the status.
+
+    Complete (FOUND or NONE) as `best_first`: the layout is optimal, or nothing is below
+    the limit. Cut (NODES, STATES, DEADLINE, NOMEM), the outcome may still hold the last
+    layout found, below the limit but not proven, and `bound` is a proven lower bound."""
+    assert _lib is not None, "call available() first"
+    inp, _keep = _input(search, limit, max_nodes, deadline, None, max_states, False, groups,
+                        group_size, group_cap, 0)
+    path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
+    out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
+    status = _lib.cf_block_threshold(ctypes.byref(inp), ctypes.byref(out))
+    found = out.cost >= 0 and status != NOMEM
+    moves = tuple(divmod(path[i], 256) for i in range(out.path_len))
+    return (BestFirstOutcome(out.cost if found else None, moves if found else None,
+                             out.bound, status in (FOUND, NONE), out.expanded,
+                             out.queued), status)
+
+
+def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
+           floor: tuple[int, int] | None, max_states: int, partial: bool, groups: int,
+           group_size: int, group_cap: int, oracle_cap: int) -> tuple[_Input, list]:
+    """The C input for `search`, and the arrays it points to (keep them alive)."""
     nt, nfp = len(search.types), search.nfp
 
     def arr(ctype: type, values: list[int]) -> ctypes.Array:
@@ -184,15 +226,7 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
                  0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
                  arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap)
-    path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
-    out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
-    # out of memory ends the search like the budget: the f being expanded is a bound
-    status = _lib.cf_block_best_first(ctypes.byref(inp), ctypes.byref(out))
-    moves = tuple(divmod(path[i], 256) for i in range(out.path_len))
-    return (BestFirstOutcome(out.cost if status == FOUND else None,
-                             moves if status == FOUND else None,
-                             out.bound, status in (FOUND, NONE), out.expanded,
-                             out.queued), status)
+    return inp, [*keep, gstart, gfp]
 
 
 def _c_monotonic() -> float:

@@ -225,7 +225,10 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
         if out.path is not None and out.cost is not None:
             targets = lines.targets(list(out.path))
             found.append(targets)
-            lb, exact = out.cost, True
+            if out.complete:
+                lb, exact = out.cost, True
+            else:                           # the threshold search's last layout, cut
+                lb = max(lb, out.bound)
             real = judge(targets) if judge is not None else None
             if real is not None and real < best:
                 best = real
@@ -258,13 +261,22 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
 
 def _best_first(search: _Search, limit: int, counter: _Counter,
                 floor: tuple[int, int] | None, native: bool) -> BestFirstOutcome:
-    """One best-first search within `counter`'s budget, natively when `native` and the
+    """One search within `counter`'s budget: best-first, or natively when `native` and the
     search's numbers fit; the counter ends as the Python search leaves it (one tick past
-    the budget when cut). A native dirty search (`floor` given) runs with the lines
-    oracle, which may take the whole budget, and its groups bound the oracle."""
+    the budget when cut). A native lines search (no `floor`) asks threshold questions
+    (THRESHOLD_LINES; cut, it may return a layout that is not proven); a native dirty
+    search runs best-first with the lines oracle, which may take the whole budget, and
+    its groups bound the oracle."""
     if native and block_native.fits(search, limit):
-        groups, size, cap = GROUPS[floor is not None]
         budget = counter.limit - counter.nodes
+        if floor is None and THRESHOLD_LINES:
+            groups, size, cap = GROUPS[0]
+            out, _status = block_native.threshold(search, limit, budget, counter.deadline,
+                                                  groups=groups, group_size=size,
+                                                  group_cap=cap or 0)
+            counter.nodes += out.expanded + (0 if out.complete else 1)
+            return out
+        groups, size, cap = GROUPS[floor is not None]
         if cap is None:
             cap = budget
         out, _status = block_native.best_first(search, limit, budget,
@@ -281,11 +293,16 @@ PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
 
-GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (1, 3, None))
-"""Group bounds of the native search (groups, footprints per group, programme states a
+THRESHOLD_LINES = True
+"""The native lines search asks threshold questions (`block_native.threshold`) instead of
+running best-first (docs/layout.md, "Threshold lines search")."""
+
+GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, None), (1, 3, None))
+"""Group bounds of the native searches (groups, footprints per group, programme states a
 group may expand before it is dropped, None: the whole budget) for the lines search and
-for the dirty search's lines oracle, where the group is asked by threshold
-(bench/solver/RESULTS.md, "Group bounds", "The lines oracle")."""
+for the dirty search's lines oracle; both ask their groups by threshold (a best-first
+lines search, THRESHOLD_LINES False, computes exact group values: then give a cap, it had
+500 000) (bench/solver/RESULTS.md, "Group bounds", "The lines oracle")."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

@@ -561,14 +561,14 @@ typedef struct {
     int32_t maxdepth;
     uint8_t *kids, *open, *share, *proj;
     int64_t *kadd, *kest, *left, *cleft;
-    int32_t *order;
+    int32_t *order, *kmove;           /* kmove: the child's move, type * 256 + its start */
 } programme;
 
 /* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound). */
 typedef struct {
     uint8_t *kids;
     int64_t *kadd, *kest;
-    int32_t *order;
+    int32_t *order, *kmove;
     int32_t n;
 } children;
 
@@ -579,6 +579,7 @@ static void programme_free(programme *pr)
     free(pr->kadd);
     free(pr->kest);
     free(pr->order);
+    free(pr->kmove);
     free(pr->left);
     free(pr->cleft);
     free(pr->open);
@@ -614,12 +615,13 @@ static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int3
     pr->kadd = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
     pr->kest = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
     pr->order = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
+    pr->kmove = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
     pr->left = calloc((size_t)pr->maxdepth * nf, sizeof(int64_t));
     pr->cleft = calloc(nf, sizeof(int64_t));
     pr->open = calloc(nf, 1);
     pr->share = calloc(nf, 1);
     pr->proj = calloc(pr->stride, 1);
-    return pr->kids && pr->kadd && pr->kest && pr->order && pr->left && pr->cleft &&
+    return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->left && pr->cleft &&
            pr->open && pr->share && pr->proj ? 0 : -1;
 }
 
@@ -642,7 +644,8 @@ static children programme_children(programme *pr, const uint8_t *st, int32_t dep
     const int64_t *left = pr->left + (size_t)depth * (s->nfp + 1);
     size_t nk = (size_t)2 * nt + 2;
     children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
-                   pr->kest + (size_t)depth * nk, pr->order + (size_t)depth * nk, 0};
+                   pr->kest + (size_t)depth * nk, pr->order + (size_t)depth * nk,
+                   pr->kmove + (size_t)depth * nk, 0};
     for (int32_t t = 0; t < nt; t++) {
         if (!st[t])
             continue;
@@ -656,6 +659,7 @@ static children programme_children(programme *pr, const uint8_t *st, int32_t dep
                 h += penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
             ch.kadd[ch.n] = add;
             ch.kest[ch.n] = add + h;
+            ch.kmove[ch.n] = t * 256 + m->o;
             ch.order[ch.n] = ch.n;
             ch.n++;
         }
@@ -702,6 +706,9 @@ typedef struct {
     int32_t ngroups;
     uint8_t *ingroup;
     int64_t *gfloor;                  /* per group: what it pays at least, this state */
+    double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
+    int64_t max_keys;                 /* states kept at most; 0: no limit */
+    int stop;                         /* why a query returned -1 (CF_BS_*), 0 not yet */
 } thresh;
 
 typedef struct group {
@@ -1167,7 +1174,19 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
             return 1;
         }
     }
-    if (thresh_nodes(o) >= o->cap || depth + 1 >= o->pr->maxdepth)
+    if (thresh_nodes(o) >= o->cap) {
+        o->stop = CF_BS_NODES;
+        return -1;
+    }
+    if (o->max_keys && (int64_t)o->keys.n >= o->max_keys) {
+        o->stop = CF_BS_STATES;
+        return -1;
+    }
+    if (o->deadline > 0 && !(o->nodes & 1023) && now() > o->deadline) {
+        o->stop = CF_BS_DEADLINE;
+        return -1;
+    }
+    if (depth + 1 >= o->pr->maxdepth)
         return -1;
     if (id < 0) {
         id = keyset_find(&o->keys, st, 1, &added);
@@ -1773,5 +1792,125 @@ done:
     groups_free(gr, ngroups, ingroup);
     if (orc)
         oracle_free(orc);
+    return status;
+}
+
+/* ---- the threshold lines search (docs/layout.md, "Threshold lines search"): the least
+ * cost below in->limit by threshold questions on the root. "Is the least cost at most
+ * hi?" (hi = limit - 1 first): yes gives a layout, followed down from the root through
+ * children that answer yes, and the next question asks for less than its cost; no proves
+ * that nothing costs at most hi, so the last layout found is optimal (or nothing is below
+ * the limit). Every question reuses the proven bounds of the ones before. Cut by the
+ * budget, the states cap or the deadline, it returns the last layout found (not proven)
+ * and the root's proven lower bound. */
+int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
+{
+    programme pr;
+    thresh t;
+    memset(&pr, 0, sizeof(pr));
+    memset(&t, 0, sizeof(t));
+    int32_t nt = in->nt, nfp = in->nfp, pieces = 0;
+    for (int32_t i = 0; i < nt; i++)
+        pieces += in->counts0[i];
+    int status = CF_BS_NOMEM;
+    out->path_len = 0;
+    out->cost = -1;
+    out->bound = in->g0;
+    out->expanded = out->queued = 0;
+    int32_t *path = malloc(((size_t)pieces + 1) * sizeof(int32_t));
+    uint8_t *root = NULL;
+    int64_t best = -1, hi = in->limit - 1;
+    if (!path ||
+        programme_init(&pr, in, nt, nfp, in->size, in->align, in->counts0, in->fidx_start,
+                       in->fidx, in->weight, pieces) ||
+        thresh_init(&t, &pr, in->max_nodes) ||
+        thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
+                      in->group_cap > 0 ? in->group_cap : in->max_nodes))
+        goto done;
+    t.deadline = in->deadline;
+    t.max_keys = in->max_states;
+    root = calloc(pr.stride, 1);
+    if (!root)
+        goto done;
+    for (int32_t i = 0; i < nt; i++)
+        root[i] = (uint8_t)in->counts0[i];
+    root[nt] = (uint8_t)in->cmod0;
+    memcpy(root + nt + 1, in->ages0, (size_t)nfp);
+    for (;;) {
+        int64_t lb = 0;
+        int r = hi < in->g0 ? 0 : thresh_query(&t, root, hi - in->g0, 0, &lb);
+        if (r < 0) {
+            status = t.stop ? t.stop : CF_BS_NOMEM;
+            int64_t floor = in->g0 + thresh_floor(&t, root, 0);
+            out->bound = best >= 0 && floor > best ? best : floor;
+            break;
+        }
+        if (r == 0) {
+            if (best >= 0) {
+                status = CF_BS_FOUND;
+                out->bound = best;
+            } else {
+                status = CF_BS_NONE;
+                out->bound = in->g0 + lb > in->limit ? in->g0 + lb : in->limit;
+            }
+            break;
+        }
+        /* yes: follow children that answer yes down to a complete layout */
+        const uint8_t *st = root;
+        int64_t rb = hi - in->g0, cost = in->g0;
+        int32_t n = 0, d = 0, ok = 1;
+        for (;;) {
+            int any = 0;
+            for (int32_t i = 0; i < nt; i++)
+                any |= st[i] != 0;
+            if (!any)
+                break;
+            programme_left(&pr, st, d);
+            children ch = programme_children(&pr, st, d, 0);
+            int found = 0;
+            for (int32_t j = 0; j < ch.n && !found; j++) {
+                int32_t x = ch.order[j];
+                if (ch.kest[x] > rb)
+                    break;
+                const uint8_t *c = ch.kids + (size_t)x * pr.stride;
+                int64_t clb;
+                int rr = thresh_query(&t, c, rb - ch.kadd[x], d + 1, &clb);
+                if (rr < 0) {
+                    ok = -1;
+                    break;
+                }
+                if (rr == 1) {
+                    path[n++] = ch.kmove[x];
+                    rb -= ch.kadd[x];
+                    cost += ch.kadd[x];
+                    st = c;
+                    found = 1;
+                }
+            }
+            if (ok < 0 || !found) {
+                ok = ok < 0 ? -1 : 0;     /* !found: cannot happen, a yes has a yes child */
+                break;
+            }
+            d++;
+        }
+        if (ok <= 0) {
+            status = ok < 0 && t.stop ? t.stop : CF_BS_NOMEM;
+            int64_t floor = in->g0 + thresh_floor(&t, root, 0);
+            out->bound = best >= 0 && floor > best ? best : floor;
+            break;
+        }
+        best = cost;
+        memcpy(out->path, path, (size_t)n * sizeof(int32_t));
+        out->path_len = n;
+        hi = cost - 1;
+    }
+    out->cost = best;
+done:
+    out->expanded = thresh_nodes(&t);
+    out->queued = (int64_t)t.keys.n;
+    thresh_free(&t);
+    programme_free(&pr);
+    free(root);
+    free(path);
     return status;
 }

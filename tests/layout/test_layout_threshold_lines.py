@@ -1,0 +1,133 @@
+"""The native threshold lines search (docs/layout.md, "Threshold lines search").
+
+It asks "is the least cost at most hi?" of the root, follows a yes down to a layout and
+asks again below it; a no proves the last layout optimal. Against enumeration and against
+the best-first search it must find the same least lines, with paths that cost what they
+claim; cut by the budget, the states cap or its group caps its bound must stay at or below
+the optimum and rise with the budget, and a layout it returns must be below the limit.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_layout_block_best_first import _case
+from test_layout_block_native import _native, _problem, _search  # noqa: F401  (autouse)
+
+from cachefit.layout import block_native as bn
+from cachefit.layout import block_search as bs
+
+CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 22, 4),
+         (60, 32, 7)]
+
+
+def _replayed(search: bs._Search, path: tuple[tuple[int, int], ...]) -> int:
+    """The cost of a path replayed through the plain moves (every piece placed once; the
+    threshold search does not break the mirror symmetry, so any order of the pair)."""
+    search.mirror = None
+    counts = list(search.counts0)
+    cmod = search.start % search.g
+    ages = tuple(a if search.left0[i] else 0 for i, a in enumerate(search.ages0))
+    cost = search.fixed_cost
+    for ti, o in path:
+        moves = {(c[0], c[1]): c for c in search.children(tuple(counts), cmod, ages)}
+        _ti, _o, add, cmod, ages = moves[(ti, o)]
+        counts[ti] -= 1
+        cost += add
+    assert not any(counts)
+    return cost
+
+
+def _best_first_optimum(problem: object) -> int:
+    out, _ = bn.best_first(_search(problem, False), 10**12, 10**8, None)
+    assert out.complete and out.cost is not None
+    return out.cost
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES)
+@pytest.mark.parametrize("groups", [0, 1, 2])
+def test_threshold_finds_the_best_first_optimum(n: int, hot: int, seed: int,
+                                                groups: int) -> None:
+    problem = _problem(n, hot, seed)
+    want = _best_first_optimum(problem)
+    search = _search(problem, False)
+    out, status = bn.threshold(search, 10**12, 10**8, None, groups=groups)
+    assert status == bn.FOUND and out.complete
+    assert out.cost == want == out.bound
+    assert out.path is not None and _replayed(search, out.path) == want
+    # from a limit at the optimum nothing is below it; just above, the optimum itself
+    at, status = bn.threshold(_search(problem, False), want, 10**8, None, groups=groups)
+    assert status == bn.NONE and at.complete and at.cost is None and at.bound >= want
+    above, _ = bn.threshold(_search(problem, False), want + 1, 10**8, None, groups=groups)
+    assert above.complete and above.cost == want
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_threshold_finds_the_enumerated_optimum(seed: int) -> None:
+    problem, want = _case(seed)
+    for groups in (0, 1, 2):
+        search = _search(problem, False)
+        out, _ = bn.threshold(search, want[0] + 1, 10**6, None, groups=groups, group_size=2)
+        assert out.complete and out.cost == want[0], groups
+        assert out.path is not None and _replayed(search, out.path) == want[0]
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES[:4])
+def test_a_cut_threshold_search_gives_a_rising_valid_bound(n: int, hot: int,
+                                                           seed: int) -> None:
+    """Cut at any budget: status NODES, a bound at or below the optimum, rising with the
+    budget; a layout it returns is below the limit and costs what it claims."""
+    problem = _problem(n, hot, seed)
+    want = _best_first_optimum(problem)
+    limit = 10**12
+    bounds = []
+    cut_layouts = 0
+    for budget in (1, 10, 100, 1000, 10**4, 10**5):
+        search = _search(problem, False)
+        out, status = bn.threshold(search, limit, budget, None, groups=1)
+        assert out.bound <= want, budget
+        if out.complete:
+            assert out.cost == want
+        else:
+            assert status == bn.NODES and out.expanded >= budget
+        if out.path is not None:
+            assert out.cost is not None and out.cost < limit
+            assert _replayed(search, out.path) == out.cost >= want
+            cut_layouts += not out.complete
+        bounds.append(out.bound)
+    assert bounds == sorted(bounds) and bounds[0] < bounds[-1]
+    assert cut_layouts >= 1
+
+
+@pytest.mark.parametrize("cap", [1, 40, 10**8])
+def test_group_caps_keep_the_optimum(cap: int) -> None:
+    """A group whose threshold programme reaches its cap dies (its footprints go back to
+    their plain terms): the search still ends with the optimum."""
+    for n, hot, seed in CASES[:3]:
+        problem = _problem(n, hot, seed)
+        want = _best_first_optimum(problem)
+        out, _ = bn.threshold(_search(problem, False), 10**12, 10**8, None, groups=2,
+                              group_cap=cap)
+        assert out.complete and out.cost == want
+
+
+def test_state_cap_ends_it_with_a_valid_bound() -> None:
+    problem = _problem(60, 24, 1)
+    want = _best_first_optimum(problem)
+    root = _search(problem, False).root_bound()
+    for cap in (200, 2000):
+        out, status = bn.threshold(_search(problem, False), 10**12, 10**8, None,
+                                   max_states=cap)
+        assert status == bn.STATES and not out.complete
+        assert root <= out.bound <= want
+        assert out.queued == cap
+
+
+def test_block_search_uses_it_and_proves_the_lines() -> None:
+    """block_search's native lines phase is the threshold search: a proven optimum (the
+    best-first one) and its layout among the results."""
+    assert bs.THRESHOLD_LINES
+    problem = _problem(40, 20, 5)
+    want = _best_first_optimum(problem)
+    result = bs.block_search(problem, upper=(want + 500, 10**6), max_nodes=10**7)
+    assert result.lines_exact and result.lines_bound == want
+    assert result.found
