@@ -125,9 +125,27 @@ def test_state_cap_ends_it_with_a_valid_bound() -> None:
 def test_block_search_uses_it_and_proves_the_lines() -> None:
     """block_search's native lines phase is the threshold search: a proven optimum (the
     best-first one) and its layout among the results."""
-    assert bs.THRESHOLD_LINES
+    assert bs.THRESHOLD_LINES_SHARE > 0
     problem = _problem(40, 20, 5)
     want = _best_first_optimum(problem)
     result = bs.block_search(problem, upper=(want + 500, 10**6), max_nodes=10**7)
     assert result.lines_exact and result.lines_bound == want
     assert result.found
+
+
+@pytest.mark.parametrize("share", [0.0005, 0.02, 0.5, 1.0])
+def test_a_cut_threshold_search_hands_over_to_best_first(share: float,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """With any share of the budget for the threshold search, block_search's lines bound
+    stays at or below the optimum at every budget, and with enough budget the lines are
+    proven (by the threshold search, or by the best-first search below its layout)."""
+    monkeypatch.setattr(bs, "THRESHOLD_LINES_SHARE", share)
+    for n, hot, seed in CASES[:3]:
+        problem = _problem(n, hot, seed)
+        want = _best_first_optimum(problem)
+        for budget in (300, 3000, 30000, 10**7):
+            result = bs.block_search(problem, upper=(want + 700, 10**6), max_nodes=budget)
+            assert result.lines_bound <= want, (share, budget)
+            if result.lines_exact:
+                assert result.lines_bound == want and result.found
+        assert result.lines_exact, share
