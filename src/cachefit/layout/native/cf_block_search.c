@@ -21,6 +21,7 @@
 #include <time.h>
 
 #define MEMO_PER_KEY 64
+#define VISITS_PER_NODE 6             /* bound evaluations a threshold search's node pays */
 
 typedef struct {
     int32_t nt, nfp, g, k;
@@ -329,6 +330,7 @@ typedef struct {
     const cf_bs_input *in;
     int32_t nt, nfp, g, k;
     uint8_t *member;                  /* member[t * nfp + i]: type t is in footprint i */
+    uint64_t *memmask;                /* the same as a bit mask per type (nfp <= 64) */
     move *moves;                      /* per (type, cursor) up to 2 */
     int32_t *nmoves;
     int32_t gshift;                   /* g = 1 << gshift */
@@ -397,12 +399,61 @@ static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *a
     return base_bound_except(s, left, ages, cmod, open, NULL);
 }
 
+/* `penalty` with the footprints as bit masks (at most 64 of them): the same value. */
+static int64_t penalty_masks(const search *s, const uint8_t *open, int32_t cmod,
+                             const uint8_t *counts, const uint8_t *ages)
+{
+    const cf_bs_input *in = s->in;
+    int32_t g = s->g, k = s->k, nfp = s->nfp;
+    uint64_t openm = 0;
+    for (int32_t i = 0; i < nfp; i++)
+        openm |= (uint64_t)open[i] << i;
+    if (!openm)
+        return 0;
+    int64_t best = -1;
+    int has_share = 0;
+    uint64_t sharem = 0;
+    for (int32_t t = 0; t < s->nt; t++) {
+        if (!counts[t])
+            continue;
+        uint64_t mem = s->memmask[t];
+        if (cmod) {
+            if (align_up(cmod, in->align[t]) < g) {
+                sharem |= mem;
+                has_share = 1;
+            }
+        } else if (in->align[t] >= g && in->size[t] >= g) {
+            int32_t wait = in->size[t] / g;
+            int64_t cost = 0;
+            for (uint64_t x = openm & ~mem; x; x &= x - 1) {
+                int32_t i = __builtin_ctzll(x), a = ages[i];
+                cost += in->weight[i] * ((a + wait < k ? a + wait : k) - a);
+            }
+            if (best < 0 || cost < best)
+                best = cost;
+        } else {
+            sharem |= mem;
+            has_share = 1;
+        }
+    }
+    if (has_share || cmod) {
+        int64_t rest = 0;
+        for (uint64_t x = openm & ~sharem; x; x &= x - 1)
+            rest += in->weight[__builtin_ctzll(x)];
+        if (best < 0 || rest < best)
+            best = rest;
+    }
+    return best > 0 ? best : 0;
+}
+
 /* block_search._Search._next_granule_penalty. */
 static int64_t penalty(const search *s, const uint8_t *open, int32_t cmod,
                        const uint8_t *counts, const uint8_t *ages, uint8_t *share)
 {
     const cf_bs_input *in = s->in;
     int32_t g = s->g, k = s->k, nfp = s->nfp;
+    if (s->memmask)
+        return penalty_masks(s, open, cmod, counts, ages);
     int any_open = 0;
     for (int32_t i = 0; i < nfp; i++) {
         share[i] = 0;
@@ -471,10 +522,17 @@ static int search_init(search *s, const cf_bs_input *in)
     s->nmoves = calloc((size_t)nt * g, sizeof(int32_t));
     if (!s->member || !s->moves || !s->nmoves)
         return -1;
+    if (nfp <= 64) {
+        s->memmask = calloc((size_t)nt + 1, sizeof(uint64_t));
+        if (!s->memmask)
+            return -1;
+    }
     for (int32_t t = 0; t < nt; t++) {
         int64_t wt = 0;
         for (int32_t j = in->fidx_start[t]; j < in->fidx_start[t + 1]; j++) {
             s->member[(size_t)t * nfp + in->fidx[j]] = 1;
+            if (s->memmask)
+                s->memmask[t] |= (uint64_t)1 << in->fidx[j];
             wt += in->weight[in->fidx[j]];
         }
         for (int32_t cmod = 0; cmod < g; cmod++) {
@@ -509,6 +567,7 @@ static int search_init(search *s, const cf_bs_input *in)
 static void search_free(search *s)
 {
     free(s->member);
+    free(s->memmask);
     free(s->moves);
     free(s->nmoves);
 }
@@ -695,7 +754,7 @@ typedef struct {
     keyset keys;
     int64_t *lb, *ub;                 /* per state: proven lower bound, cost found */
     size_t cap_lb, cap_ub;
-    int64_t nodes, cap;
+    int64_t nodes, visits, cap;       /* visits: states whose bound was computed */
     /* dominance: per (counts, cursor), up to MEMO_PER_KEY states with those */
     keyset ck;
     int32_t *chead, *ccount, *cnext;
@@ -986,13 +1045,19 @@ static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, cons
     return o->gfloor ? 0 : -1;
 }
 
-/* Its expansions with its groups'. */
+/* Its work with its groups': their expansions, or if more, their bound evaluations over
+ * VISITS_PER_NODE (an expansion evaluates 3-5 children on the bench records, but up to 12
+ * on larger ones, and the evaluations are what takes the time). */
 static int64_t thresh_nodes(const thresh *o)
 {
-    int64_t n = o->nodes;
-    for (int32_t j = 0; j < o->ngroups; j++)
+    int64_t n = o->nodes, v = o->visits;
+    for (int32_t j = 0; j < o->ngroups; j++) {
         n += group_nodes(&o->gr[j]);
-    return n;
+        if (o->gr[j].threshold)
+            v += o->gr[j].th.visits;
+    }
+    v /= VISITS_PER_NODE;
+    return v > n ? v : n;
 }
 
 /* Memo entry `id` of a new state: lb `h`, no cost found yet, and listed under its pieces
@@ -1114,6 +1179,7 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
             return 0;
         }
     }
+    o->visits++;
     uint8_t *open = o->pr->open, *share = o->pr->share;
     int64_t *left = programme_left(o->pr, st, depth);
     int64_t h = base_bound(s, left, ages, cmod, open);
