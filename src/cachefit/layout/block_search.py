@@ -317,18 +317,19 @@ PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
 
-THRESHOLD_LINES_SHARE = 0.5
+THRESHOLD_LINES_SHARE = 0.6
 """Share of the lines search's budget for the native threshold search (docs/layout.md,
 "Threshold lines search"); the best-first search gets the rest if it is cut. 0: best-first
-only. (A threshold expansion costs about 2.4x a best-first one: 200 fields / 60 touched,
-seed 0, 2.07 M nodes took 6.3 CPU s instead of 2.6, and the threshold search's bound
-rises only with a proof.)"""
+only. (The threshold search's bound rises only with a proof, the best-first search's with
+every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)"""
 
-THRESHOLD_GROUPS = (1, 3)
-"""Groups and footprints per group asked by threshold, by the threshold lines search and
-by the dirty search's lines oracle; their expansions are capped only by the budget."""
+THRESHOLD_GROUPS = (2, 3)
+"""Groups and footprints per group asked by threshold by the threshold lines search; their
+expansions are capped only by the budget (16 bench records of 60 / 40, lines proven: one
+group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13;
+bench/solver/RESULTS.md)."""
 
-GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (*THRESHOLD_GROUPS, None))
+GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (1, 3, None))
 """Group bounds of the native best-first searches (groups, footprints per group, programme
 states a group may expand before it is dropped, None: the whole budget): exact values in
 the lines search, and in the dirty search the lines oracle's groups, asked by threshold
