@@ -206,3 +206,20 @@ def test_positional_initialisers_refused_or_fixed_as_the_plan_says(project: Path
         {**env, "CACHEFIT_LAYOUTS": str(project / "fix.json")})
     run(["gcc", "init.c", "item.c", "-o", "plain"], project, env)
     assert run(["./init"], project, env).stdout == run(["./plain"], project, env).stdout
+
+
+@pytest.mark.parametrize("mode", ["profile", "optimize"])
+@pytest.mark.parametrize("cc", COMPILERS)
+def test_units_compiled_unchanged_build_with_werror(cc: str, mode: str, project: Path,
+                                                    tmp_path: Path) -> None:
+    # Units the wrapper leaves alone (assembler sources; in optimize mode also C units the
+    # plan does not touch) are compiled as given: no argument clang would warn about
+    # (zstd's huf_decompress_amd64.S and every unplanned unit warned "'-x none' after last
+    # input file has no effect", an error with -Werror).
+    env = wrapper_env(tmp_path, mode, CACHEFIT_CC=cc)
+    (project / "six.S").write_text(".globl six\nsix:\n\tmovl $6, %eax\n\tret\n")
+    (project / "other.c").write_text("int other(int x) { return x + 1; }\n")
+    for src in ("six.S", "other.c"):
+        proc = run([CACHEFIT, "cc", "-Wall", "-Werror", "-c", src], project, env)
+        assert proc.stderr == "", proc.stderr
+    assert (project / "six.o").is_file() and (project / "other.o").is_file()

@@ -152,8 +152,10 @@ def compile_unchanged(compiler: Sequence[str], cmd: CompilerCommand, src: Source
     dependency file was already written while preprocessing."""
     final = "-S" if cmd.action == "assemble" else "-c"
     deps = dependency_args(cmd, src, out) if with_deps else []
+    # nothing after the source is an input: a trailing `-x none` would only make clang warn
+    # ("after last input file has no effect"), an error under -Werror
     args = [*select(cmd, keep={"pp", "other"}), *deps, "-x", x_name(src), src.path,
-            "-x", "none", final, "-o", out]
+            final, "-o", out]
     return call([*compiler, *args], env, stderr_copy)
 
 
