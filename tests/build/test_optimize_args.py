@@ -223,3 +223,32 @@ def test_units_compiled_unchanged_build_with_werror(cc: str, mode: str, project:
         proc = run([CACHEFIT, "cc", "-Wall", "-Werror", "-c", src], project, env)
         assert proc.stderr == "", proc.stderr
     assert (project / "six.o").is_file() and (project / "other.o").is_file()
+
+
+@needs_gcc
+def test_plan_made_for_another_configuration_is_refused_as_such(tmp_path: Path) -> None:
+    # zstd's tests/Makefile builds lib/ without legacy support, the profile build (programs/)
+    # with it: ZSTD_DCtx then lacks three fields of the plan's order. The error said "the
+    # new order does not list the fields ... give every field once", as if the user had
+    # written the order.
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / "rec.c").write_text(
+        "struct rec {\n    char a;\n#ifdef LEGACY\n    long legacy;\n#endif\n"
+        "    long b;\n    char c;\n};\n"
+        "long get(struct rec *r) { return r->b + r->c; }\n"
+        "int main(void) { struct rec r = {0}; r.b = 2; return (int)get(&r) - 2; }\n")
+    (proj / "plan.json").write_text(json.dumps(
+        {"format": "cachefit-layout-plan", "version": 1,
+         "records": {"rec": {"order": ["b", "legacy", "a", "c"]}}}))
+    (proj / "cachefit.toml").write_text('[build]\nlayouts = "plan.json"\n'
+                                        '[trace]\ntypes = ["rec"]\nentry = ["get"]\n')
+    env = _env(tmp_path)
+    run([CACHEFIT, "cc", "-DLEGACY", "rec.c", "-o", "with"], proj, env)
+    run(["./with"], proj, env)
+    proc = run([CACHEFIT, "cc", "-c", "rec.c", "-o", "without.o"], proj, env, ok=False)
+    assert proc.returncode == 2 and not (proj / "without.o").exists()
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("cachefit: error: rec.c:2:"), line
+    assert "the order names legacy, which it does not declare" in line
+    assert "another configuration" in line and "give every field once" not in line

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cachefit.errors import UserError
+from cachefit.errors import Location, UserError
 from cachefit.layout import evaluate_order
 from cachefit.reorder.analysis import analyse, refuse_if_needed
 from cachefit.reorder.constraints import layout_violation
@@ -39,6 +39,7 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     refuse_if_needed(a, fix_initializers)
     old = [f.name for f in a.record.fields]
     order = list(new_order)
+    _same_fields(type_name, old, order, a.body.units[0].location if a.body.units else None)
     bad = violations(a.constraints, old, order)
     if bad:
         raise refuse_order(a, bad, "the order")
@@ -92,3 +93,25 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     for f, data in contents.items():
         out[f] = data.decode("utf-8", errors="surrogateescape")
     return out
+
+
+def _same_fields(type_name: str, declared: list[str], order: list[str],
+                 where: Location | None) -> None:
+    """The order must name the fields this unit declares: an order (a layout plan's) made
+    for another configuration of the record (an `#ifdef` member, other macros or flags than
+    the profile build's) is refused as such, not as a mistyped order."""
+    lacks = [n for n in order if n not in declared]
+    unlisted = [n for n in declared if n not in order]
+    if not lacks and not unlisted:
+        return
+    what = []
+    if lacks:
+        what.append("the order names " + ", ".join(lacks) + ", which it does not declare")
+    if unlisted:
+        what.append("it declares " + ", ".join(unlisted) + ", which the order does not name")
+    raise UserError(f"{type_name} has other fields in this unit than the order to apply "
+                    f"({'; '.join(what)}): the order was chosen for another configuration "
+                    "of the record (other macros or flags than this compile's)",
+                    "build this unit with the profile build's flags (the plan has one order "
+                    "per record), or build it without the plan",
+                    where)
