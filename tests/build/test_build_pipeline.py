@@ -392,3 +392,29 @@ def test_cmake_ninja_project_with_clang(tmp_path: Path) -> None:
     assert got == expected
     order = json.loads((out / "layout-plan.json").read_text())["records"]["item"]["order"]
     assert [f.name for f in read_record(str(optimized), "item").fields] == order
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
+                    reason="needs gcc and make")
+def test_unchecked_layouts_and_untouched_types_are_noted(tmp_path: Path) -> None:
+    # zstd's programs/Makefile builds without -g: the optimized binary had no DWARF for the
+    # planned records, the check found nothing and said nothing (sizeof "planned"). lmdb's
+    # MDB_cursor lives on the stack: the profile had no access to it, and the table showed
+    # 0.00 -> 0.00 with the layout step's warning only in layout/MDB_cursor.json.
+    project = tmp_path / "cproj"
+    project.mkdir()
+    for name, text in C_PROJECT.items():
+        (project / name).write_text(text)
+    (project / "item.h").write_text(C_PROJECT["item.h"].replace(
+        "int op(", "struct spare { long a; int b; };\nint op("))
+    config = C_PROJECT["cachefit.toml"].replace('types = ["item"]', 'types = ["item", "spare"]')
+    config = config.replace('make -s CC="$CC"', 'make -s CC="$CC" CFLAGS=-O2')
+    (project / "cachefit.toml").write_text(config.replace("pgo = true\nlto = true\n", ""))
+    proc = _cachefit(["build"], project, _env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("note: ")]
+    assert any("spare" in n and "touches no field" in n for n in notes), proc.stdout
+    assert any("item, spare were not checked against DWARF" in n and "-g" in n
+               for n in notes), proc.stdout
+    summary = json.loads((project / "cf-out" / "summary.json").read_text())
+    assert [n for n in summary["notes"] if "DWARF" in n]

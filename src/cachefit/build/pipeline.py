@@ -239,7 +239,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
         records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
-                              "size": data["size"]}
+                              "size": data["size"], "warnings": data.get("warnings", [])}
     write_plan(tree.plan, config.flatten, records)
     return {"types": figures}
 
@@ -392,4 +392,24 @@ def _collect(config: PipelineConfig,
             size_after=sizes[0] if len(sizes) == 1 else fig["size"]["after"],
             size_after_source="DWARF" if len(sizes) == 1 else "planned"))
     notes = [report["note"]] if report.get("note") else []
+    for name, fig in layout.get("types", {}).items():
+        notes += [w if name in w else f"{name}: {w}" for w in fig.get("warnings", [])]
+    if optimize:
+        notes += _unchecked_notes(config, list(layout.get("types", {})),
+                                  optimize.get("layouts", {}))
     return types, [Path(p) for p in report.get("reports", [])], notes
+
+
+def _unchecked_notes(config: PipelineConfig, types: Sequence[str],
+                     checked: dict[str, Any]) -> list[str]:
+    """Say which planned records the optimized binaries' DWARF did not confirm: no kept
+    binary, or none whose debug information has the record (a build without -g)."""
+    missing = [t for t in types if not checked.get(t)]
+    if not missing:
+        return []
+    if not config.binaries:
+        return [f"the new layouts of {', '.join(missing)} were not checked against DWARF: "
+                "list the programs in [build] binaries"]
+    return [f"the new layouts of {', '.join(missing)} were not checked against DWARF: no "
+            f"binary of [build] binaries ({', '.join(config.binaries)}) has them in its "
+            "debug information (build with -g, or list a program that uses them)"]
