@@ -216,7 +216,6 @@ class ProfileBuild:
                               "<stdin>" if src.path == "-" else src.path, reorder=False)
             self.warnings.extend(flat.warnings)
             text = flat.text
-        save_unit_copy(self.env, src, lang, text, cmd.args, out)
         edited, report = instrument_preprocessed(
             text, lang, self.trace, cmd.args, source=src.path,
             struct_copies=self.backend == "sanitizer-coverage", by_value_copies=True)
@@ -228,10 +227,16 @@ class ProfileBuild:
             extra.append("-g")
         if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
             from cachefit.trace.sancov_inline import compile_inlined
-            return compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
+            code = compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
                                    source=src.path)
-        return compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
-                                    source=src.path)
+        else:
+            code = compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
+                                        source=src.path)
+        # Only a unit that compiled is kept: a configure check that fails on purpose (CMake's
+        # CheckSymbolExists) is no unit of the program, and the layout step parses them all.
+        if code == 0:
+            save_unit_copy(self.env, src, lang, text, cmd.args, out)
+        return code
 
     # ---------------------------------------------------------------- link
 

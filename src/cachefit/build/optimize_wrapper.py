@@ -136,7 +136,9 @@ class OptimizeBuild:
                                             stderr_copy=messages), None
             return compile_unchanged(self.compiler, cmd, src, out, self.env, with_deps=False,
                                      stderr_copy=messages), None
-        save_unit_copy(self.env, src, lang, result.text, cmd.args, out)
         unit.write_bytes(result.text)
-        return compile_preprocessed(self.compiler, cmd, lang, unit, out, self.env,
-                                    stderr_copy=messages, source=src.path), result.text
+        code = compile_preprocessed(self.compiler, cmd, lang, unit, out, self.env,
+                                    stderr_copy=messages, source=src.path)
+        if code == 0:       # as in profile builds, only units that compiled are kept
+            save_unit_copy(self.env, src, lang, result.text, cmd.args, out)
+        return code, result.text
