@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from layout_synth import Oracle, random_case
+from layout_synth import Oracle, c_layout, profile_entry, random_case
 
 from cachefit.layout import optimize_layout
 from cachefit.layout.constraints import LayoutConstraints
@@ -87,3 +87,21 @@ def test_forty_touched_fields_proven_optimal(fields: int, touched: int, seed: in
     assert result.lines_after == pytest.approx(result.lines_lower_bound)
     assert result.dirty_after == pytest.approx(result.dirty_lower_bound)
     assert result.lines_after < result.lines_before
+
+
+def test_more_field_classes_than_a_64_bit_mask_holds() -> None:
+    # expat's XML_ParserStruct: 92 fields, 80-odd of them with footprints of their own. The
+    # symmetry-breaking binary number of a free line had a coefficient 2^k per class, a
+    # float beyond 2^63, and CP-SAT raised TypeError ("only accept integer values").
+    n = 80
+    record = c_layout("big", [(f"f{i}", "long", 8, 8) for i in range(n)])
+    entry = profile_entry(record, [(i + 1, [[0, 8 * i, 8, "r"], [0, 8 * ((i + 1) % n), 8, "r"]])
+                                   for i in range(n)])
+    model = LineModel(_problem(record, entry, 64), classes=True)
+    assert len(model.members) == n
+    solution = model.solve(1.0, 2.0)
+    assert solution is not None
+    stage = solution.stage("lines")
+    assert stage is not None and stage.bound is not None
+    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=3)
+    assert sorted(result.order) == sorted(f.name for f in record.fields)

@@ -31,6 +31,8 @@ from cachefit.layout.cpsat_model import StageOutcome, run_stages, solve_stage
 from cachefit.layout.line_cost import fixed_lines
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
+LEX_BITS = 48   # items in the symmetry-breaking binary number of a free line (see _lex_masks)
+
 
 @dataclass
 class LineSolution:
@@ -213,7 +215,11 @@ class LineModel:
         return sorted(self.items, key=lambda g: (-weight[g], g))
 
     def _lex_masks(self) -> list[cp_model.LinearExprT]:
-        rank = self._lex_rank()
+        # CP-SAT's coefficients are 64-bit integers: only the heaviest LEX_BITS items form
+        # the binary number (a record with 80 field classes made 2^79 a float and the model
+        # raised). Ties on that prefix are allowed by `>=`, so any solution can still be
+        # relabelled to satisfy it, and the used-lines-first rule below stays valid.
+        rank = self._lex_rank()[:LEX_BITS]
         top = len(rank) - 1
         masks = []
         for ell in self.free:
