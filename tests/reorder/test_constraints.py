@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,43 @@ def test_terminal_and_json_list_constraints(tmp_path: Path, cachefit, flag) -> N
     else:
         assert "constraints (1):" in out
         assert f"{tmp_path / 'main.c'}:3:36: all fields stay on their side of field a" in out
+
+
+def test_opaque_handle_read_through_a_pointer_type_keeps_the_first_member(
+        tmp_path: Path, cachefit) -> None:
+    """expat's public `XML_GetUserData(parser)` is `(*(void **)(parser))` on the opaque
+    `XML_Parser`: a unit that never sees the record's definition reads its first member.
+    The opaque-handle exemption let `cachefit build` move `m_userData`, and expat's own
+    test_user_parameters failed ("User data in parser not correctly set")."""
+    api = ("typedef struct obj *handle;\n#define GET_USER(h) (*(void **)(h))\n"
+           "handle make(void *user);\nlong work(handle h);\n")
+    rec = ('#include <stdlib.h>\n#include "api.h"\n'
+           "struct obj { void *user; long a; long b; long c; };\n"
+           "handle make(void *user) { struct obj *o = calloc(1, sizeof *o);\n"
+           "  o->user = user; o->b = 5; return o; }\n"
+           "long work(handle h) { return h->b + h->c; }\n")
+    main = ('#include <stdio.h>\n#include "api.h"\n'
+            "int main(void) { static int token = 7; handle h = make(&token);\n"
+            "  int *u = GET_USER(h);\n"
+            '  printf("%d %ld\\n", u == &token ? *u : -1, work(h)); return 0; }\n')
+    write(tmp_path, {"api.h": api, "rec.c": rec, "main.c": main})
+    units = units_for([str(tmp_path / "rec.c"), str(tmp_path / "main.c")], None,
+                      ["-std=gnu11"])
+    a = analyse("obj", units)
+    assert not a.refusals
+    assert [(c.kind, c.fields, c.location.file.endswith("main.c") if c.location else None)
+            for c in a.constraints] == [("first", ("user",), True)]
+    code, _, err = cachefit("reorder", "obj", tmp_path / "rec.c", tmp_path / "main.c",
+                            "--order", "b,c,user,a", "--", "-std=gnu11")
+    assert code == 2 and "main.c:4:" in err and "user" in err, err
+    code, _, err = cachefit("reorder", "obj", tmp_path / "rec.c", tmp_path / "main.c",
+                            "--order", "user,b,c,a", "--in-place", "--", "-std=gnu11")
+    assert code == 0, err
+    assert "struct obj { void *user; long b; long c; long a; };" in \
+        (tmp_path / "rec.c").read_text()
+    for cc in [c for c in ("gcc", "clang-19") if shutil.which(c)]:
+        exe = tmp_path / f"prog-{cc}"
+        subprocess.run([cc, "-std=gnu11", "-Wall", "-Werror", "-o", str(exe),
+                        str(tmp_path / "rec.c"), str(tmp_path / "main.c")], check=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+        assert out.split() == ["7", "5"]

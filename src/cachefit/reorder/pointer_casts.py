@@ -16,7 +16,11 @@ pointers used for arithmetic or handed to functions (see memory_uses), `containe
 casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
 base and derived classes need nothing, and neither do casts where one side is an
 incomplete type in that unit (an opaque handle: zlib's `struct internal_state *state`
-holding inflate's own state; nothing there reads the record through the other type).
+holding inflate's own state; nothing there reads the record through the other type) —
+except a handle converted to or from a pointer to a non-record type, which reads the
+record's first bytes without seeing its definition (expat's public macro
+`XML_GetUserData(parser)` is `(*(void **)(parser))` on the opaque `XML_Parser`: its first
+member `m_userData` stays first).
 Reads cursors only.
 """
 
@@ -157,9 +161,11 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
                                loc)
     if other.kind == ci.TypeKind.RECORD and _related(other, source if upcast else target):
         return None
-    if (source if upcast else target).get_canonical().get_size() < 0 or \
-            other.get_canonical().get_size() < 0:
-        return None         # an opaque handle: this unit sees no layout on one side
+    if other.get_canonical().get_size() < 0:
+        return None         # handed on as an opaque type: nothing is read through it
+    if (source if upcast else target).get_canonical().get_size() < 0 and \
+            other.get_canonical().kind == ci.TypeKind.RECORD:
+        return None         # an opaque handle holding another record (zlib's state)
     size = max(other.get_size(), 1)
     covering = tuple(f.name for f in record.fields if f.offset < size)
     what = (f"a pointer to {record.name} is converted to/from "
