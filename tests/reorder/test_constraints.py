@@ -300,6 +300,7 @@ def test_opaque_handle_read_through_a_pointer_type_keeps_the_first_member(
     code, _, err = cachefit("reorder", "obj", tmp_path / "rec.c", tmp_path / "main.c",
                             "--order", "b,c,user,a", "--", "-std=gnu11")
     assert code == 2 and "main.c:4:" in err and "user" in err, err
+    assert "converted to/from void **, which reads its first 8 bytes" in err, err
     code, _, err = cachefit("reorder", "obj", tmp_path / "rec.c", tmp_path / "main.c",
                             "--order", "user,b,c,a", "--in-place", "--", "-std=gnu11")
     assert code == 0, err

@@ -168,8 +168,9 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
         return None         # an opaque handle holding another record (zlib's state)
     size = max(other.get_size(), 1)
     covering = tuple(f.name for f in record.fields if f.offset < size)
+    star = "*" if other.spelling.endswith("*") else " *"     # `void **`, not `void * *`
     what = (f"a pointer to {record.name} is converted to/from "
-            f"{other.spelling} *, which reads its first {size} bytes")
+            f"{other.spelling}{star}, which reads its first {size} bytes")
     if len(covering) <= 1:
         return OrderConstraint("first", (first.name,), what, loc)
     return OrderConstraint("pin", covering, what, loc)
