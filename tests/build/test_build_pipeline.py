@@ -418,3 +418,33 @@ def test_unchecked_layouts_and_untouched_types_are_noted(tmp_path: Path) -> None
                for n in notes), proc.stdout
     summary = json.loads((project / "cf-out" / "summary.json").read_text())
     assert [n for n in summary["notes"] if "DWARF" in n]
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
+                    reason="needs gcc and make")
+def test_layout_step_names_source_lines_not_kept_units(tmp_path: Path) -> None:
+    # The layout step analyses the kept units (units/profile/op-1234abcd.i); its
+    # constraints and refusals named lines of those files (expat: runtests-7fd3818f.i:3792)
+    # instead of the source lines.
+    project = tmp_path / "cproj"
+    project.mkdir()
+    for name, text in C_PROJECT.items():
+        (project / name).write_text(text)
+    (project / "op.c").write_text(C_PROJECT["op.c"] + "\n_Static_assert(sizeof(struct item) "
+                                  "<= 512, \"item grew\");\n")
+    config = C_PROJECT["cachefit.toml"].replace("pgo = true\nlto = true\n", "")
+    (project / "cachefit.toml").write_text(config)
+    proc = _cachefit(["build", "--step", "profile", "--step", "trace", "--step", "layout"],
+                     project, _env(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((project / "cf-out" / "layout" / "item.json").read_text())
+    (c,) = [c for c in data["constraints"] if c["kind"] == "max_size"]
+    assert c["location"].startswith(f"{project / 'op.c'}:10:"), c
+    (project / "main.c").write_text(C_PROJECT["main.c"].replace(
+        "    long sum = 0;", "    struct item first = {{1}, 2};\n    long sum = first.hot_key;"))
+    proc = _cachefit(["build", "--step", "profile", "--step", "trace", "--step", "layout"],
+                     project, _env(tmp_path))
+    assert proc.returncode == 2
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"cachefit: error: {project / 'main.c'}:12:"), line
+    assert ".i:" not in line

@@ -49,7 +49,7 @@ from cachefit.build.output_tree import (
     write_stamp,
 )
 from cachefit.build.pipeline_config import PipelineConfig
-from cachefit.errors import CachefitError, UserError
+from cachefit.errors import CachefitError, Location, UserError
 from cachefit.report.report_files import write_reports
 
 PLAN_FORMAT = "cachefit-layout-plan"
@@ -213,6 +213,50 @@ def _unit_sidecars(units_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     return out
 
 
+class _UnitSources:
+    """Maps places in the kept units (`units/profile/x-1234abcd.i:L:C`) back to the source
+    files and lines their line markers name, for the layout step's errors and constraints."""
+
+    def __init__(self, sidecars: list[tuple[Path, dict[str, Any]]]) -> None:
+        self.sources = {str(unit): str(data.get("source", "")) for unit, data in sidecars}
+        self.maps: dict[str, tuple[bytes, Any]] = {}
+
+    def location(self, loc: Location) -> Location:
+        source = self.sources.get(loc.file)
+        if source is None or loc.line <= 0:
+            return loc
+        from cachefit.trace.unit_instrument import LineMap
+        if loc.file not in self.maps:
+            data = Path(loc.file).read_bytes()
+            self.maps[loc.file] = (data, LineMap(data))
+        text, lmap = self.maps[loc.file]
+        offset = 0
+        for _ in range(loc.line - 1):
+            nl = text.find(b"\n", offset)
+            if nl < 0:
+                return loc
+            offset = nl + 1
+        mapped: Location = lmap.location(offset + max(loc.col - 1, 0))
+        if mapped.file == "<preprocessed>":
+            return loc
+        if lmap.files and mapped.file == lmap.files[0] and source:
+            mapped = Location(source, mapped.line, mapped.col)   # the main file, absolute
+        return mapped
+
+    def location_text(self, text: str) -> str:
+        parts = text.rsplit(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            return text
+        return str(self.location(Location(parts[0], int(parts[1]), int(parts[2]))))
+
+    def repoint(self, exc: CachefitError) -> None:
+        if exc.location is not None:
+            exc.location = self.location(exc.location)
+        for unit, source in self.sources.items():
+            if source:
+                exc.what = exc.what.replace(unit, f"{source} (as kept in {unit})")
+
+
 def check_layout(config: PipelineConfig, tree: OutputTree) -> None:
     require(tree, "layout", "trace", tree.profile)
 
@@ -229,12 +273,20 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     records: dict[str, dict[str, Any]] = {}
     figures: dict[str, Any] = {}
     tree.layout_dir.mkdir(parents=True, exist_ok=True)
+    sources = _UnitSources(sidecars)
     for type_name in config.types:
-        analysis = analyse(type_name, units)
-        outcome = reorder_source(analysis, ReorderOptions(
-            profile=str(tree.profile), object_align=config.object_align,
-            time_limit=config.time_limit))
+        try:
+            analysis = analyse(type_name, units)
+            outcome = reorder_source(analysis, ReorderOptions(
+                profile=str(tree.profile), object_align=config.object_align,
+                time_limit=config.time_limit))
+        except CachefitError as exc:
+            sources.repoint(exc)
+            raise
         data = outcome.to_json()
+        for c in data.get("constraints", []):
+            if c.get("location"):
+                c["location"] = sources.location_text(c["location"])
         data["units"] = len(units)
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
         records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
