@@ -51,27 +51,62 @@ class PlacedPiece:
     """None for bytes outside every traced field (vptr, bases without members, padding)."""
 
 
-def place(tp: TypeProfile, view: LayoutView, access: Access) -> list[PlacedPiece]:
-    """`access` (traced layout) split per traced field and moved to `view`'s offsets."""
+# What an access at (offset, end) becomes in a view, per (profile type, view): the pieces
+# (offset, size, field) and the lines they cost. Large profiles repeat the same few hundred
+# (offset, size) pairs millions of times (expat: 5.4 million accesses over 92 fields took the
+# report two minutes); the entries hold their type and view, so their ids stay theirs.
+_Pieces = tuple[tuple[int, int, str | None], ...]
+_SPLITS: dict[tuple[int, int], tuple[TypeProfile, LayoutView, dict[tuple[int, int], _Pieces],
+                                     dict[tuple[int, int, int], tuple[int, ...]]]] = {}
+_SPLITS_KEPT = 16
+
+
+def _memo(tp: TypeProfile, view: LayoutView) -> tuple[
+        dict[tuple[int, int], _Pieces], dict[tuple[int, int, int], tuple[int, ...]]]:
+    key = (id(tp), id(view))
+    hit = _SPLITS.get(key)
+    if hit is None or hit[0] is not tp or hit[1] is not view:
+        if len(_SPLITS) >= _SPLITS_KEPT:
+            _SPLITS.pop(next(iter(_SPLITS)))
+        hit = (tp, view, {}, {})
+        _SPLITS[key] = hit
+    return hit[2], hit[3]
+
+
+def _split(tp: TypeProfile, view: LayoutView, offset: int, end: int) -> _Pieces:
     new = view.offsets()
-    pieces: list[PlacedPiece] = []
+    pieces: list[tuple[int, int, str | None]] = []
     covered: list[tuple[int, int]] = []
     for f in tp.fields:
-        begin = max(access.offset, f.offset)
-        end = min(access.end, f.offset + f.size)
-        if begin >= end:
+        begin = max(offset, f.offset)
+        stop = min(end, f.offset + f.size)
+        if begin >= stop:
             continue
-        covered.append((begin, end))
-        at = new.get(f.name, f.offset) + (begin - f.offset)
-        pieces.append(PlacedPiece(access.role, at, end - begin, access.mode, f.name))
-    cursor = access.offset
-    for begin, end in sorted(covered) + [(access.end, access.end)]:
+        covered.append((begin, stop))
+        pieces.append((new.get(f.name, f.offset) + (begin - f.offset), stop - begin, f.name))
+    cursor = offset
+    for begin, stop in sorted(covered) + [(end, end)]:
         if begin > cursor:
-            pieces.append(PlacedPiece(access.role, cursor, begin - cursor, access.mode, None))
-        cursor = max(cursor, end)
+            pieces.append((cursor, begin - cursor, None))
+        cursor = max(cursor, stop)
     if not pieces:  # zero-size access
-        pieces.append(PlacedPiece(access.role, access.offset, 0, access.mode, None))
-    return pieces
+        pieces.append((offset, 0, None))
+    return tuple(pieces)
+
+
+def _pieces(tp: TypeProfile, view: LayoutView, access: Access) -> _Pieces:
+    splits, _ = _memo(tp, view)
+    key = (access.offset, access.end)
+    got = splits.get(key)
+    if got is None:
+        got = splits[key] = _split(tp, view, access.offset, access.end)
+    return got
+
+
+def place(tp: TypeProfile, view: LayoutView, access: Access) -> list[PlacedPiece]:
+    """`access` (traced layout) split per traced field and moved to `view`'s offsets."""
+    return [PlacedPiece(access.role, at, size, access.mode, name)
+            for at, size, name in _pieces(tp, view, access)]
 
 
 def _lines(begin: int, size: int, line: int) -> range:
@@ -85,15 +120,21 @@ def touched_lines(tp: TypeProfile, view: LayoutView, accesses: Iterable[Access],
     A touched field costs all the lines of its span in `view`; bytes outside fields cost
     their own lines (the layout optimizer's convention)."""
     spans = {s.name: s for s in view.spans}
+    _, line_memo = _memo(tp, view)
     seen: set[tuple[int, int]] = set()
     for a in accesses:
         if written_only and a.mode != "w":
             continue
-        for piece in place(tp, view, a):
-            if piece.field is not None:
-                span = spans[piece.field]
-                rng = _lines(span.offset, span.size, cache_line)
-            else:
-                rng = _lines(piece.offset, piece.size, cache_line)
-            seen.update((a.role, ln) for ln in rng)
+        key = (a.offset, a.end, cache_line)
+        lines = line_memo.get(key)
+        if lines is None:
+            hit: set[int] = set()
+            for at, size, name in _pieces(tp, view, a):
+                if name is not None:
+                    span = spans[name]
+                    hit.update(_lines(span.offset, span.size, cache_line))
+                else:
+                    hit.update(_lines(at, size, cache_line))
+            lines = line_memo[key] = tuple(sorted(hit))
+        seen.update((a.role, ln) for ln in lines)
     return len(seen)
