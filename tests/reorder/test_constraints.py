@@ -312,3 +312,31 @@ def test_opaque_handle_read_through_a_pointer_type_keeps_the_first_member(
                         str(tmp_path / "rec.c"), str(tmp_path / "main.c")], check=True)
         out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
         assert out.split() == ["7", "5"]
+
+
+def test_cast_to_a_record_that_starts_with_the_record_needs_nothing(tmp_path: Path,
+                                                                    cachefit) -> None:
+    """lmdb's `(MDB_xcursor *)mc` with `struct MDB_xcursor { MDB_cursor mx_cursor; ...}`:
+    the cursor is read through a member of its own type, so every field was pinned for
+    nothing ("converted to/from struct MDB_xcursor *, which reads its first 496 bytes")."""
+    rec = ("struct cur { long a; int flags; long b; char c; };\n"
+           "struct xcur { struct cur cursor; long db; };\n"
+           "struct both { struct xcur x; int more; };\n")
+    use = ('#include <stdio.h>\n#include "rec.h"\n'
+           "static long sub_flags(struct cur *mc) { return ((struct xcur *)mc)->cursor.flags; }\n"
+           "static long deep(struct cur *mc) { return ((struct both *)mc)->x.db; }\n"
+           "int main(void) { struct both w = {.x = {.cursor = {.a = 1, .flags = 2, .b = 3,\n"
+           "  .c = 4}, .db = 5}, .more = 6};\n"
+           '  printf("%ld %ld\\n", sub_flags(&w.x.cursor), deep(&w.x.cursor)); return 0; }\n')
+    write(tmp_path, {"rec.h": rec, "use.c": use})
+    a = analyse("cur", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
+                                 ["-std=gnu11"]))
+    assert not a.refusals and a.constraints == []
+    code, _, err = cachefit("reorder", "cur", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "flags,c,a,b", "--in-place", "--", "-std=gnu11")
+    assert code == 0, err
+    exe = tmp_path / "prog"
+    subprocess.run(["cc", "-std=gnu11", "-Wall", "-Werror", "-o", str(exe),
+                    str(tmp_path / "use.c")], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["2", "5"]

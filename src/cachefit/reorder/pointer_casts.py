@@ -13,8 +13,10 @@ bufferevent` it starts with); the arguments of memset/memcpy-like and raw I/O fu
 (see memory_uses), of `free` and `realloc`, and of functions or allocator hooks named like
 them (`xfree`, `ares_free`, `ares_realloc`) are not such conversions. Other casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
-casts, raw storage (a union of byte arrays) converted into the record, and casts between C++
-base and derived classes need nothing, and neither do casts where one side is an
+casts, casts to or from a record whose first member is the record itself (lmdb's
+`(MDB_xcursor *)mc`, the xcursor starting with an `MDB_cursor`), raw storage (a union of
+byte arrays) converted into the record, and casts between C++ base and derived classes
+need nothing, and neither do casts where one side is an
 incomplete type in that unit (an opaque handle: zlib's `struct internal_state *state`
 holding inflate's own state; nothing there reads the record through the other type) —
 except a handle converted to or from a pointer to a non-record type, which reads the
@@ -161,6 +163,8 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
                                loc)
     if other.kind == ci.TypeKind.RECORD and _related(other, source if upcast else target):
         return None
+    if _starts_with_the_record(other, source if upcast else target):
+        return None         # its first member is the record: read with the record's layout
     if other.get_canonical().get_size() < 0:
         return None         # handed on as an opaque type: nothing is read through it
     if (source if upcast else target).get_canonical().get_size() < 0 and \
@@ -174,6 +178,28 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
     if len(covering) <= 1:
         return OrderConstraint("first", (first.name,), what, loc)
     return OrderConstraint("pin", covering, what, loc)
+
+
+def _starts_with_the_record(other: ci.Type, record_type: ci.Type) -> bool:
+    """Whether `other`'s first member is the record itself (or an array of it, or a record
+    starting so): lmdb's `struct MDB_xcursor { MDB_cursor mx_cursor; ... }` reached by
+    `(MDB_xcursor *)mc` reads the cursor through a member of the cursor's own type, which
+    any new order changes alike."""
+    want = record_type.get_canonical().get_declaration().get_usr()
+    t = other.get_canonical()
+    for _ in range(8):
+        if t.kind != ci.TypeKind.RECORD or not want:
+            return False
+        first = next((c for c in children(t.get_declaration())
+                      if kind_of(c) == CK.FIELD_DECL), None)
+        if first is None or first.is_bitfield():
+            return False
+        t = first.type.get_canonical()
+        while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            t = t.element_type.get_canonical()
+        if t.kind == ci.TypeKind.RECORD and t.get_declaration().get_usr() == want:
+            return True
+    return False
 
 
 # Functions whose `void *` parameters take memory as bytes and never hand it back.
