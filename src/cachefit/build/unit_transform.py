@@ -6,7 +6,9 @@ the preprocessed text); it only decides which names are worth handing to libclan
 decision whether a unit defines a class and how to change it is libclang's, through
 `cachefit.flatten.flatten_unit` and `cachefit.rewrite.reorder_unit.reorder_unit`. Errors
 (refusals, constraint violations) are re-pointed from the temporary unit file to the
-original source and line. The module works on a file in a directory the caller owns and
+original source and line. A unit whose record of a planned name has other fields than the
+plan's order (another record of that name, another configuration) keeps its order, with a
+warning. The module works on a file in a directory the caller owns and
 returns the new text; it never compiles or writes anywhere else.
 """
 
@@ -111,7 +113,7 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                     unit.write_bytes(current)
                     result.flattened.append(cls)
         if reorder:
-            from cachefit.rewrite.reorder_unit import reorder_unit
+            from cachefit.rewrite.reorder_unit import OtherFields, reorder_unit
             for name, rec in plan.records.items():
                 if name not in names:
                     continue
@@ -121,6 +123,15 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                                        expected_size=rec.expected_size)
                 except TypeNotFound:
                     continue        # libclang: the unit does not define the record
+                except OtherFields as exc:
+                    # Not the planned record: every unit that shares a record declares
+                    # the same fields (or the program is broken already), so the units
+                    # declaring these fields all keep their order and stay consistent.
+                    _repoint(exc, unit, current, source)
+                    where = f"{exc.location}: " if exc.location else ""
+                    result.warnings.append(f"{where}{exc.what}; compiled as declared "
+                                           "(the layout plan does not apply to it)")
+                    continue
                 new = out[str(unit)].encode("utf-8", errors="surrogateescape")
                 if new != current:
                     current = new

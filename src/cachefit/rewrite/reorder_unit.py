@@ -95,11 +95,16 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     return out
 
 
+class OtherFields(UserError):
+    """The unit's record of that name has other fields than the order names: another record
+    with the same name (zstd's legacy decoder declares a `seqStore_t` of its own) or another
+    configuration of it (an `#ifdef` member, other macros than the profile build's)."""
+
+
 def _same_fields(type_name: str, declared: list[str], order: list[str],
                  where: Location | None) -> None:
-    """The order must name the fields this unit declares: an order (a layout plan's) made
-    for another configuration of the record (an `#ifdef` member, other macros or flags than
-    the profile build's) is refused as such, not as a mistyped order."""
+    """The order must name exactly the fields this unit declares (`OtherFields` if not):
+    such an order was made for another record, not mistyped."""
     lacks = [n for n in order if n not in declared]
     unlisted = [n for n in declared if n not in order]
     if not lacks and not unlisted:
@@ -109,9 +114,7 @@ def _same_fields(type_name: str, declared: list[str], order: list[str],
         what.append("the order names " + ", ".join(lacks) + ", which it does not declare")
     if unlisted:
         what.append("it declares " + ", ".join(unlisted) + ", which the order does not name")
-    raise UserError(f"{type_name} has other fields in this unit than the order to apply "
-                    f"({'; '.join(what)}): the order was chosen for another configuration "
-                    "of the record (other macros or flags than this compile's)",
-                    "build this unit with the profile build's flags (the plan has one order "
-                    "per record), or build it without the plan",
-                    where)
+    raise OtherFields(f"{type_name} has other fields in this unit than the order to apply "
+                      f"({'; '.join(what)}): the order was chosen for another record of "
+                      "that name or another configuration of it (other macros or flags)",
+                      "give the order of this unit's record", where)
