@@ -330,3 +330,28 @@ def test_fields_on_the_brace_line_and_the_next(tmp_path: Path, cachefit, order: 
                                                              for n in names)
     write(tmp_path, {"k.c": out})
     assert build_and_run(tmp_path, "k.c", "gcc", "-std=c11") == ""
+
+
+def test_runaway_invocations_are_reported(tmp_path: Path, cachefit) -> None:
+    # zstd's seqStore_t: every invocation's sequence was longer than max_accesses, the
+    # profile kept none, and the figures read 0.00 -> 0.00 with no word of why.
+    (tmp_path / "s.c").write_text("struct s { long x; char y; long z; };\n"
+                                  "long f(struct s *p) { return p->x + p->z; }\n")
+    fields = [{"name": "x", "offset": 0, "size": 8}, {"name": "y", "offset": 8, "size": 1},
+              {"name": "z", "offset": 16, "size": 8}]
+    for runaway, counted in ((66, 0), (22, 44)):
+        seqs = [{"count": counted, "accesses": [[0, 0, 8, "r"], [0, 16, 8, "r"]]}] \
+            if counted else []
+        (tmp_path / "p.json").write_text(json.dumps(
+            {"format": "cachefit-profile", "version": 1, "cache_line": 64,
+             "invocations": runaway + counted,
+             "types": {"s": {"size": 24, "fields": fields, "sequences": seqs,
+                             "dropped": {"runaway": runaway, "outside_objects": 0,
+                                         "table_full": 0}}}}))
+        code, out, err = cachefit("reorder", "s", "--profile", tmp_path / "p.json",
+                                  tmp_path / "s.c", "--json")
+        assert code == 0, err
+        warnings = json.loads(out)["warnings"]
+        assert [w for w in warnings if w.startswith(
+            f"{runaway} of {runaway + counted} invocations that touched s were cut off "
+            "as runaway") and "max_accesses" in w], warnings

@@ -127,6 +127,19 @@ def violations(constraints: list[OrderConstraint], old: list[str],
     return [c for c in constraints if c.violated_by(old, new)]
 
 
+def dropped_warning(name: str, entry: dict[str, Any]) -> list[str]:
+    """Say how many invocations the profile left out of the figures (runaway sequences):
+    zstd's seqStore_t had all 66 cut off, and the figures read 0.00 -> 0.00 lines."""
+    runaway = int((entry.get("dropped") or {}).get("runaway", 0) or 0)
+    if not runaway:
+        return []
+    counted = sum(int(s.get("count", 0)) for s in entry.get("sequences", []))
+    return [f"{runaway} of {runaway + counted} invocations that touched {name} were cut off "
+            "as runaway (a sequence longer than max_accesses, or more objects than "
+            "max_objects) and are not in these figures; raise [trace] max_accesses or "
+            "max_objects (docs/cachefit-toml.md)"]
+
+
 def refuse_order(a: Analysis, bad: list[OrderConstraint], what: str) -> UnsafeTransformation:
     c = bad[0]
     more = len(bad) - 1
@@ -197,6 +210,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
         predicted_size, predicted = result.size_after, result.offsets
         walls = dict(result.bitfield_barriers)
         warnings += list(result.warnings)
+        warnings += dropped_warning(rec.name, entry)
     else:
         raise UserError("no order to apply", "give --profile FILE, or --order a,b,c "
                         "(or --order alphabetical)")
