@@ -14,6 +14,7 @@ import os
 import sys
 
 from cachefit.cli.intermixed import add_intermixed_parser
+from cachefit.cli.scan_args import add_scan_arguments, scan_options, scan_summary
 from cachefit.errors import UserError
 from cachefit.reorder.analysis import analyse, units_for
 from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
@@ -36,7 +37,7 @@ def _add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         usage="cachefit reorder TYPE (--profile P | --order SPEC) [FILE...] [-p BUILD_DIR] "
               "[-o OUT | --in-place | --diff] [--object-align N] [--relax-align] "
               "[--pin F]... [--fix-initializers] [--offsets-header FILE] "
-              "[--assert-header FILE] [--json] [-- ARGS...]")
+              "[--assert-header FILE] [-j N] [--no-scan-cache] [--json] [-- ARGS...]")
     p.add_argument("type", metavar="TYPE", help="record name: tcb, ns::tcb")
     p.add_argument("files", metavar="FILE", nargs="*",
                    help="sources to analyse (the first that defines TYPE is rewritten)")
@@ -71,6 +72,7 @@ def _add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--merge", action="store_true",
                    help="merge sequences by footprint inclusion before solving")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_scan_arguments(p)
     return p
 
 
@@ -128,6 +130,7 @@ def _summary(o: ReorderOutcome) -> str:
                  "constraints: none found")
     for c in o.constraints:
         lines.append(f"  {c.location or display_path(o.analysis.file)}: {c.describe()}")
+    lines.append(scan_summary(o.analysis))
     lines += [f"warning: {w}" for w in o.warnings]
     return "\n".join(lines)
 
@@ -137,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     opts = _options(args)
     units = units_for(args.files, args.build_dir, args.passthrough)
     analysis = analyse(args.type, units, offsets_header=os.path.abspath(args.offsets_header)
-                       if args.offsets_header else None)
+                       if args.offsets_header else None, scan_options=scan_options(args))
     outcome = reorder_source(analysis, opts)
     target = analysis.file
     changed = {f: d for f, d in outcome.contents.items() if d != outcome.originals.get(f)}

@@ -3,8 +3,9 @@
 Finds the record's definition in the units (files with arguments, or compile_commands.json),
 reads its member list (rewrite.member_units) and its layout from the compiler, and collects
 constraints and refusals from the definition itself (record_rules), the project file
-(project_config) and the whole code base (code_scan; a definition of the record in another
-file that some unit sees instead, other_definitions). `refuse_if_needed` raises the first
+(project_config) and the whole code base (code_scan, run over every unit in parallel and
+cached by scan_pool; a definition of the record in another file that some unit sees
+instead, other_definitions). `refuse_if_needed` raises the first
 refusal with its location. It does not choose an order or edit anything.
 """
 
@@ -16,20 +17,21 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from cachefit.errors import Location, TypeNotFound, UnsafeTransformation, UserError
-from cachefit.frontend.clang_parse import parse_unit
-from cachefit.frontend.clang_records import not_found_in_any, record_from_cursor
+from cachefit.errors import Location, UnsafeTransformation, UserError
+from cachefit.frontend.clang_records import record_from_cursor
 from cachefit.frontend.compile_db import commands_for
 from cachefit.model import Record
-from cachefit.reorder.code_scan import ScanResult, is_cxx, scan_code
+from cachefit.reorder import scan_pool
+from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
 from cachefit.reorder.other_definitions import definition_site, duplicate_refusal
 from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
+from cachefit.reorder.scan_pool import ScanOptions
 from cachefit.rewrite.ctor_init_lists import InitList
 from cachefit.rewrite.member_units import RecordBody, read_body
-from cachefit.rewrite.record_cursor import find_record_cursor, record_usr
+from cachefit.rewrite.record_cursor import record_usr
 
 Unit = tuple[str, list[str]]
 
@@ -61,6 +63,12 @@ class Analysis:
     init_sites: list[InitSite] = field(default_factory=list)
     ctor_lists: list[InitList] = field(default_factory=list)
     config: ReorderConfig = field(default_factory=ReorderConfig)
+    scan_options: ScanOptions = field(default_factory=ScanOptions)
+    # from the scan: the files each unit read, by (path, arguments); units parsed and
+    # answered from the scan cache
+    unit_files: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = \
+        field(default_factory=dict)
+    scan_counts: tuple[int, int] = (0, 0)
 
     @property
     def file(self) -> str:
@@ -75,27 +83,15 @@ class Analysis:
         return s
 
 
-def find_definition(units: Sequence[Unit], type_name: str
-                    ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor]:
-    """The first unit that defines `type_name`, parsed, with the definition's cursor."""
-    misses: list[TypeNotFound] = []
-    for path, args in units:
-        if path.endswith((".S", ".sx", ".s")):
-            continue
-        tu = parse_unit(path, args, detailed=True)
-        try:
-            return (path, args), tu, find_record_cursor(tu, type_name, path, args)
-        except TypeNotFound as exc:
-            misses.append(exc)
-    if misses:
-        raise not_found_in_any(type_name, misses)
-    raise UserError("no C or C++ unit to analyse", "name a source file")
-
-
 def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = None,
-            scan: bool = True, build_time: bool = False) -> Analysis:
-    """Find the record and collect every constraint and refusal (see the module doc)."""
-    unit, tu, cursor = find_definition(units, type_name)
+            scan: bool = True, build_time: bool = False,
+            scan_options: ScanOptions | None = None) -> Analysis:
+    """Find the record and collect every constraint and refusal (see the module doc).
+    `scan_options`: worker processes and the scan cache (default: one process per CPU,
+    cache on)."""
+    options = scan_options or ScanOptions()
+    cache = options.open_cache()
+    unit, tu, cursor, parsed = scan_pool.find_definition(units, type_name, cache)
     path, args = unit
     if cursor.location.is_in_system_header:
         raise UnsafeTransformation(f"{type_name} is defined in a system header",
@@ -111,15 +107,17 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
     body = read_body(tu, cursor, text)
     config = load_reorder_config()
     a = Analysis(type_name, record, cursor, tu, unit, list(units), body, record_usr(cursor),
-                 is_cxx(path, args), config=config)
+                 is_cxx(path, args), config=config, scan_options=options)
     a.refusals += record_refusals(cursor, record, body, config, type_name, build_time,
                                   unit=unit)
     a.constraints += record_constraints(record, body)
     if scan:
         header = body.units[0].macro if body.units and body.units[0].kind == "macro" else None
-        result: ScanResult = scan_code(units, a.usr, record, record.name,
-                                       header_macro=header, offsets_header=offsets_header,
-                                       parsed={path: tu})
+        result: ScanResult = scan_pool.scan_code(
+            units, a.usr, record, record.name, header_macro=header,
+            offsets_header=offsets_header, parsed=parsed, jobs=options.jobs, cache=cache)
+        a.unit_files = result.unit_files
+        a.scan_counts = (result.parsed, result.cached)
         a.constraints += result.constraints
         target = definition_site(cursor, path)
         twin = duplicate_refusal(target, result.definitions, record.name) \

@@ -1,16 +1,16 @@
-"""Scan every unit of the code base for uses of the record that depend on member order.
+"""Scan one parsed unit for uses of the record that depend on member order.
 
-Parses each unit (the files given, or every unit of `compile_commands.json`) with libclang
-and walks its AST once, handing each use of the record to the detectors: memory ranges and
+`scan_unit` walks a unit's AST once (reorder.scan_pool parses the units, in parallel, and
+caches the results), handing each use of the record to the detectors: memory ranges and
 raw I/O (memory_uses), pointer casts and conversions to `void *` (pointer_casts),
-initialiser lists (init_lists),
-inline assembly and asserted offsets (asm_uses), asserted sizes (asserted_size), C++
-constructors and default member initialisers that read other members (those members must
-stay before), unions with the record as a member (union_overlays: the common initial
-sequence with another struct member is pinned, a byte array overlaying it refused), other
-records that start with the same macro-declared header, and where each unit sees the
-record's definition (other_definitions). Returns what it found, deduplicated; it never
-edits and never chooses an order.
+initialiser lists (init_lists), inline assembly and asserted offsets (asm_uses), asserted
+sizes (asserted_size), C++ constructors and default member initialisers that read other
+members (those members must stay before), unions with the record as a member
+(union_overlays: the common initial sequence with another struct member is pinned, a byte
+array overlaying it refused), other records that start with the same macro-declared
+header, and where each unit sees the record's definition (other_definitions).
+`merge_results` joins the units' results in unit order, deduplicated. Results are plain
+data (no clang objects). It never parses, edits or chooses an order.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from cachefit.frontend.clang_parse import language_args, parse_unit
+from cachefit.frontend.clang_parse import language_args
 from cachefit.model import Record
 from cachefit.reorder.asm_uses import (
-    ASM_SUFFIXES,
     Macro,
-    asm_included_headers,
     asm_refusal,
     static_assert_pin,
 )
@@ -67,6 +65,12 @@ class ScanResult:
     # the code uses: such an array is refused only when it is named somewhere
     overlays: list[tuple[str, Refusal]] = field(default_factory=list)
     member_names: set[str] = field(default_factory=set)
+    # set by the scan of the whole code base (scan_pool): the files each unit read, by
+    # (path, arguments), and how many units were parsed and how many came from the cache
+    unit_files: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = \
+        field(default_factory=dict)
+    parsed: int = 0
+    cached: int = 0
 
 
 def is_cxx(path: str, args: Sequence[str]) -> bool:
@@ -287,29 +291,52 @@ class _UnitScan:
                 return
 
 
-def scan_code(units: Sequence[tuple[str, list[str]]], usr: str, record: Record,
-              record_name: str, *, header_macro: str | None = None,
-              offsets_header: str | None = None,
-              parsed: dict[str, ci.TranslationUnit] | None = None) -> ScanResult:
-    """Scan `units` (path, parse arguments) for uses of the record with USR `usr`.
+@dataclass(frozen=True)
+class ScanQuery:
+    """What a unit is scanned for: plain data, the same for every unit of one scan (it is
+    sent to worker processes and is part of the scan cache's key)."""
 
-    `parsed` holds units already parsed (with the detailed processing record) by path.
-    """
+    usr: str
+    record: Record
+    record_name: str
+    header_macro: str | None = None
+    offsets_header: str | None = None
+    asm_headers: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """A deterministic text of every part of the query (for the cache key)."""
+        return repr(self)
+
+
+def scan_unit(tu: ci.TranslationUnit, path: str, args: Sequence[str],
+              query: ScanQuery) -> ScanResult:
+    """What one parsed unit shows, before deduplication (`merge_results` does that)."""
     out = ScanResult()
-    asm_headers = asm_included_headers(units)
-    for path, args in units:
-        if path.endswith(ASM_SUFFIXES):
-            continue
-        tu = (parsed or {}).get(path) or parse_unit(path, args, detailed=True)
-        _UnitScan(tu, usr, record, record_name, is_cxx(path, args), header_macro,
-                  asm_headers, offsets_header, out).run()
-        for loc in positional_lists(tu, record_names(tu, usr, record_name)):
-            out.refusals.append(Refusal(
-                f"{record_name} is initialised by position in code the preprocessor skipped "
-                "with these flags (reordering would break that configuration)",
-                "give it designators (.member = value) by hand: cachefit cannot rewrite "
-                "code the preprocessor skipped", loc))
-        out.units.append(path)
+    _UnitScan(tu, query.usr, query.record, query.record_name, is_cxx(path, args),
+              query.header_macro, set(query.asm_headers), query.offsets_header, out).run()
+    for loc in positional_lists(tu, record_names(tu, query.usr, query.record_name)):
+        out.refusals.append(Refusal(
+            f"{query.record_name} is initialised by position in code the preprocessor "
+            "skipped with these flags (reordering would break that configuration)",
+            "give it designators (.member = value) by hand: cachefit cannot rewrite "
+            "code the preprocessor skipped", loc))
+    out.units.append(path)
+    return out
+
+
+def merge_results(parts: Sequence[ScanResult]) -> ScanResult:
+    """The units' results in the given order, deduplicated: the first of equal findings is
+    kept, so the merge of the same parts is the same however they were computed."""
+    out = ScanResult()
+    for part in parts:
+        out.constraints += part.constraints
+        out.refusals += part.refusals
+        out.init_sites += part.init_sites
+        out.ctor_lists += part.ctor_lists
+        out.units += part.units
+        out.definitions += part.definitions
+        out.overlays += part.overlays
+        out.member_names |= part.member_names
     out.refusals += [r for name, r in out.overlays if name in out.member_names]
     out.constraints = dedupe(out.constraints)
     seen: set[tuple[str, str]] = set()

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from cachefit.errors import Location, ParseError, UnsafeTransformation, UserError
-from cachefit.frontend.clang_parse import parse_unit
+from cachefit.errors import UnsafeTransformation, UserError
 from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
 from cachefit.model import Record
 from cachefit.reorder.analysis import Analysis, refuse_if_needed
@@ -31,6 +30,7 @@ from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_rec
 from cachefit.rewrite.layout_headers import assert_header, offsets_header
 from cachefit.rewrite.member_order import plan_pieces, rewrite_members
 from cachefit.rewrite.order_choice import empty_profile_entry, parse_order, profile_entry
+from cachefit.rewrite.units_compile import check_units_compile
 
 
 @dataclass
@@ -292,16 +292,5 @@ def _check_byte_boundaries(before: Record, after: Record,
 
 def _check_units_compile(a: Analysis, contents: dict[str, bytes]) -> None:
     """Every unit must still compile with the new text (the defining one was re-parsed)."""
-    if not contents:
-        return
-    unsaved = [(f, d.decode("utf-8", errors="surrogateescape")) for f, d in contents.items()]
-    for path, args in a.units:
-        if (path, args) == a.unit or path.endswith((".S", ".sx", ".s")):
-            continue
-        try:
-            parse_unit(path, args, unsaved, keep_bodies=True)
-        except ParseError as exc:
-            raise UnsafeTransformation(
-                f"{path} no longer compiles after reordering: {exc.what}",
-                "nothing was written; report this with the input",
-                exc.location or Location(path), exc.details) from exc
+    check_units_compile(a.units, a.unit, contents, a.unit_files, a.scan_options.jobs,
+                        a.scan_options.open_cache())

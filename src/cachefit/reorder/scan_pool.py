@@ -1,0 +1,149 @@
+"""Scan the whole code base for the record: each unit parsed at most once, in parallel,
+with per-unit results cached.
+
+`scan_code` answers, for every C/C++ unit (not assembly), what code_scan's `scan_unit`
+finds, and merges the answers in unit order (`merge_results`), so the result is the same
+for every `-j N` and for cached and fresh answers. A unit already parsed by the caller
+(the one that defines the record, those searched before it) is scanned in this process
+with that parse; the others are parsed and scanned by `options.jobs` worker processes
+(cachefit.parallel; default: the number of CPUs). Before parsing, each unit's answer is
+looked up in the scan cache (reorder.scan_cache): a hit needs no parse at all; a miss
+stores its answer with the files the parse read.
+
+`find_definition` finds the first unit that defines a type, remembering in the same cache
+which units do not (so an unchanged unit before it is not parsed again on the next run).
+This module neither decides what a use of the record means nor chooses an order.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from cachefit.errors import TypeNotFound, UserError
+from cachefit.frontend.clang_parse import parse_unit
+from cachefit.frontend.clang_records import not_found_in_any
+from cachefit.model import Record
+from cachefit.parallel import ordered_map
+from cachefit.reorder.asm_uses import ASM_SUFFIXES, asm_included_headers
+from cachefit.reorder.code_scan import ScanQuery, ScanResult, merge_results, scan_unit
+from cachefit.reorder.scan_cache import ScanCache, open_cache, unit_files
+from cachefit.rewrite.record_cursor import find_record_cursor
+
+Unit = tuple[str, list[str]]
+UnitKey = tuple[str, tuple[str, ...]]
+_NOT_C = (".S", ".sx", ".s")
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to scan: `jobs` worker processes (None: the number of CPUs; 1: this process
+    only) and whether to use the scan cache (CACHEFIT_SCAN_CACHE=0 turns it off too)."""
+
+    jobs: int | None = None
+    cache: bool = True
+
+    def open_cache(self) -> ScanCache | None:
+        return open_cache(self.cache)
+
+
+@dataclass
+class _Answer:
+    """One unit's scan: its result, the files its parse read, and whether it was parsed
+    now (False: from the cache)."""
+
+    result: ScanResult
+    files: tuple[str, ...]
+    parsed: bool
+
+
+def _scan_one(query: ScanQuery, cache: ScanCache | None, unit: Unit,
+              tu: ci.TranslationUnit | None = None) -> _Answer:
+    path, args = unit
+    key = cache.key("scan", path, args, query.describe()) if cache is not None else ""
+    if cache is not None:
+        hit = cache.load(key)
+        if isinstance(hit, _Answer):
+            return _Answer(hit.result, hit.files, False)
+    if tu is None:
+        tu = parse_unit(path, args, detailed=True)
+    answer = _Answer(scan_unit(tu, path, args, query), tuple(unit_files(tu)), True)
+    if cache is not None:
+        cache.store(key, answer.files, answer)
+    return answer
+
+
+def _worker(query: ScanQuery, cache: ScanCache | None, unit: Unit) -> _Answer:
+    """`_scan_one` in a worker process, with the worker's own cache object (file hashes
+    are remembered across the units it scans in this run)."""
+    return _scan_one(query, cache.for_this_process() if cache is not None else None, unit)
+
+
+def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str, *,
+              header_macro: str | None = None, offsets_header: str | None = None,
+              parsed: Mapping[UnitKey, ci.TranslationUnit] | None = None,
+              jobs: int | None = 1, cache: ScanCache | None = None) -> ScanResult:
+    """Scan `units` (path, parse arguments) for uses of the record with USR `usr`, with
+    `jobs` processes (None: one per CPU) and `cache` (None: no cache).
+
+    `parsed` holds units already parsed with the detailed processing record, by (path,
+    arguments); they are not parsed again.
+    """
+    query = ScanQuery(usr, record, record_name, header_macro, offsets_header,
+                      tuple(sorted(asm_included_headers(units))))
+    work = [(path, list(args)) for path, args in units if not path.endswith(ASM_SUFFIXES)]
+    have = dict(parsed or {})
+    answers: list[_Answer | None] = [None] * len(work)
+    remote: list[int] = []
+    for i, (path, args) in enumerate(work):
+        tu = have.get((path, tuple(args)))
+        if tu is None:
+            remote.append(i)
+        else:
+            answers[i] = _scan_one(query, cache, (path, args), tu)
+    job = functools.partial(_worker, query, cache)
+    for i, answer in zip(remote, ordered_map(job, [work[i] for i in remote], jobs),
+                         strict=True):
+        answers[i] = answer
+    done = [a for a in answers if a is not None]
+    out = merge_results([a.result for a in done])
+    out.unit_files = {(p, tuple(a)): ans.files for (p, a), ans in zip(work, done, strict=True)}
+    out.parsed = sum(1 for a in done if a.parsed)
+    out.cached = len(done) - out.parsed
+    return out
+
+
+def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | None = None
+                    ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor,
+                               dict[UnitKey, ci.TranslationUnit]]:
+    """The first unit that defines `type_name`, parsed, with the definition's cursor, and
+    every unit parsed on the way (to be scanned without parsing again). `cache` remembers
+    the units that do not define it."""
+    misses: list[TypeNotFound] = []
+    parsed: dict[UnitKey, ci.TranslationUnit] = {}
+    for path, args in units:
+        if path.endswith(_NOT_C):
+            continue
+        key = cache.key("lacks", path, args, type_name) if cache is not None else ""
+        if cache is not None:
+            known = cache.load(key)
+            if isinstance(known, TypeNotFound):
+                misses.append(known)
+                continue
+        tu = parse_unit(path, args, detailed=True)
+        try:
+            cursor = find_record_cursor(tu, type_name, path, args)
+        except TypeNotFound as exc:
+            misses.append(exc)
+            parsed[(path, tuple(args))] = tu
+            if cache is not None:
+                cache.store(key, unit_files(tu), exc)
+            continue
+        parsed[(path, tuple(args))] = tu
+        return (path, list(args)), tu, cursor, parsed
+    if misses:
+        raise not_found_in_any(type_name, misses)
+    raise UserError("no C or C++ unit to analyse", "name a source file")
