@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cachefit.cli import main as cli_main
+from cachefit.reorder import scan_cache
+
+
+@pytest.fixture(scope="session")
+def _scan_cache_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("scan-cache")
+
+
+@pytest.fixture(autouse=True)
+def _session_scan_cache(monkeypatch: pytest.MonkeyPatch, _scan_cache_root: Path) -> None:
+    """The scan cache of these tests lives in one directory per test session, not in the
+    user's cache (the rest of the cache directory, e.g. the native solver, is shared)."""
+    monkeypatch.setattr(scan_cache, "default_root", lambda: _scan_cache_root)
 
 
 @pytest.fixture()

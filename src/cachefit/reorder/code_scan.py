@@ -102,15 +102,24 @@ class _UnitScan:
         self.ev = OffsetEvaluator(usr, offsets, self.is_record)
         self.mem = MemoryUses(self.ev, name, offsets, sizes, record.size)
         self.order = {f.name: i for i, f in enumerate(record.fields)}
-        self.macros: list[Macro] = []
         self.record_type: ci.Type | None = None
-        for c in tu.cursor.get_children():
-            if kind_of(c) == CK.MACRO_INSTANTIATION and c.extent.start.file is not None:
-                ref = c.referenced
-                def_file = ref.location.file.name if ref is not None and \
-                    ref.location.file is not None else ""
-                self.macros.append((c.spelling, def_file, c.extent.start.file.name,
-                                    c.extent.start.offset, c.extent.end.offset))
+        self._macros: list[Macro] | None = None
+
+    @property
+    def macros(self) -> list[Macro]:
+        """The unit's macro expansions, listed on first use: walking them costs as much as
+        the rest of the scan, and only units with assembly headers or a header macro need
+        them."""
+        if self._macros is None:
+            self._macros = []
+            for c in self.tu.cursor.get_children():
+                if kind_of(c) == CK.MACRO_INSTANTIATION and c.extent.start.file is not None:
+                    ref = c.referenced
+                    def_file = ref.location.file.name if ref is not None and \
+                        ref.location.file is not None else ""
+                    self._macros.append((c.spelling, def_file, c.extent.start.file.name,
+                                         c.extent.start.offset, c.extent.end.offset))
+        return self._macros
 
     def is_record(self, t: ci.Type) -> bool:
         decl = t.get_canonical().get_declaration()
@@ -166,7 +175,7 @@ class _UnitScan:
             if ref is not None:
                 self.out.refusals.append(ref)
         elif k == CK.STATIC_ASSERT:
-            con, ref = static_assert_pin(c, self.ev, self.name, self.macros,
+            con, ref = static_assert_pin(c, self.ev, self.name, self._asm_macros(),
                                          self.asm_headers, self.offsets_header)
             if con is not None:
                 self.out.constraints.append(con)
@@ -190,6 +199,11 @@ class _UnitScan:
             if site is not None:
                 self.out.definitions.append(site)
 
+    def _asm_macros(self) -> list[Macro]:
+        """What static_assert_pin needs: it looks at macros only for headers that assembly
+        includes."""
+        return self.macros if self.asm_headers else []
+
     def _array_size_assert(self, decl: ci.Cursor) -> None:
         """The pre-C11 static assertion: an array whose size is negative unless an offset
         of the record has a given value."""
@@ -197,7 +211,7 @@ class _UnitScan:
             k = kind_of(size)
             if k is None or not k.is_expression():
                 continue
-            con, ref = static_assert_pin(decl, self.ev, self.name, self.macros,
+            con, ref = static_assert_pin(decl, self.ev, self.name, self._asm_macros(),
                                          self.asm_headers, self.offsets_header, size)
             if con is not None:
                 self.out.constraints.append(con)

@@ -1,0 +1,164 @@
+"""The code-base scan of `cachefit reorder -p`: the same answer for every `-j N`, a second
+run answered from the scan cache without parsing, a header edit invalidating only the units
+that include it, and damaged cache entries ignored."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cachefit.frontend import clang_parse
+from cachefit.reorder import scan_cache, scan_pool
+from cachefit.rewrite import units_compile
+
+REC = "struct rec {\n    int a;\n    char b;\n    long c;\n    int d;\n};\n"
+EXTRA = '#include "rec.h"\nstatic inline int extra_a(struct rec *r) { return r->a; }\n'
+# adds the memset range from b to the end: b, c, d stay together after a
+EXTRA_RANGE = ('#include <stddef.h>\n#include <string.h>\n' + EXTRA +
+               "static inline void extra_clear(struct rec *r)\n"
+               "{ memset(&r->b, 0, sizeof(*r) - offsetof(struct rec, b)); }\n")
+UNITS = {
+    "u0.c": "int unrelated(void) { return 0; }\n",       # does not include rec.h
+    "u1.c": '#include "rec.h"\nint get_d(struct rec *r) { return r->d; }\n',
+    "u2.c": '#include "extra.h"\nint get_a(struct rec *r) { return extra_a(r); }\n',
+    "u3.c": ('#include <stddef.h>\n#include "rec.h"\n'
+             "unsigned long span(void) { return offsetof(struct rec, d) - "
+             "offsetof(struct rec, c); }\n"),
+    "u4.c": ('#include <stddef.h>\n#include "rec.h"\nvoid set_c(struct rec *r) { r->c = 1; }\n'
+             '_Static_assert(offsetof(struct rec, d) == 16, "d");\n'),
+}
+ORDER = "b,a,c,d"   # keeps a, b before c and d after it (the offset difference in u3.c)
+
+
+def _project(root: Path) -> Path:
+    (root / "include").mkdir(parents=True)
+    (root / "include" / "rec.h").write_text(REC)
+    (root / "include" / "extra.h").write_text(EXTRA)
+    for name, text in UNITS.items():
+        (root / name).write_text(text)
+    db = [{"directory": str(root), "file": str(root / u),
+           "arguments": ["cc", "-Iinclude", "-c", u]} for u in UNITS]
+    (root / "compile_commands.json").write_text(json.dumps(db))
+    return root
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The five-unit project, with a scan cache of its own (empty)."""
+    monkeypatch.setattr(scan_cache, "default_root", lambda: tmp_path / "cache")
+    return _project(tmp_path / "p")
+
+
+@pytest.fixture()
+def parses(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Counts the units libclang parses in this process, by file name and caller."""
+    counts: Counter[str] = Counter()
+    real = clang_parse.parse_unit
+
+    def counting(module: str):
+        def parse(path, *args, **kwargs):
+            counts[f"{module}:{Path(path).name}"] += 1
+            return real(path, *args, **kwargs)
+        return parse
+
+    monkeypatch.setattr(scan_pool, "parse_unit", counting("scan"))
+    monkeypatch.setattr(units_compile, "parse_unit", counting("compile"))
+    return counts
+
+
+def _reorder(cachefit, root: Path, *extra: str) -> tuple[dict, str]:
+    """`reorder rec --order ORDER --json` and `--diff`: the JSON and the diff plus the
+    summary's scan line."""
+    code, out, err = cachefit("reorder", "rec", "-p", root, "--order", ORDER, "--json", *extra)
+    assert code == 0, err
+    code, diff, err = cachefit("reorder", "rec", "-p", root, "--order", ORDER, "--diff", *extra)
+    assert code == 0, err
+    scan = [line for line in err.splitlines() if line.startswith("scan: ")]
+    assert len(scan) == 1, err
+    return json.loads(out), diff + scan[0]
+
+
+def test_one_and_two_jobs_give_the_same_answer(project: Path, cachefit) -> None:
+    one, text_one = _reorder(cachefit, project, "-j", "1", "--no-scan-cache")
+    two, text_two = _reorder(cachefit, project, "-j", "2", "--no-scan-cache")
+    assert one == two
+    assert text_one.replace("-j 1", "-j 2") == text_two
+    assert text_two.endswith("scan: 5 units, 5 parsed, 0 from the scan cache (-j 2)")
+    # merged in unit order, whichever worker scanned which unit
+    assert [(c["kind"], c["location"].split(":")[0].rsplit("/", 1)[-1])
+            for c in one["constraints"]] == [("same_side", "u3.c"), ("same_side", "u3.c"),
+                                             ("pin", "u4.c")]
+    assert not (project.parent / "cache").exists()
+
+
+def test_the_second_run_parses_only_the_defining_unit(project: Path, cachefit,
+                                                      parses: Counter[str]) -> None:
+    first, _ = _reorder(cachefit, project, "-j", "2")    # fills the cache in the workers
+    # here: u0.c and u1.c while looking for the definition (u0.c once: the --diff run
+    # knows it has none), u1.c to rewrite; u2.c .. u4.c in the workers
+    assert parses == Counter({"scan:u0.c": 1, "scan:u1.c": 2}), parses
+    parses.clear()
+    second, text = _reorder(cachefit, project, "-j", "1")
+    assert second == first
+    assert text.endswith("scan: 5 units, 0 parsed, 5 from the scan cache (-j 1)")
+    # twice (--json, --diff): the unit that defines rec, to rewrite it; u0.c, which does
+    # not define it, is known not to; no unit is parsed to scan or compile-check it
+    assert parses == Counter({"scan:u1.c": 2}), parses
+
+
+def test_an_edited_header_invalidates_the_units_that_include_it(project: Path, cachefit,
+                                                                parses: Counter[str]) -> None:
+    before, _ = _reorder(cachefit, project, "-j", "1")
+    assert len(before["constraints"]) == 3
+    (project / "include" / "extra.h").write_text(EXTRA_RANGE)
+    parses.clear()
+    code, out, err = cachefit("reorder", "rec", "-p", project, "--order", ORDER, "--json",
+                              "-j", "1")
+    # the new memset range keeps a before b: b,a,c,d breaks it
+    assert code == 2 and not out, err
+    assert err.startswith(f"cachefit: error: {project / 'include' / 'extra.h'}:6:3: "), err
+    assert "memset of a byte range of rec" in err, err
+    assert parses == Counter({"scan:u1.c": 1, "scan:u2.c": 1}), parses
+    code, out, err = cachefit("reorder", "rec", "-p", project, "--order", "a,b,c,d", "--json",
+                              "-j", "1")
+    assert code == 0, err
+    kinds = {(c["kind"], c["location"].rsplit("/", 1)[-1].split(":")[0])
+             for c in json.loads(out)["constraints"]}
+    assert ("same_side", "extra.h") in kinds, kinds
+
+
+def test_damaged_cache_entries_are_ignored_and_replaced(project: Path, cachefit,
+                                                         parses: Counter[str]) -> None:
+    first, _ = _reorder(cachefit, project, "-j", "1")
+    entries = sorted((project.parent / "cache").rglob("*.pickle"))
+    assert len(entries) >= 5
+    damage = [b"", b"not a pickle", pickle.dumps({"format": 1, "key": "other"}),
+              pickle.dumps(["a", "list"])]
+    for i, entry in enumerate(entries):
+        data = entry.read_bytes()
+        entry.write_bytes(damage[i % len(damage)] if i % 5 else data[:len(data) // 2])
+    parses.clear()
+    again, text = _reorder(cachefit, project, "-j", "1")
+    assert again == first
+    # the --json run parsed every unit again (and rewrote the entries), --diff hit them
+    assert all(parses[f"scan:{u}"] == 1 for u in ("u2.c", "u3.c", "u4.c")), parses
+    assert all(parses[f"compile:{u}"] == 1 for u in ("u2.c", "u3.c", "u4.c")), parses
+    assert text.endswith("scan: 5 units, 0 parsed, 5 from the scan cache (-j 1)")
+
+
+def test_a_unit_that_does_not_compile_is_one_error_from_a_worker(project: Path,
+                                                                  cachefit) -> None:
+    (project / "u4.c").write_text('#include "rec.h"\nint broken(struct rec *r) { return r->e; }\n')
+    code, out, err = cachefit("reorder", "rec", "-p", project, "--order", ORDER, "-j", "2")
+    assert code == 2 and not out
+    assert err.startswith(f"cachefit: error: {project / 'u4.c'}:2:"), err
+    assert "does not compile" in err and len(err.splitlines()) <= 6, err
+
+
+def test_jobs_must_be_positive(project: Path, cachefit) -> None:
+    code, _out, err = cachefit("reorder", "rec", "-p", project, "--order", ORDER, "-j", "0")
+    assert code == 2 and err.startswith("cachefit: error: -j 0: "), err
