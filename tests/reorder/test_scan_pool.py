@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -136,11 +137,13 @@ def test_damaged_cache_entries_are_ignored_and_replaced(project: Path, cachefit,
     first, _ = _reorder(cachefit, project, "-j", "1")
     entries = sorted((project.parent / "cache").rglob("*.pickle"))
     assert len(entries) >= 5
-    damage = [b"", b"not a pickle", pickle.dumps({"format": 1, "key": "other"}),
-              pickle.dumps(["a", "list"])]
+    damage = [b"", b"not zlib", zlib.compress(b"not a pickle"),
+              zlib.compress(pickle.dumps({"format": 1, "key": "other", "files": [],
+                                          "value": None})),
+              zlib.compress(pickle.dumps(["a", "list"]))]
     for i, entry in enumerate(entries):
         data = entry.read_bytes()
-        entry.write_bytes(damage[i % len(damage)] if i % 5 else data[:len(data) // 2])
+        entry.write_bytes(damage[i % len(damage)] if i % 6 else data[:len(data) // 2])
     parses.clear()
     again, text = _reorder(cachefit, project, "-j", "1")
     assert again == first
@@ -162,3 +165,12 @@ def test_a_unit_that_does_not_compile_is_one_error_from_a_worker(project: Path,
 def test_jobs_must_be_positive(project: Path, cachefit) -> None:
     code, _out, err = cachefit("reorder", "rec", "-p", project, "--order", ORDER, "-j", "0")
     assert code == 2 and err.startswith("cachefit: error: -j 0: "), err
+
+
+def test_cache_clear_removes_every_entry(project: Path, cachefit) -> None:
+    _reorder(cachefit, project, "-j", "1")
+    root = project.parent / "cache"
+    n = len(list(root.rglob("*.pickle")))
+    assert n >= 5
+    assert scan_cache.clear() == n
+    assert not list(root.rglob("*"))

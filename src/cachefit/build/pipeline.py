@@ -268,6 +268,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
                         "the build command must compile through $CC/$CXX (cachefit's "
                         "wrapper); check profile/build.log")
     from cachefit.reorder.analysis import analyse
+    from cachefit.reorder.scan_pool import ScanOptions
     from cachefit.rewrite.reorder_source import ReorderOptions, reorder_source
     units = [(str(unit), list(data.get("args", []))) for unit, data in sidecars]
     records: dict[str, dict[str, Any]] = {}
@@ -276,7 +277,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     sources = _UnitSources(sidecars)
     for type_name in config.types:
         try:
-            analysis = analyse(type_name, units)
+            analysis = analyse(type_name, units,
+                               scan_options=ScanOptions(config.jobs, config.scan_cache))
             outcome = reorder_source(analysis, ReorderOptions(
                 profile=str(tree.profile), object_align=config.object_align,
                 time_limit=config.time_limit))

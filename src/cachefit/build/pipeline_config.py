@@ -39,6 +39,8 @@ class PipelineConfig:
     march_native: bool = False
     lto: bool = False
     pgo: bool = False
+    jobs: int | None = None         # worker processes of the code-base scan (None: CPUs)
+    scan_cache: bool = True         # the per-unit scan cache (docs/cache.md)
 
     @property
     def config_path(self) -> Path:

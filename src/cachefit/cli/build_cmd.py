@@ -1,4 +1,5 @@
-"""`cachefit build [--step STEP]... [--config FILE] [-o DIR]`: the whole pipeline in one command.
+"""`cachefit build [--step STEP]... [--config FILE] [-o DIR] [-j N] [--no-scan-cache]`: the
+whole pipeline in one command.
 
 Parses the arguments, loads the pipeline keys of cachefit.toml
 (cachefit.build.pipeline_config), runs cachefit.build.pipeline and prints one progress line
@@ -17,6 +18,7 @@ from cachefit.build.build_summary import format_summary
 from cachefit.build.output_tree import STEPS
 from cachefit.build.pipeline import run_pipeline
 from cachefit.build.pipeline_config import load_pipeline_config
+from cachefit.cli.scan_args import add_scan_arguments, scan_options
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "of every [trace] type, write the layout plan and rebuild in optimize "
                     "mode; every intermediate file stays in the output directory. Settings: "
                     "[build] in cachefit.toml (docs/cachefit-toml.md).",
-        usage="cachefit build [--step STEP]... [--config FILE] [-o DIR]")
+        usage="cachefit build [--step STEP]... [--config FILE] [-o DIR] [-j N] "
+              "[--no-scan-cache]")
     p.add_argument("--step", action="append", choices=STEPS, metavar="STEP",
                    help=f"run only this step ({', '.join(STEPS)}; repeatable), using the "
                         "files earlier steps left in the output directory")
@@ -36,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "or in a parent directory)")
     p.add_argument("-o", "--output", type=Path, metavar="DIR",
                    help="output directory (default: [build] output, else out/cachefit)")
+    add_scan_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -43,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_pipeline_config(args.config.resolve() if args.config else None)
     if args.output:
         config = dataclasses.replace(config, output=args.output.resolve())
+    scan = scan_options(args)
+    config = dataclasses.replace(config, jobs=scan.jobs, scan_cache=scan.cache)
     result = run_pipeline(config, args.step or STEPS,
                           progress=lambda line: print(f"cachefit: {line}", file=sys.stderr,
                                                       flush=True))

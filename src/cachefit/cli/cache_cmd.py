@@ -1,4 +1,5 @@
-"""`cachefit cache --stats | --clear | --json`: inspect or empty the optimize-mode object cache.
+"""`cachefit cache --stats | --clear | --json`: inspect or empty the optimize-mode object cache
+(`--clear` also empties the scan cache of `cachefit reorder`).
 
 Only argument handling and printing live here; the cache itself (location, counters,
 eviction) is cachefit.build.unit_cache (docs/cache.md).
@@ -12,6 +13,7 @@ import os
 import sys
 
 from cachefit.build.unit_cache import UnitCache
+from cachefit.reorder import scan_cache
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     g = p.add_mutually_exclusive_group()
     g.add_argument("--stats", action="store_true", help="print hits, misses, size (default)")
     g.add_argument("--clear", action="store_true", help="remove every cached object and "
-                                                        "reset the counters")
+                                                        "scan result, reset the counters")
     p.add_argument("--json", action="store_true", help="with --stats: print JSON")
     p.set_defaults(func=run_cache)
 
@@ -33,6 +35,9 @@ def run_cache(args: argparse.Namespace) -> int:
         n = cache.clear()
         print(f"cachefit: removed {n} cached object{'s' if n != 1 else ''} from "
               f"{cache.directory}", file=sys.stderr)
+        n = scan_cache.clear()
+        print(f"cachefit: removed {n} scan result{'s' if n != 1 else ''} from "
+              f"{scan_cache.default_root()}", file=sys.stderr)
         return 0
     st = cache.stats()
     if args.json:

@@ -12,11 +12,12 @@ included, `tu.get_includes()`) with the SHA-256 of their contents, and the answe
 data (no clang objects). A lookup is a hit only when every one of those files still has its
 hash; a file that changed, vanished or cannot be read is a miss.
 
-Entries are files `$CACHEFIT_CACHE_DIR/scan/ab/<key>.pickle` (docs/cache.md), written to a
-temporary file and renamed; a concurrent writer of the same entry writes the same answer.
-A damaged, truncated or foreign entry is a miss and is overwritten, never an error. The
-cache directory is the user's, trusted as the compiled helpers beside it are (entries are
-Python pickles). `CACHEFIT_SCAN_CACHE=0` (or `--no-scan-cache`) turns it off.
+Entries are files `$CACHEFIT_CACHE_DIR/scan/ab/<key>.pickle` (docs/cache.md), compressed
+pickles written to a temporary file and renamed; a concurrent writer of the same entry
+writes the same answer. A damaged, truncated or foreign entry is a miss and is
+overwritten, never an error. The cache directory is the user's, trusted as the compiled
+helpers beside it are (entries are Python pickles). `CACHEFIT_SCAN_CACHE=0` (or
+`--no-scan-cache`) turns it off.
 
 Not covered (as in ccache's direct mode): a header added earlier on the include path that
 would now be found instead of the one the unit included, and `__has_include` of a file that
@@ -29,6 +30,7 @@ import hashlib
 import os
 import pickle
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,7 +102,7 @@ class ScanCache:
 
     root: Path
     started: int = field(default_factory=time.time_ns)
-    digests: dict[str, str | None] = field(default_factory=dict)
+    digests: dict[str, bytes | None] = field(default_factory=dict)
 
     def for_this_process(self) -> ScanCache:
         """The run's cache object of this (worker) process, so the hashes it computed for
@@ -120,11 +122,12 @@ class ScanCache:
     def _entry(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.pickle"
 
-    def digest(self, path: str) -> str | None:
+    def digest(self, path: str) -> bytes | None:
+        """The SHA-256 of the file's contents (None: it cannot be read)."""
         if path not in self.digests:
             try:
                 with open(path, "rb") as fh:
-                    self.digests[path] = hashlib.file_digest(fh, "sha256").hexdigest()
+                    self.digests[path] = hashlib.file_digest(fh, "sha256").digest()
             except OSError:
                 self.digests[path] = None
         return self.digests[path]
@@ -132,7 +135,7 @@ class ScanCache:
     def load(self, key: str) -> Any | None:
         """The stored answer when every file it depends on is unchanged, else None."""
         try:
-            data = pickle.loads(self._entry(key).read_bytes())
+            data = pickle.loads(zlib.decompress(self._entry(key).read_bytes()))
         except FileNotFoundError:
             return None
         except Exception:    # noqa: BLE001 - damaged entry: a miss, overwritten later
@@ -165,9 +168,28 @@ class ScanCache:
             deps.append((path, digest))
         data = {"format": FORMAT, "key": key, "files": deps, "value": value}
         try:
-            write_bytes_atomic(self._entry(key), pickle.dumps(data, pickle.HIGHEST_PROTOCOL))
+            write_bytes_atomic(self._entry(key),
+                               zlib.compress(pickle.dumps(data, pickle.HIGHEST_PROTOCOL), 1))
         except OSError:
             pass
+
+
+def clear(root: Path | None = None) -> int:
+    """Remove every entry under `root` (default: the scan cache); returns how many."""
+    top = root or default_root()
+    n = 0
+    for entry in top.glob("??/*.pickle"):
+        try:
+            entry.unlink()
+            n += 1
+        except OSError:
+            pass
+    for d in top.glob("??"):
+        try:
+            d.rmdir()
+        except OSError:
+            pass
+    return n
 
 
 def open_cache(use: bool = True) -> ScanCache | None:
