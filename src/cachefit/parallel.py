@@ -4,7 +4,8 @@
 (`-j N`, default the number of CPUs): with `jobs` <= 1 or fewer than two items it runs in
 this process, one item after the other; otherwise in `jobs` worker processes forked from a
 clean server process (multiprocessing's *forkserver*: no libclang state, no threads of
-this process are inherited). Results come back in the order of `items` whatever finished
+this process are inherited; each worker takes this process's working directory and
+environment). Results come back in the order of `items` whatever finished
 first, so what the caller merges is the same for every N; the first item (in that order)
 that raised re-raises its exception here and the other workers are stopped.
 
@@ -32,6 +33,14 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _enter(cwd: str, env: dict[str, str]) -> None:
+    """A worker starts in the caller's working directory with the caller's environment
+    (the server process it is forked from keeps those of its own start)."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+
+
 def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int | None) -> Iterator[R]:
     """`fn(item)` for each item, in the items' order, with up to `jobs` processes."""
     n = default_jobs() if jobs is None else jobs
@@ -41,7 +50,8 @@ def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int | None) -> I
             yield fn(item)
         return
     context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=_enter, initargs=(os.getcwd(), dict(os.environ)))
     try:
         futures = [pool.submit(fn, item) for item in items]
         for fut in futures:

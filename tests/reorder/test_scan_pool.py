@@ -174,3 +174,35 @@ def test_cache_clear_removes_every_entry(project: Path, cachefit) -> None:
     assert n >= 5
     assert scan_cache.clear() == n
     assert not list(root.rglob("*"))
+
+
+def test_relative_include_paths_follow_the_working_directory(tmp_path: Path, cachefit,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """`FILE... -- -Iinc` from two directories whose inc/extra.h differ (one's clears a byte
+    range of rec, two's is empty): each run, and each of its workers, reads its own header,
+    and the cache keeps the two apart (the units' paths and arguments are the same)."""
+    monkeypatch.setattr(scan_cache, "default_root", lambda: tmp_path / "cache")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "rec.h").write_text(REC + '#include "extra.h"\n')
+    units = []
+    for i in range(3):
+        (src / f"u{i}.c").write_text(f'#include "rec.h"\nint f{i}(struct rec *r) '
+                                     "{ return r->a; }\n")
+        units.append(src / f"u{i}.c")
+    (tmp_path / "one" / "inc").mkdir(parents=True)
+    (tmp_path / "one" / "inc" / "extra.h").write_text(
+        "#include <stddef.h>\n#include <string.h>\n"
+        "static inline void clear(struct rec *r)\n"
+        "{ memset(&r->b, 0, sizeof(*r) - offsetof(struct rec, b)); }\n")
+    (tmp_path / "two" / "inc").mkdir(parents=True)
+    (tmp_path / "two" / "inc" / "extra.h").write_text("/* nothing */\n")
+    for _ in range(2):
+        for name, found in (("one", {"inc/extra.h"}), ("two", set())):
+            monkeypatch.chdir(tmp_path / name)
+            code, out, err = cachefit("reorder", "rec", *units, "--order", "a,b,c,d",
+                                      "--json", "-j", "2", "--", "-Iinc")
+            assert code == 0, err
+            where = {c["location"].split(":")[0] for c in json.loads(out)["constraints"]}
+            assert where == found, (name, where)

@@ -32,7 +32,7 @@ class CompileCommand:
     args: list[str]
 
 
-def _absolutize(args: list[str], directory: str) -> list[str]:
+def absolute_args(args: list[str], directory: str) -> list[str]:
     """Make the paths of include-like options absolute, relative to `directory`."""
     out: list[str] = []
     i = 0
@@ -72,7 +72,7 @@ def parse_args_from_command(argv: list[str], file: str, directory: str) -> list[
             continue
         args.append(a)
         i += 1
-    return _absolutize(args, directory)
+    return absolute_args(args, directory)
 
 
 def load_compile_db(build_dir: str) -> list[CompileCommand]:

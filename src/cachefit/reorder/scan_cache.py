@@ -42,6 +42,7 @@ import cachefit
 from cachefit.atomic_files import write_bytes_atomic
 from cachefit.cache_files import cache_dir
 from cachefit.frontend.clang_parse import configure_libclang
+from cachefit.frontend.compile_db import absolute_args
 
 FORMAT = 1
 # The modules whose text decides a scan's answer, relative to the cachefit package.
@@ -114,8 +115,11 @@ class ScanCache:
         return mine
 
     def key(self, kind: str, path: str, args: Iterable[str], question: str) -> str:
+        """The entry's name. Include paths in `args` count as the absolute paths they name
+        from the working directory (a relative `-Iinc` names another directory elsewhere)."""
         h = hashlib.sha256(scanner_fingerprint().encode())
-        for part in (kind, os.path.abspath(path), "\0".join(args), question):
+        full = absolute_args(list(args), os.getcwd())
+        for part in (kind, os.path.abspath(path), "\0".join(full), question):
             h.update(b"\x01" + part.encode("utf-8", errors="surrogateescape"))
         return h.hexdigest()
 

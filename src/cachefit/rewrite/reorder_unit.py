@@ -18,6 +18,7 @@ from cachefit.errors import Location, UserError
 from cachefit.layout import evaluate_order
 from cachefit.reorder.analysis import analyse, refuse_if_needed
 from cachefit.reorder.constraints import layout_violation
+from cachefit.reorder.scan_pool import ScanOptions
 from cachefit.rewrite.ctor_init_lists import reorder_list
 from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
@@ -35,7 +36,9 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     Raises `UnsafeTransformation` (nothing to write) when the unit rules the order out.
     """
     unit = (path, list(args))
-    a = analyse(type_name, [unit], build_time=True)
+    # one preprocessed unit, whose object the build's own cache keeps: no scan cache
+    a = analyse(type_name, [unit], build_time=True,
+                scan_options=ScanOptions(jobs=1, cache=False))
     refuse_if_needed(a, fix_initializers)
     old = [f.name for f in a.record.fields]
     order = list(new_order)
