@@ -1,13 +1,16 @@
 """Run one function over many items in worker processes, results in the items' order.
 
-`ordered_map(fn, items, jobs)` is what the code-base scans use to parse units in parallel
-(`-j N`, default the number of CPUs): with `jobs` <= 1 or fewer than two items it runs in
-this process, one item after the other; otherwise in `jobs` worker processes forked from a
-clean server process (multiprocessing's *forkserver*: no libclang state, no threads of
-this process are inherited; each worker takes this process's working directory and
-environment). Results come back in the order of `items` whatever finished
-first, so what the caller merges is the same for every N; the first item (in that order)
-that raised re-raises its exception here and the other workers are stopped.
+What the code-base scans use to parse units in parallel (`-j N`, default the number of
+CPUs). `ordered_map(fn, items, jobs)` yields `fn(item)` for each item in the items' order;
+`WorkerPool` is the same with the submissions in the caller's hands (it can hand work over
+when the workers run out of it). With `jobs` <= 1, or fewer than two items, everything runs
+in this process, each item when its result is asked for; otherwise in worker processes
+forked from a clean server process (multiprocessing's *forkserver*: no libclang state and
+no threads of this process are inherited; each worker takes this process's working
+directory and environment). Results are taken in the order the caller asks for them,
+whatever finished first, so what the caller merges is the same for every N, and the first
+item (in that order) that raised re-raises its exception here; the other workers are
+stopped.
 
 `fn`, the items and the results cross process boundaries: they must be picklable (plain
 data, no clang objects). This module knows nothing about what the items are.
@@ -18,8 +21,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ProcessPoolExecutor
+from types import TracebackType
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -41,20 +45,65 @@ def _enter(cwd: str, env: dict[str, str]) -> None:
     os.environ.update(env)
 
 
+class Pending(Generic[R]):
+    """A submitted item: `result()` waits for it (or, without workers, computes it)."""
+
+    def __init__(self, future: Future[R] | None, call: Callable[[], R] | None) -> None:
+        self._future = future
+        self._call = call
+
+    def done(self) -> bool:
+        return self._future is None or self._future.done()
+
+    def result(self) -> R:
+        if self._future is not None:
+            return self._future.result()
+        assert self._call is not None
+        return self._call()
+
+
+class WorkerPool:
+    """Up to `jobs` worker processes (None: one per CPU) for about `items` items; no
+    process at all when that makes fewer than two."""
+
+    def __init__(self, jobs: int | None, items: int) -> None:
+        n = default_jobs() if jobs is None else jobs
+        self.workers = min(n, items)
+        self._pending: list[Pending[Any]] = []
+        self._executor: ProcessPoolExecutor | None = None
+        if self.workers > 1:
+            context = multiprocessing.get_context("forkserver")
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=context, initializer=_enter,
+                initargs=(os.getcwd(), dict(os.environ)))
+
+    @property
+    def parallel(self) -> bool:
+        return self._executor is not None
+
+    def submit(self, fn: Callable[[T], R], item: T) -> Pending[R]:
+        if self._executor is None:
+            return Pending(None, lambda: fn(item))
+        p: Pending[R] = Pending(self._executor.submit(fn, item), None)
+        self._pending.append(p)
+        return p
+
+    def idle(self) -> bool:
+        """True when the workers have finished everything submitted to them."""
+        return all(p.done() for p in self._pending)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
 def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int | None) -> Iterator[R]:
     """`fn(item)` for each item, in the items' order, with up to `jobs` processes."""
-    n = default_jobs() if jobs is None else jobs
-    workers = min(n, len(items))
-    if workers <= 1:
-        for item in items:
-            yield fn(item)
-        return
-    context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                               initializer=_enter, initargs=(os.getcwd(), dict(os.environ)))
-    try:
-        futures = [pool.submit(fn, item) for item in items]
-        for fut in futures:
-            yield fut.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    with WorkerPool(jobs, len(items)) as pool:
+        pending = [pool.submit(fn, item) for item in items]
+        for p in pending:
+            yield p.result()

@@ -206,3 +206,28 @@ def test_relative_include_paths_follow_the_working_directory(tmp_path: Path, cac
             assert code == 0, err
             where = {c["location"].split(":")[0] for c in json.loads(out)["constraints"]}
             assert where == found, (name, where)
+
+
+def test_units_searched_before_the_definition_are_merged_in_unit_order(
+        tmp_path: Path, cachefit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The definition is in the last unit; the units before it (parsed while searching it,
+    scanned in this process or handed to idle workers) initialise rec by position in
+    code the preprocessor skips: the first refusal is u0.c's for every -j."""
+    monkeypatch.setattr(scan_cache, "default_root", lambda: tmp_path / "cache")
+    names = [f"u{i}.c" for i in range(5)]
+    for i, name in enumerate(names[:-1]):
+        skipped = "#if 0\nstruct rec x = {1, 2, 3, 4};\n#endif\n" if i % 2 == 0 else ""
+        (tmp_path / name).write_text(f"struct rec;\n{skipped}int f{i}(void) {{ return {i}; }}\n")
+    (tmp_path / names[-1]).write_text(REC + "int get(struct rec *r) { return r->a; }\n")
+    db = [{"directory": str(tmp_path), "file": str(tmp_path / u), "arguments": ["cc", "-c", u]}
+          for u in names]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(db))
+    errors = []
+    for jobs in ("1", "2", "2", "1"):     # the second pair from the cache
+        code, out, err = cachefit("reorder", "rec", "-p", tmp_path, "--order", "a,b,c,d",
+                                  "-j", jobs)
+        assert code == 2 and not out, err
+        errors.append(err)
+    assert errors[0].startswith(f"cachefit: error: {tmp_path / 'u0.c'}:3:16: "), errors[0]
+    assert "preprocessor skipped" in errors[0] and "1 more" in errors[0], errors[0]
+    assert errors == [errors[0]] * 4

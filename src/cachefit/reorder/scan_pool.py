@@ -1,14 +1,16 @@
-"""Scan the whole code base for the record: each unit parsed at most once, in parallel,
-with per-unit results cached.
+"""Scan the whole code base for the record: each unit parsed once, in parallel, with
+per-unit results cached.
 
 `scan_code` answers, for every C/C++ unit (not assembly), what code_scan's `scan_unit`
 finds, and merges the answers in unit order (`merge_results`), so the result is the same
 for every `-j N` and for cached and fresh answers. A unit already parsed by the caller
 (the one that defines the record, those searched before it) is scanned in this process
-with that parse; the others are parsed and scanned by `options.jobs` worker processes
-(cachefit.parallel; default: the number of CPUs). Before parsing, each unit's answer is
-looked up in the scan cache (reorder.scan_cache): a hit needs no parse at all; a miss
-stores its answer with the files the parse read.
+with that parse while the others are parsed and scanned by `jobs` worker processes
+(cachefit.parallel; default: the number of CPUs); only when the workers run out of units
+do they take the remaining ones searched before the definition (parsing again there costs
+a tenth of what walking a unit does; the defining unit is always scanned here). Before
+parsing, each unit's answer is looked up in the scan cache (reorder.scan_cache): a hit
+needs no parse at all; a miss stores its answer with the files the parse read.
 
 `find_definition` finds the first unit that defines a type, remembering in the same cache
 which units do not (so an unchanged unit before it is not parsed again on the next run).
@@ -27,7 +29,7 @@ from cachefit.errors import TypeNotFound, UserError
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.clang_records import not_found_in_any
 from cachefit.model import Record
-from cachefit.parallel import ordered_map
+from cachefit.parallel import Pending, WorkerPool
 from cachefit.reorder.asm_uses import ASM_SUFFIXES, asm_included_headers
 from cachefit.reorder.code_scan import ScanQuery, ScanResult, merge_results, scan_unit
 from cachefit.reorder.scan_cache import ScanCache, open_cache, unit_files
@@ -90,25 +92,36 @@ def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str,
     `jobs` processes (None: one per CPU) and `cache` (None: no cache).
 
     `parsed` holds units already parsed with the detailed processing record, by (path,
-    arguments); they are not parsed again.
+    arguments), the last of them (in unit order) the one that defines the record; they are
+    scanned in this process while the workers scan the others, except that when the workers
+    run out of units they take the rest but the last.
     """
     query = ScanQuery(usr, record, record_name, header_macro, offsets_header,
                       tuple(sorted(asm_included_headers(units))))
     work = [(path, list(args)) for path, args in units if not path.endswith(ASM_SUFFIXES)]
     have = dict(parsed or {})
-    answers: list[_Answer | None] = [None] * len(work)
-    remote: list[int] = []
-    for i, (path, args) in enumerate(work):
-        tu = have.get((path, tuple(args)))
-        if tu is None:
-            remote.append(i)
-        else:
-            answers[i] = _scan_one(query, cache, (path, args), tu)
+    answers: dict[int, _Answer | Pending[_Answer]] = {}
+    local = [i for i, (p, a) in enumerate(work) if (p, tuple(a)) in have]
+    remote = [i for i in range(len(work)) if (work[i][0], tuple(work[i][1])) not in have]
     job = functools.partial(_worker, query, cache)
-    for i, answer in zip(remote, ordered_map(job, [work[i] for i in remote], jobs),
-                         strict=True):
-        answers[i] = answer
-    done = [a for a in answers if a is not None]
+    # the last unit parsed here is the one that defines the record: always scanned here
+    with WorkerPool(jobs, len(remote) + max(0, len(local) - 1)) as pool:
+        for i in remote:
+            answers[i] = pool.submit(job, work[i])
+        for n, i in enumerate(local):
+            if pool.parallel and n < len(local) - 1 and pool.idle():
+                # the workers ran out of units: they take the rest of those parsed here
+                # (parsed again there: a tenth of a unit's scan) rather than wait
+                for j in local[n:-1]:
+                    answers[j] = pool.submit(job, work[j])
+                    del have[(work[j][0], tuple(work[j][1]))]
+                i = local[-1]
+            path, args = work[i]
+            answers[i] = _scan_one(query, cache, (path, args), have.pop((path, tuple(args))))
+            if i == local[-1]:
+                break
+        done = [a if isinstance(a, _Answer) else a.result()
+                for _i, a in sorted(answers.items())]
     out = merge_results([a.result for a in done])
     out.unit_files = {(p, tuple(a)): ans.files for (p, a), ans in zip(work, done, strict=True)}
     out.parsed = sum(1 for a in done if a.parsed)
