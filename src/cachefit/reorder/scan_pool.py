@@ -14,6 +14,8 @@ needs no parse at all; a miss stores its answer with the files the parse read.
 
 `find_definition` finds the first unit that defines a type, remembering in the same cache
 which units do not (so an unchanged unit before it is not parsed again on the next run).
+It keeps the first KEEP_PARSED of those it parsed for the scan: memory, not time, bounds
+that (the others are parsed again by the workers).
 This module neither decides what a use of the record means nor chooses an order.
 """
 
@@ -38,6 +40,9 @@ from cachefit.rewrite.record_cursor import find_record_cursor
 Unit = tuple[str, list[str]]
 UnitKey = tuple[str, tuple[str, ...]]
 _NOT_C = (".S", ".sx", ".s")
+KEEP_PARSED = 16
+"""How many units parsed while searching for the definition are kept for the scan (the
+others are parsed again by the workers)."""
 
 
 @dataclass(frozen=True)
@@ -129,12 +134,14 @@ def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str,
     return out
 
 
-def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | None = None
+def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | None = None,
+                    keep: int = KEEP_PARSED
                     ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor,
                                dict[UnitKey, ci.TranslationUnit]]:
     """The first unit that defines `type_name`, parsed, with the definition's cursor, and
-    every unit parsed on the way (to be scanned without parsing again). `cache` remembers
-    the units that do not define it."""
+    the units parsed on the way (the first `keep` of them, to be scanned without parsing
+    again; a parsed C++ unit can take a hundred megabytes). `cache` remembers the units
+    that do not define it."""
     misses: list[TypeNotFound] = []
     parsed: dict[UnitKey, ci.TranslationUnit] = {}
     for path, args in units:
@@ -151,7 +158,8 @@ def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | No
             cursor = find_record_cursor(tu, type_name, path, args)
         except TypeNotFound as exc:
             misses.append(exc)
-            parsed[(path, tuple(args))] = tu
+            if len(parsed) < keep:
+                parsed[(path, tuple(args))] = tu
             if cache is not None:
                 cache.store(key, unit_files(tu), exc)
             continue
