@@ -130,6 +130,12 @@ def test_an_edited_header_invalidates_the_units_that_include_it(project: Path, c
     kinds = {(c["kind"], c["location"].rsplit("/", 1)[-1].split(":")[0])
              for c in json.loads(out)["constraints"]}
     assert ("same_side", "extra.h") in kinds, kinds
+    # back to the old header (a branch switched back): its answers are still there
+    (project / "include" / "extra.h").write_text(EXTRA)
+    parses.clear()
+    again, text = _reorder(cachefit, project, "-j", "1")
+    assert again == before and text.endswith("0 parsed, 5 from the scan cache (-j 1)")
+    assert parses == Counter({"scan:u1.c": 2}), parses
 
 
 def test_damaged_cache_entries_are_ignored_and_replaced(project: Path, cachefit,
@@ -137,13 +143,17 @@ def test_damaged_cache_entries_are_ignored_and_replaced(project: Path, cachefit,
     first, _ = _reorder(cachefit, project, "-j", "1")
     entries = sorted((project.parent / "cache").rglob("*.pickle"))
     assert len(entries) >= 5
-    damage = [b"", b"not zlib", zlib.compress(b"not a pickle"),
-              zlib.compress(pickle.dumps({"format": 1, "key": "other", "files": [],
-                                          "value": None})),
-              zlib.compress(pickle.dumps(["a", "list"]))]
+    def damage(i: int, entry: Path) -> bytes:
+        key = entry.stem
+        return [entry.read_bytes()[:entry.stat().st_size // 2], b"", b"not zlib",
+                zlib.compress(b"not a pickle"), zlib.compress(pickle.dumps(["a", "list"])),
+                zlib.compress(pickle.dumps({"format": 2, "key": "other", "variants": []})),
+                zlib.compress(pickle.dumps({"format": 2, "key": key, "variants": [("x", 1)]})),
+                zlib.compress(pickle.dumps({"format": 2, "key": key,
+                                            "variants": [([("/f", "not bytes")], 1)]}))][i % 8]
+
     for i, entry in enumerate(entries):
-        data = entry.read_bytes()
-        entry.write_bytes(damage[i % len(damage)] if i % 6 else data[:len(data) // 2])
+        entry.write_bytes(damage(i, entry))
     parses.clear()
     again, text = _reorder(cachefit, project, "-j", "1")
     assert again == first

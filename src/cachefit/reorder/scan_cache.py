@@ -9,8 +9,9 @@ the record's USR, name and member list with offsets, the header macro, the offse
 the headers assembly units include; for a compile check: every rewritten file's name and
 content hash). The entry stores the files the parse read (the main file and every file it
 included, `tu.get_includes()`) with the SHA-256 of their contents, and the answer as plain
-data (no clang objects). A lookup is a hit only when every one of those files still has its
-hash; a file that changed, vanished or cannot be read is a miss.
+data (no clang objects); up to VARIANTS such answers, newest first, like the results of a
+ccache manifest. A lookup is a hit when every file of one answer still has its hash; a
+file that changed, vanished or cannot be read makes that answer a miss.
 
 Entries are files `$CACHEFIT_CACHE_DIR/scan/ab/<key>.pickle` (docs/cache.md), compressed
 pickles written to a temporary file and renamed; a concurrent writer of the same entry
@@ -44,7 +45,9 @@ from cachefit.cache_files import cache_dir
 from cachefit.frontend.clang_parse import configure_libclang
 from cachefit.frontend.compile_db import absolute_args
 
-FORMAT = 1
+FORMAT = 2
+VARIANTS = 4
+"""Answers kept per entry, newest first, for different contents of the unit's files."""
 # The modules whose text decides a scan's answer, relative to the cachefit package.
 _SCANNER_CODE = ("reorder", "frontend", "rewrite", "model", "errors.py")
 _fingerprint: str | None = None
@@ -136,31 +139,41 @@ class ScanCache:
                 self.digests[path] = None
         return self.digests[path]
 
-    def load(self, key: str) -> Any | None:
-        """The stored answer when every file it depends on is unchanged, else None."""
+    def _variants(self, key: str) -> list[tuple[list[tuple[str, bytes]], Any]]:
+        """The entry's answers, each with the files (and hashes) it was computed from;
+        an entry that is missing, damaged or of another key has none."""
         try:
             data = pickle.loads(zlib.decompress(self._entry(key).read_bytes()))
-        except FileNotFoundError:
-            return None
-        except Exception:    # noqa: BLE001 - damaged entry: a miss, overwritten later
-            return None
+        except Exception:    # noqa: BLE001 - missing or damaged: a miss, overwritten later
+            return []
         if not (isinstance(data, dict) and data.get("format") == FORMAT
-                and data.get("key") == key and isinstance(data.get("files"), list)):
-            return None
-        for item in data["files"]:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                return None
-            path, digest = item
-            if not isinstance(path, str) or self.digest(path) != digest:
-                return None
-        return data.get("value")
+                and data.get("key") == key and isinstance(data.get("variants"), list)):
+            return []
+        out = []
+        for variant in data["variants"]:
+            if not (isinstance(variant, tuple) and len(variant) == 2
+                    and isinstance(variant[0], list)
+                    and all(isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str)
+                            and isinstance(f[1], bytes) for f in variant[0])):
+                return []
+            out.append(variant)
+        return out
+
+    def load(self, key: str) -> Any | None:
+        """The stored answer whose files are all unchanged, else None."""
+        for files, value in self._variants(key):
+            if all(self.digest(path) == digest for path, digest in files):
+                return value
+        return None
 
     def store(self, key: str, files: Iterable[str], value: Any) -> None:
-        """Remember `value` with the current hashes of `files`; failures are ignored (the
-        cache is an optimisation: a read-only or full cache directory does not stop a run).
-        Nothing is stored when a file was modified since the run started: the parse may
-        have read it before the change (ccache's "file too new")."""
-        deps = []
+        """Remember `value` with the current hashes of `files`, before the entry's other
+        answers (at most VARIANTS: a header switched back and forth, as between two
+        branches, hits both ways). Failures are ignored (the cache is an optimisation: a
+        read-only or full cache directory does not stop a run). Nothing is stored when a
+        file was modified since the run started: the parse may have read it before the
+        change (ccache's "file too new")."""
+        deps: list[tuple[str, bytes]] = []
         for path in files:
             digest = self.digest(path)
             try:
@@ -170,7 +183,9 @@ class ScanCache:
             if digest is None or too_new:
                 return
             deps.append((path, digest))
-        data = {"format": FORMAT, "key": key, "files": deps, "value": value}
+        others = [v for v in self._variants(key) if v[0] != deps]
+        data = {"format": FORMAT, "key": key,
+                "variants": [(deps, value), *others][:VARIANTS]}
         try:
             write_bytes_atomic(self._entry(key),
                                zlib.compress(pickle.dumps(data, pickle.HIGHEST_PROTOCOL), 1))
