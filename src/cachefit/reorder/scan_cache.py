@@ -88,11 +88,12 @@ def default_root() -> Path:
 
 
 def unit_files(tu: ci.TranslationUnit) -> list[str]:
-    """The files the parse of `tu` read: its main file and everything it included."""
-    files = {os.path.abspath(tu.spelling)}
+    """The files the parse of `tu` read, by real path (symbolic links resolved): its main
+    file and everything it included."""
+    files = {os.path.realpath(tu.spelling)}
     for inc in tu.get_includes():
         if inc.include is not None:
-            files.add(os.path.abspath(inc.include.name))
+            files.add(os.path.realpath(inc.include.name))
     return sorted(files)
 
 
@@ -101,11 +102,14 @@ _process_cache: ScanCache | None = None
 
 @dataclass
 class ScanCache:
-    """Entries under `root`, for one run that started at `started` (ns since the epoch).
-    `digests` remembers file hashes for the run: a file is read and hashed once."""
+    """Entries under `root`, for one run that started at `started` (ns since the epoch),
+    of the scanner `fingerprint` (taken once, in the process that starts the run, so its
+    workers use the same keys). `digests` remembers file hashes for the run: a file is
+    read and hashed once."""
 
     root: Path
     started: int = field(default_factory=time.time_ns)
+    fingerprint: str = field(default_factory=scanner_fingerprint)
     digests: dict[str, bytes | None] = field(default_factory=dict)
 
     def for_this_process(self) -> ScanCache:
@@ -114,13 +118,13 @@ class ScanCache:
         global _process_cache
         mine = _process_cache
         if mine is None or mine.root != self.root or mine.started != self.started:
-            mine = _process_cache = ScanCache(self.root, self.started)
+            mine = _process_cache = ScanCache(self.root, self.started, self.fingerprint)
         return mine
 
     def key(self, kind: str, path: str, args: Iterable[str], question: str) -> str:
         """The entry's name. Include paths in `args` count as the absolute paths they name
         from the working directory (a relative `-Iinc` names another directory elsewhere)."""
-        h = hashlib.sha256(scanner_fingerprint().encode())
+        h = hashlib.sha256(self.fingerprint.encode())
         full = absolute_args(list(args), os.getcwd())
         for part in (kind, os.path.abspath(path), "\0".join(full), question):
             h.update(b"\x01" + part.encode("utf-8", errors="surrogateescape"))

@@ -2,7 +2,8 @@
 
 `check_units_compile` parses, with libclang and the new text of the rewritten files as
 unsaved files, each unit that includes one of them (per the files the code-base scan saw it
-read; a unit the scan did not see is parsed too), in worker processes (cachefit.parallel)
+read, by real path: a header included through a symbolic link counts; a unit the scan did
+not see is parsed too), in worker processes (cachefit.parallel)
 and with answers remembered in the scan cache (reorder.scan_cache, question `compiles`,
 keyed by each rewritten file's name and content hash). A unit that includes none of the
 rewritten files reads the same text as when it was scanned, so it is not parsed again.
@@ -50,7 +51,7 @@ def check_units_compile(units: Sequence[Unit], skip: Unit, contents: Mapping[str
     that does not compile with `contents` (file -> new bytes)."""
     if not contents:
         return
-    changed = {os.path.abspath(f) for f in contents}
+    changed = {os.path.realpath(f) for f in contents}
     todo: list[Unit] = []
     for path, args in units:
         if (path, args) == skip or path.endswith(_NOT_C):
