@@ -10,7 +10,8 @@ with that parse while the others are parsed and scanned by `jobs` worker process
 do they take the remaining ones searched before the definition (parsing again there costs
 a tenth of what walking a unit does; the defining unit is always scanned here). Before
 parsing, each unit's answer is looked up in the scan cache (reorder.scan_cache): a hit
-needs no parse at all; a miss stores its answer with the files the parse read.
+needs no parse at all; a miss stores its answer with the files the parse read. The
+lookups are made here, before any worker starts, so a run the cache answers starts none.
 
 `find_definition` finds the first unit that defines a type, remembering in the same cache
 which units do not (so an unchanged unit before it is not parsed again on the next run).
@@ -67,14 +68,20 @@ class _Answer:
     parsed: bool
 
 
+def _cached(query: ScanQuery, cache: ScanCache | None, unit: Unit) -> _Answer | None:
+    if cache is None:
+        return None
+    hit = cache.load(cache.key("scan", unit[0], unit[1], query.describe()))
+    return _Answer(hit.result, hit.files, False) if isinstance(hit, _Answer) else None
+
+
 def _scan_one(query: ScanQuery, cache: ScanCache | None, unit: Unit,
-              tu: ci.TranslationUnit | None = None) -> _Answer:
+              tu: ci.TranslationUnit | None = None, lookup: bool = True) -> _Answer:
     path, args = unit
     key = cache.key("scan", path, args, query.describe()) if cache is not None else ""
-    if cache is not None:
-        hit = cache.load(key)
-        if isinstance(hit, _Answer):
-            return _Answer(hit.result, hit.files, False)
+    hit = _cached(query, cache, unit) if lookup else None
+    if hit is not None:
+        return hit
     if tu is None:
         tu = parse_unit(path, args, detailed=True)
     answer = _Answer(scan_unit(tu, path, args, query), tuple(unit_files(tu)), True)
@@ -84,9 +91,11 @@ def _scan_one(query: ScanQuery, cache: ScanCache | None, unit: Unit,
 
 
 def _worker(query: ScanQuery, cache: ScanCache | None, unit: Unit) -> _Answer:
-    """`_scan_one` in a worker process, with the worker's own cache object (file hashes
-    are remembered across the units it scans in this run)."""
-    return _scan_one(query, cache.for_this_process() if cache is not None else None, unit)
+    """`_scan_one` in a worker process for a unit the cache did not answer, with the
+    worker's own cache object (file hashes are remembered across the units it scans in
+    this run)."""
+    return _scan_one(query, cache.for_this_process() if cache is not None else None, unit,
+                     lookup=False)
 
 
 def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str, *,
@@ -107,7 +116,16 @@ def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str,
     have = dict(parsed or {})
     answers: dict[int, _Answer | Pending[_Answer]] = {}
     local = [i for i, (p, a) in enumerate(work) if (p, tuple(a)) in have]
-    remote = [i for i in range(len(work)) if (work[i][0], tuple(work[i][1])) not in have]
+    remote = []
+    for i in range(len(work)):
+        if (work[i][0], tuple(work[i][1])) in have:
+            continue
+        # looked up here first: a run the cache answers starts no worker at all
+        hit = _cached(query, cache, work[i])
+        if hit is None:
+            remote.append(i)
+        else:
+            answers[i] = hit
     job = functools.partial(_worker, query, cache)
     # the last unit parsed here is the one that defines the record: always scanned here
     with WorkerPool(jobs, len(remote) + max(0, len(local) - 1)) as pool:

@@ -29,12 +29,11 @@ _NOT_C = (".S", ".sx", ".s")
 
 def _compiles(unsaved: tuple[tuple[str, str], ...], question: str, cache: ScanCache | None,
               unit: Unit) -> ParseError | None:
+    """Parse `unit` with `unsaved` (the cache did not answer): None, or why it fails."""
     path, args = unit
     if cache is not None:
         cache = cache.for_this_process()
         key = cache.key("compiles", path, args, question)
-        if cache.load(key) is True:
-            return None
     try:
         tu = parse_unit(path, args, unsaved, keep_bodies=True)
     except ParseError as exc:
@@ -59,10 +58,13 @@ def check_units_compile(units: Sequence[Unit], skip: Unit, contents: Mapping[str
         seen = unit_files_seen.get((path, tuple(args)))
         if seen is None or changed.intersection(seen):
             todo.append((path, list(args)))
-    unsaved = tuple((f, d.decode("utf-8", errors="surrogateescape"))
-                    for f, d in sorted(contents.items()))
     question = "\n".join(f"{os.path.abspath(f)}\0{hashlib.sha256(d).hexdigest()}"
                          for f, d in sorted(contents.items()))
+    if cache is not None:   # looked up here first: a run the cache answers starts no worker
+        todo = [u for u in todo if cache.load(cache.key("compiles", u[0], u[1], question))
+                is not True]
+    unsaved = tuple((f, d.decode("utf-8", errors="surrogateescape"))
+                    for f, d in sorted(contents.items()))
     job = functools.partial(_compiles, unsaved, question, cache)
     for (path, _args), exc in zip(todo, ordered_map(job, todo, jobs), strict=True):
         if exc is not None:
