@@ -49,6 +49,7 @@ from cachefit.build.output_tree import (
     write_stamp,
 )
 from cachefit.build.pipeline_config import PipelineConfig
+from cachefit.build.unit_transform import original_location
 from cachefit.errors import CachefitError, Location, UserError
 from cachefit.report.report_files import write_reports
 
@@ -230,14 +231,8 @@ class _UnitSources:
             data = Path(loc.file).read_bytes()
             self.maps[loc.file] = (data, LineMap(data))
         text, lmap = self.maps[loc.file]
-        offset = 0
-        for _ in range(loc.line - 1):
-            nl = text.find(b"\n", offset)
-            if nl < 0:
-                return loc
-            offset = nl + 1
-        mapped: Location = lmap.location(offset + max(loc.col - 1, 0))
-        if mapped.file == "<preprocessed>":
+        mapped = original_location(text, loc, lmap)
+        if mapped is loc:
             return loc
         if lmap.files and mapped.file == lmap.files[0] and source:
             mapped = Location(source, mapped.line, mapped.col)   # the main file, absolute

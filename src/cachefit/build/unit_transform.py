@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cachefit.build.layout_plan import LayoutPlan
 from cachefit.build.wrapper_steps import Language
@@ -55,8 +56,10 @@ def mentioned_names(text: bytes, names: Sequence[str]) -> list[str]:
     return out
 
 
-def _original_location(text: bytes, loc: Location) -> Location:
-    """Map a line of the preprocessed unit to the file and line its line markers name."""
+def original_location(text: bytes, loc: Location, lmap: Any = None) -> Location:
+    """Map a line of the preprocessed unit `text` to the file and line its line markers
+    name (`lmap`: the unit's `LineMap`, made here if not given); `loc` itself when they
+    name none."""
     from cachefit.trace.unit_instrument import LineMap
     if loc.line <= 0:
         return loc
@@ -66,7 +69,7 @@ def _original_location(text: bytes, loc: Location) -> Location:
         if nl < 0:
             return loc
         offset = nl + 1
-    mapped = LineMap(text).location(offset + max(loc.col - 1, 0))
+    mapped: Location = (lmap or LineMap(text)).location(offset + max(loc.col - 1, 0))
     return mapped if mapped.file != "<preprocessed>" else loc
 
 
@@ -76,7 +79,7 @@ def _repoint(exc: CachefitError, unit: Path, text: bytes, source: str) -> None:
     if exc.location is None:
         exc.location = Location(source)
     elif exc.location.file in (unit_s, str(unit.resolve())):
-        exc.location = _original_location(text, exc.location)
+        exc.location = original_location(text, exc.location)
     exc.what = exc.what.replace(unit_s, source)
     exc.details = [d.replace(unit_s, source) for d in exc.details]
     # the hints speak of `cachefit reorder` options; a build takes them from the plan
