@@ -23,8 +23,9 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cachefit.cache_files import build_cached, cache_dir
 from cachefit.layout.block_best_first import BestFirstOutcome
@@ -155,15 +156,8 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     assert _lib is not None, "call available() first"
     inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, partial, groups,
                         group_size, group_cap, oracle_cap)
-    path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
-    out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
     # out of memory ends the search like the budget: the f being expanded is a bound
-    status = _lib.cf_block_best_first(ctypes.byref(inp), ctypes.byref(out))
-    moves = tuple(divmod(path[i], 256) for i in range(out.path_len))
-    return (BestFirstOutcome(out.cost if status == FOUND else None,
-                             moves if status == FOUND else None,
-                             out.bound, status in (FOUND, NONE), out.expanded,
-                             out.queued), status)
+    return _run(_lib.cf_block_best_first, inp, search, lambda status, out: status == FOUND)
 
 
 def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
@@ -179,14 +173,21 @@ def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | Non
     assert _lib is not None, "call available() first"
     inp, _keep = _input(search, limit, max_nodes, deadline, None, max_states, False, groups,
                         group_size, group_cap, 0)
+    return _run(_lib.cf_block_threshold, inp, search,
+                lambda status, out: out.cost >= 0 and status != NOMEM)
+
+
+def _run(fn: Any, inp: _Input, search: _Search,
+         found: Callable[[int, _Output], bool]) -> tuple[BestFirstOutcome, int]:
+    """Call a search entry point of the library; the outcome holds its layout when
+    `found(status, output)`, and is complete when the status is FOUND or NONE."""
     path = (ctypes.c_int32 * max(1, sum(search.counts0)))()
     out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
-    status = _lib.cf_block_threshold(ctypes.byref(inp), ctypes.byref(out))
-    found = out.cost >= 0 and status != NOMEM
+    status = fn(ctypes.byref(inp), ctypes.byref(out))
+    has = found(status, out)
     moves = tuple(divmod(path[i], 256) for i in range(out.path_len))
-    return (BestFirstOutcome(out.cost if found else None, moves if found else None,
-                             out.bound, status in (FOUND, NONE), out.expanded,
-                             out.queued), status)
+    return (BestFirstOutcome(out.cost if has else None, moves if has else None, out.bound,
+                             status in (FOUND, NONE), out.expanded, out.queued), status)
 
 
 def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,

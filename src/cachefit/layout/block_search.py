@@ -301,7 +301,8 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter) -> BestFirs
     groups, size, cap = GROUPS[0]
     out, _status = block_native.best_first(search, below, counter.limit - counter.nodes,
                                            counter.deadline, None, partial=PARTIAL[0],
-                                           groups=groups, group_size=size, group_cap=cap or 0)
+                                           groups=groups, group_size=size,
+                                           group_cap=cap if cap is not None else counter.limit)
     counter.nodes += out.expanded + (0 if out.complete else 1)
     expanded, queued = first.expanded + out.expanded, max(first.queued, out.queued)
     if out.complete and out.path is None and first.path is not None:

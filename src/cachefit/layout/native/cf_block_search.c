@@ -1891,6 +1891,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
     int32_t *path = malloc(((size_t)pieces + 1) * sizeof(int32_t));
     uint8_t *root = NULL;
     int64_t best = -1, hi = in->limit - 1;
+    int cut = 0;
     if (!path ||
         programme_init(&pr, in, nt, nfp, in->size, in->align, in->counts0, in->fidx_start,
                        in->fidx, in->weight, pieces) ||
@@ -1912,8 +1913,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         int r = hi < in->g0 ? 0 : thresh_query(&t, root, hi - in->g0, 0, &lb);
         if (r < 0) {
             status = t.stop ? t.stop : CF_BS_NOMEM;
-            int64_t floor = in->g0 + thresh_floor(&t, root, 0);
-            out->bound = best >= 0 && floor > best ? best : floor;
+            cut = 1;
             break;
         }
         if (r == 0) {
@@ -1966,14 +1966,17 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         }
         if (ok <= 0) {
             status = ok < 0 && t.stop ? t.stop : CF_BS_NOMEM;
-            int64_t floor = in->g0 + thresh_floor(&t, root, 0);
-            out->bound = best >= 0 && floor > best ? best : floor;
+            cut = 1;
             break;
         }
         best = cost;
         memcpy(out->path, path, (size_t)n * sizeof(int32_t));
         out->path_len = n;
         hi = cost - 1;
+    }
+    if (cut) {                        /* the root's proven bound, at most the last layout */
+        int64_t floor = in->g0 + thresh_floor(&t, root, 0);
+        out->bound = best >= 0 && floor > best ? best : floor;
     }
     out->cost = best;
 done:
