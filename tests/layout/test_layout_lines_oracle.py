@@ -124,3 +124,57 @@ def test_pieces_aligned_below_a_granule_stay_out_of_the_classes(
     for groups in (0, 2):
         got, _, _ = _dirty(problem, least, 10**8, groups)
         assert got == want
+
+
+def _threshold_dirty(problem: LayoutProblem, least: int, max_nodes: int = 10**8,
+                     groups: int = 1, group_cap: int = 10**8,
+                     oracle_cap: int = 10**8) -> tuple[int | None, bool, int]:
+    """The threshold dirty search (the oracle bounds it): the dirty part of its last layout,
+    whether it is proven, and its nodes."""
+    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
+    base = least * scalar.scale
+    out, _ = bn.threshold(scalar, base + scalar.scale - 1, max_nodes, None, groups=groups,
+                          group_size=3, group_cap=group_cap, floor=(least, scalar.scale),
+                          oracle_cap=oracle_cap)
+    return (None if out.cost is None else out.cost - base), out.complete, out.expanded
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), CASES)
+def test_threshold_dirty_search_finds_the_plain_optimum(n: int, hot: int, seed: int) -> None:
+    """Asked by threshold with the lines oracle as its bound (a state whose future lines
+    the oracle proves above what the question leaves costs more than it), the dirty search
+    ends with the plain search's optimum, with any groups and caps of its oracle."""
+    problem = _problem(n, hot, seed)
+    least = _least_lines(problem)
+    want, _, _ = _dirty(problem, least, 0)
+    for groups, cap in ((0, 10**8), (1, 10**8), (2, 40), (1, 1)):
+        got, complete, _ = _threshold_dirty(problem, least, groups=groups, group_cap=cap)
+        assert complete and got == want, (groups, cap)
+    for oracle_cap in (1, 300):
+        got, complete, _ = _threshold_dirty(problem, least, oracle_cap=oracle_cap)
+        assert complete and got == want, oracle_cap
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_threshold_dirty_search_is_the_enumerated_one(seed: int) -> None:
+    problem, want = _case(seed)
+    got, complete, _ = _threshold_dirty(problem, want[0])
+    assert complete and got == want[1]
+
+
+def test_threshold_dirty_search_cut_proves_nothing() -> None:
+    """Cut by the budget, the threshold dirty search may hold a layout, but not a proof:
+    block_search then reports no exact dirty lines."""
+    problem = _problem(60, 24, 1)
+    least = _least_lines(problem)
+    want, _, _ = _dirty(problem, least, 0)
+    _, _, nodes = _threshold_dirty(problem, least)
+    got, complete, used = _threshold_dirty(problem, least, max_nodes=nodes // 3)
+    assert not complete
+    assert used <= nodes // 3 + 1
+    assert got is None or got >= want
+    full = block_search(problem, upper=(least, 10**6), max_nodes=10**8)
+    assert full.dirty_exact and full.dirty_bound == want
+    result = block_search(problem, upper=(least, 10**6),
+                          max_nodes=full.lines_nodes + nodes // 3)
+    assert result.lines_exact and not result.dirty_exact

@@ -162,17 +162,22 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
 
 def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
               max_states: int = MAX_STATES, groups: int = 0, group_size: int = 3,
-              group_cap: int = 0) -> tuple[BestFirstOutcome, int]:
+              group_cap: int = 0, floor: tuple[int, int] | None = None,
+              oracle_cap: int = 0) -> tuple[BestFirstOutcome, int]:
     """The least cost below `limit` by threshold questions on the root (docs/layout.md,
     "Threshold lines search"), with at most `max_nodes` expansions (its groups' included;
     `group_cap` 0: a group may take them all). Returns the outcome and the status.
 
     Complete (FOUND or NONE) as `best_first`: the layout is optimal, or nothing is below
     the limit. Cut (NODES, STATES, DEADLINE, NOMEM), the outcome may still hold the last
-    layout found, below the limit but not proven, and `bound` is a proven lower bound."""
+    layout found, below the limit but not proven, and `bound` is a proven lower bound.
+
+    With `floor` and `oracle_cap` > 0 (a dirty search): the lines oracle, which may expand
+    that many states, bounds the search and the groups bound the oracle ("The threshold
+    dirty search"); `bound` then does not count the floor."""
     assert _lib is not None, "call available() first"
-    inp, _keep = _input(search, limit, max_nodes, deadline, None, max_states, False, groups,
-                        group_size, group_cap, 0)
+    inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, False, groups,
+                        group_size, group_cap, oracle_cap)
     return _run(_lib.cf_block_threshold, inp, search,
                 lambda status, out: out.cost >= 0 and status != NOMEM)
 

@@ -773,6 +773,10 @@ typedef struct {
     double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
     int64_t max_keys;                 /* states kept at most; 0: no limit */
     int stop;                         /* why a query returned -1 (CF_BS_*), 0 not yet */
+    /* a dirty search's lines oracle (the threshold dirty search), or NULL: a state whose
+     * future lines the oracle proves above b / oscale costs more than b */
+    struct oracle *orc;
+    int64_t oscale;
 } thresh;
 
 typedef struct group {
@@ -790,6 +794,9 @@ typedef struct group {
 
 static int thresh_init(thresh *o, programme *pr, int64_t cap);
 static void thresh_free(thresh *o);
+struct oracle;
+static int oracle_within(struct oracle *o, const uint8_t *c, int64_t lines, int64_t *lb);
+static int64_t oracle_nodes(const struct oracle *o);
 
 static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
 {
@@ -1062,7 +1069,7 @@ static int64_t thresh_nodes(const thresh *o)
             v += o->gr[j].th.visits;
     }
     v /= VISITS_PER_NODE;
-    return v > n ? v : n;
+    return (v > n ? v : n) + (o->orc ? oracle_nodes(o->orc) : 0);
 }
 
 /* Memo entry `id` of a new state: lb `h`, no cost found yet, and listed under its pieces
@@ -1197,6 +1204,16 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         if (r && gv > h)
             h = gv;
     }
+    if (h <= b && o->orc) {
+        int64_t olb = 0;
+        int64_t lines = b / o->oscale;
+        if (!oracle_within(o->orc, st, lines, &olb)) {
+            if (olb <= lines)
+                olb = lines + 1;
+            if (olb * o->oscale > h)
+                h = olb * o->oscale;
+        }
+    }
     if (h > b) {
         if (id >= 0 && h > o->lb[id])
             o->lb[id] = h;
@@ -1316,7 +1333,7 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
  * since some completion of the least lines places them contiguously (the blocks'
  * exchange argument, which holds from any state), is asked by a threshold programme
  * whether its least future lines are at most what the floor leaves. ---- */
-typedef struct {
+typedef struct oracle {
     programme pr;
     thresh t;
     int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap, *tclass;
@@ -1326,6 +1343,7 @@ typedef struct {
     int64_t *pweight;
     int dead;
     int32_t nl;
+    const cf_bs_input *in;
 } oracle;
 
 static void oracle_free(oracle *o)
@@ -1351,6 +1369,7 @@ static void oracle_free(oracle *o)
 static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
 {
     memset(o, 0, sizeof(*o));
+    o->in = in;
     int32_t nt = in->nt, nfp = in->nfp, nl = in->nlines, g = in->g;
     if (nl <= 0 || nl > nfp || !in->floor_scale)
         return -1;
@@ -1471,12 +1490,14 @@ out:
     return rc;
 }
 
-/* Whether the dirty search's state c, at cost cg, may still reach the least lines: 1
- * yes (or the oracle cannot tell), 0 no. */
-static int oracle_live(oracle *o, const cf_bs_input *in, const uint8_t *c, int64_t cg)
+/* Whether the future lines of the dirty search's state c can be at most `lines`: 1 yes (or
+ * the oracle cannot tell), 0 no, with a proven lower bound on them in *lb. */
+static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb)
 {
+    *lb = 0;
     if (o->dead)
         return 1;
+    const cf_bs_input *in = o->in;
     int32_t pnt = o->pr.ps.nt, nl = o->nl;
     uint8_t *buf = o->pr.proj;
     memset(buf, 0, o->pr.stride);
@@ -1495,13 +1516,25 @@ static int oracle_live(oracle *o, const cf_bs_input *in, const uint8_t *c, int64
             buf[o->cls[k][o->rem[k]]] = 1;
     buf[pnt] = c[in->nt];
     memcpy(buf + pnt + 1, c + in->nt + 1, (size_t)nl);
-    int64_t lb;
-    int r = thresh_query(&o->t, buf, in->floor_lines - cg / in->floor_scale, 0, &lb);
+    int r = thresh_query(&o->t, buf, lines, 0, lb);
     if (r < 0) {
         o->dead = 1;
         return 1;
     }
     return r;
+}
+
+static int64_t oracle_nodes(const oracle *o)
+{
+    return thresh_nodes(&o->t);
+}
+
+/* Whether the dirty search's state c, at cost cg, may still reach the least lines: 1
+ * yes (or the oracle cannot tell), 0 no. */
+static int oracle_live(oracle *o, const uint8_t *c, int64_t cg)
+{
+    int64_t lb;
+    return oracle_within(o, c, o->in->floor_lines - cg / o->in->floor_scale, &lb);
 }
 
 int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
@@ -1779,7 +1812,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                     int32_t i = in->fidx[j2];
                     child[nt + 1 + i] = (uint8_t)(left[i] != size ? m->v : 0);
                 }
-                if (orc && !oracle_live(orc, in, child, ng))
+                if (orc && !oracle_live(orc, child, ng))
                     continue;         /* no layout of the least lines goes through it */
                 int64_t id = keyset_find(&states, child, 1, &added);
                 if (id < 0) {
@@ -1873,7 +1906,8 @@ done:
  * that nothing costs at most hi, so the last layout found is optimal (or nothing is below
  * the limit). Every question reuses the proven bounds of the ones before. Cut by the
  * budget, the states cap or the deadline, it returns the last layout found (not proven)
- * and the root's proven lower bound. */
+ * and the root's proven lower bound. A dirty search (in->oracle, floor given) is bounded
+ * by the lines oracle, and its groups bound the oracle ("The threshold dirty search"). */
 int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
 {
     programme pr;
@@ -1892,12 +1926,21 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
     uint8_t *root = NULL;
     int64_t best = -1, hi = in->limit - 1;
     int cut = 0;
+    oracle orc_store;
+    memset(&orc_store, 0, sizeof(orc_store));
     if (!path ||
         programme_init(&pr, in, nt, nfp, in->size, in->align, in->counts0, in->fidx_start,
                        in->fidx, in->weight, pieces) ||
-        thresh_init(&t, &pr, in->max_nodes) ||
-        thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
-                      in->group_cap > 0 ? in->group_cap : in->max_nodes))
+        thresh_init(&t, &pr, in->max_nodes))
+        goto done;
+    if (in->oracle && in->floor_scale) {
+        /* a dirty search: the lines oracle bounds it, and the groups bound the oracle */
+        if (!oracle_init(&orc_store, in, &pr.ps)) {
+            t.orc = &orc_store;
+            t.oscale = in->floor_scale;
+        }
+    } else if (thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
+                             in->group_cap > 0 ? in->group_cap : in->max_nodes))
         goto done;
     t.deadline = in->deadline;
     t.max_keys = in->max_states;
@@ -1983,6 +2026,7 @@ done:
     out->expanded = thresh_nodes(&t);
     out->queued = (int64_t)t.keys.n;
     thresh_free(&t);
+    oracle_free(&orc_store);
     programme_free(&pr);
     free(root);
     free(path);
