@@ -1492,11 +1492,9 @@ out:
 
 /* Whether the future lines of the dirty search's state c can be at most `lines`: 1 yes (or
  * the oracle cannot tell), 0 no, with a proven lower bound on them in *lb. */
-static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb)
+/* The oracle's projection of the dirty search's state c, in its programme's buffer. */
+static uint8_t *oracle_project(oracle *o, const uint8_t *c)
 {
-    *lb = 0;
-    if (o->dead)
-        return 1;
     const cf_bs_input *in = o->in;
     int32_t pnt = o->pr.ps.nt, nl = o->nl;
     uint8_t *buf = o->pr.proj;
@@ -1516,7 +1514,17 @@ static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb
             buf[o->cls[k][o->rem[k]]] = 1;
     buf[pnt] = c[in->nt];
     memcpy(buf + pnt + 1, c + in->nt + 1, (size_t)nl);
-    int r = thresh_query(&o->t, buf, lines, 0, lb);
+    return buf;
+}
+
+/* Whether the future lines of the dirty search's state c can be at most `lines`: 1 yes (or
+ * the oracle cannot tell), 0 no, with a proven lower bound on them in *lb. */
+static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb)
+{
+    *lb = 0;
+    if (o->dead)
+        return 1;
+    int r = thresh_query(&o->t, oracle_project(o, c), lines, 0, lb);
     if (r < 0) {
         o->dead = 1;
         return 1;
