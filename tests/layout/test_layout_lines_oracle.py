@@ -178,3 +178,16 @@ def test_threshold_dirty_search_cut_proves_nothing() -> None:
     result = block_search(problem, upper=(least, 10**6),
                           max_nodes=full.lines_nodes + nodes // 3)
     assert result.lines_exact and not result.dirty_exact
+
+
+@pytest.mark.parametrize("max_nodes", [500, 2_000, 8_000])
+def test_threshold_dirty_search_keeps_its_oracle_within_the_budget(max_nodes: int) -> None:
+    """The oracle's work counts as the search's, and it may take only what the search has
+    left, whatever its own cap: a cut search stays within its budget (up to the work of
+    the question that crossed it)."""
+    problem = _problem(60, 24, 1)
+    least = _least_lines(problem)
+    _, complete, used = _threshold_dirty(problem, least, max_nodes=max_nodes,
+                                         group_cap=max_nodes, oracle_cap=10**8)
+    assert not complete
+    assert max_nodes <= used <= max_nodes * 1.05 + 50

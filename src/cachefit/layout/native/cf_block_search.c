@@ -797,6 +797,7 @@ static void thresh_free(thresh *o);
 struct oracle;
 static int oracle_within(struct oracle *o, const uint8_t *c, int64_t lines, int64_t *lb);
 static int64_t oracle_nodes(const struct oracle *o);
+static void oracle_limit(struct oracle *o, int64_t room);
 
 static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
 {
@@ -1205,6 +1206,8 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
             h = gv;
     }
     if (h <= b && o->orc) {
+        /* the oracle's work counts as this search's: it may take only what is left */
+        oracle_limit(o->orc, o->cap - thresh_nodes(o));
         int64_t olb = 0;
         int64_t lines = b / o->oscale;
         if (!oracle_within(o->orc, st, lines, &olb)) {
@@ -1535,6 +1538,14 @@ static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb
 static int64_t oracle_nodes(const oracle *o)
 {
     return thresh_nodes(&o->t);
+}
+
+/* At most `room` more nodes for the oracle (never more than its own cap). */
+static void oracle_limit(oracle *o, int64_t room)
+{
+    int64_t cap = thresh_nodes(&o->t) + (room > 0 ? room : 0);
+    if (cap < o->t.cap)
+        o->t.cap = cap;
 }
 
 /* Whether the dirty search's state c, at cost cg, may still reach the least lines: 1
