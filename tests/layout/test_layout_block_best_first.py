@@ -116,11 +116,11 @@ def _reference_run(search: bs._Search, limit: int, floor: tuple[int, int] | None
     Returns (cost, path, bound, complete, expanded, queued, expansions as (f, g))."""
     import heapq
 
-    def lift(v: int) -> int:
-        if floor is None:
+    def lift(v: int, sep: int | None = None) -> int:
+        # below the floor: its lines, and the dirty part of the separate terms (`sep`)
+        if floor is None or v >= floor[0] * floor[1]:
             return v
-        lines, dirty = divmod(v, floor[1])
-        return v if lines >= floor[0] else floor[0] * floor[1] + dirty
+        return floor[0] * floor[1] + (v if sep is None else sep) % floor[1]
 
     nt, nfp, fidx, weight = len(search.types), search.nfp, search.fidx, search.weight
     sizes = [t.size for t in search.types]
@@ -162,7 +162,8 @@ def _reference_run(search: bs._Search, limit: int, floor: tuple[int, int] | None
             left = [sum(c * sizes[t] for t, c in enumerate(counts) if i in fidx[t])
                     for i in range(nfp)]
             if not ref & 1 and any(counts):
-                full = lift(g + search.lower_bound(left, ages, cmod, counts))
+                full = lift(g + search.lower_bound(left, ages, cmod, counts),
+                            g + search.base_bound(left, ages, cmod)[0])
                 if full > f:
                     if full < limit:
                         heapq.heappush(heap, (full, neg_g, sq, state, ref | 1, move))
@@ -228,3 +229,34 @@ def test_best_first_expands_as_the_plain_search(n: int, hot: int, seed: int) -> 
     assert lines.root_bound() <= lb
     # both kinds of run compared: cut by the budget (6 runs in all) and ended by itself
     assert checked > 1000 and complete < 6 and (complete or n > 40), (checked, complete)
+
+
+def test_the_floor_keeps_the_dirty_optimum_when_the_penalty_mixes_lines_and_dirty() -> None:
+    """A record found by a random search (35 fields, 32-byte lines) on which the
+    next-granule penalty's least option has fewer lines but more dirty lines than the
+    optimum's completion. Raising that bound's lines to the floor and keeping its dirty
+    part dropped the optimum (the dirty search ended at a worse layout and called it
+    optimal). With the floor, the native searches (with and without partial expansion)
+    and the Python one must end where the search without a floor does."""
+    from cachefit.layout import block_native as bn
+    from cachefit.layout.block_best_first import best_first
+
+    record, entry = large_case(35, 21, 685050)
+    problem = problem_of(record, entry, line=32)
+    lines = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
+    least = best_first(lines, 10**12, bs._Budget).cost
+    assert least is not None
+
+    def scalar() -> bs._Search:
+        return bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
+
+    limit = (least + 1) * scalar().scale - 1
+    plain = best_first(scalar(), limit, bs._Budget)
+    assert plain.complete and plain.cost is not None
+    floored = best_first(scalar(), limit, bs._Budget, floor=(least, scalar().scale))
+    assert floored.cost == plain.cost
+    if bn.available():
+        for partial in (False, True):
+            out, _ = bn.best_first(scalar(), limit, 10**8, None, (least, scalar().scale),
+                                   partial=partial)
+            assert out.complete and out.cost == plain.cost, partial

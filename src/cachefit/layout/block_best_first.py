@@ -79,20 +79,24 @@ def best_first(search: _Search, limit: int, budget_error: type[Exception],
 
     `floor` = (L, M) for the search over lines * M + dirty (M above any dirty total) when
     every relaxed layout is known to have at least L lines: a bound v = l * M + d (l lines,
-    d dirty, d < M) is then raised to max(l, L) * M + d, so the states are taken in the
-    order of their dirty bound and the queue's bound speaks about dirty lines at once."""
-    def lift(v: int) -> int:
-        if floor is None:
+    d dirty, d < M) with l < L is then raised to L * M + d', d' the dirty part of `sep`
+    (the cost so far plus the per-footprint bound, whose dirty terms bound each dirty
+    footprint whatever the lines; the next-granule penalty's least option mixes lines and
+    dirty terms, so its dirty part may exceed a completion's with more lines), so the
+    states are taken in the order of their dirty bound and the queue's bound speaks about
+    dirty lines at once."""
+    def lift(v: int, sep: int) -> int:
+        if floor is None or v >= floor[0] * floor[1]:
             return v
-        lines, dirty = divmod(v, floor[1])
-        return v if lines >= floor[0] else floor[0] * floor[1] + dirty
+        return floor[0] * floor[1] + sep % floor[1]
 
     counts0 = search.counts0
     cmod0 = search.start % search.g
     ages0 = tuple(a if search.left0[i] else 0 for i, a in enumerate(search.ages0))
     start_key = bytes(counts0) + bytes((cmod0,)) + bytes(ages0)
     g0 = search.fixed_cost
-    f0 = lift(g0 + search.base_bound(search.left0, ages0, cmod0)[0])
+    f0 = g0 + search.base_bound(search.left0, ages0, cmod0)[0]
+    f0 = lift(f0, f0)
     # queue entries: (key, state, ref, move); key orders by (f, -g, seq) (`_Queue`),
     # ref = parent expansion * 2 + full flag, move the move that led to the state
     span = max(limit, g0) + 1
@@ -166,7 +170,7 @@ def _moves_of(search: _Search) -> list[list[tuple[Move, ...]]]:
     return out
 
 
-def _run(search: _Search, limit: int, lift: Callable[[int], int], q: _Queue,
+def _run(search: _Search, limit: int, lift: Callable[[int, int], int], q: _Queue,
          floor: tuple[int, int] | None) -> BestFirstOutcome:
     nt = len(search.types)
     nfp = search.nfp
@@ -220,7 +224,12 @@ def _run(search: _Search, limit: int, lift: Callable[[int], int], q: _Queue,
                         left[i] += size
             lefts[counts] = left
         if not ref & _FULL and busy:
-            full = lift(g0 + search.lower_bound(left, tuple(ages), cmod, tuple(counts)))
+            base, open_mask = search.base_bound(left, tuple(ages), cmod)
+            full = g0 + base
+            if open_mask:
+                full += search._next_granule_penalty(open_mask, cmod, tuple(counts),
+                                                     tuple(ages))
+            full = lift(full, g0 + base)
             if full > f:
                 if full < limit:
                     heapq.heappush(heap, (((full * span + rest) << SEQ_BITS) + (key & seq_mask),

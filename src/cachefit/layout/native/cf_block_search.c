@@ -343,18 +343,24 @@ typedef struct {
     double inv_scale;
 } search;
 
-/* The dirty search's bound v = l * M + d (d < M) raised to max(l, L) * M + d. */
-static int64_t lift(const search *s, int64_t v)
+/* The dirty search's bound v = l * M + d (d < M) raised to max(l, L) * M + d', where d'
+ * is the dirty part of `sep`, a bound made of separate per-footprint terms only (the
+ * cost so far and the per-footprint bound): each dirty term there bounds its footprint's
+ * dirty lines whatever the lines, so L * M + d' bounds every completion, since each has
+ * at least L lines. The dirty part of v itself may not: the next-granule penalty and the
+ * groups take a least option over lines and dirty terms together, and a completion with
+ * more lines (still at least L) may have fewer dirty lines than that option. */
+static int64_t lift(const search *s, int64_t v, int64_t sep)
 {
     if (!s->floor_base || v >= s->floor_base)
         return v;
     int64_t m = s->in->floor_scale;
-    int64_t lines = (int64_t)((double)v * s->inv_scale);  /* v / M, then corrected */
-    while (lines > 0 && lines * m > v)
+    int64_t lines = (int64_t)((double)sep * s->inv_scale);  /* sep / M, then corrected */
+    while (lines > 0 && lines * m > sep)
         lines--;
-    while ((lines + 1) * m <= v)
+    while ((lines + 1) * m <= sep)
         lines++;
-    return s->floor_base + (v - lines * m);
+    return s->floor_base + (sep - lines * m);
 }
 
 static int32_t align_up(int32_t x, int32_t a)
@@ -1624,7 +1630,8 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
     memcpy(child + nt + 1, in->ages0, nfp);
     {
         bytes_left(in, child, left);
-        int64_t f0 = lift(&s, in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open));
+        int64_t f0 = in->g0 + base_bound(&s, left, in->ages0, in->cmod0, open);
+        f0 = lift(&s, f0, f0);
         int64_t id = keyset_find(&states, child, 1, &added);
         if (id < 0)
             goto done;
@@ -1676,7 +1683,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
         }
         bytes_left(in, counts, left);
         if (!full_flag && busy && !again) {
-            int64_t b = base_bound(&s, left, ages, cmod, open);
+            int64_t b = base_bound(&s, left, ages, cmod, open), b0 = b;
             b += penalty(&s, open, cmod, counts, ages, share);
             if (ngroups) {
                 int64_t gv = groups_value(gr, ngroups, in, counts, cmod, ages, ingroup);
@@ -1688,7 +1695,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                         b = gv;
                 }
             }
-            int64_t full = lift(&s, e.g + b);
+            int64_t full = lift(&s, e.g + b, e.g + b0);
             if (full > e.f) {
                 if (full < in->limit) {
                     entry r = e;
@@ -1809,7 +1816,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
                     bound += in->weight[i] * ((left[i] - m->c) >> s.gshift) - terms[i];
                 }
                 int64_t ng = e.g + add;
-                int64_t nf = lift(&s, ng + bound);
+                int64_t nf = lift(&s, ng + bound, ng + bound);
                 if (nf >= in->limit)
                     continue;
                 if (in->partial) {
