@@ -227,3 +227,77 @@ def test_no_repeated_specifier_after_the_block(tmp_path: Path, cachefit) -> None
     assert body.startswith("protected:\n    int     _b;\n    int     _a;\n    int     _c;\n"
                            "\nprivate:\n    void*   _pool;\n")
     assert "void Unlink() {}" in body
+
+
+def _reorder_and_build(tmp_path: Path, cachefit, name: str, src: str, type_name: str,
+                       order: str) -> str:
+    """`src` (a program defining `type_name`) reordered to `order`: the rewritten text,
+    checked to compile with every C++ compiler and to print what the original printed."""
+    write(tmp_path, {name: src})
+    before = {cxx: build_and_run(tmp_path, name, cxx, "-std=c++17") for cxx in CXX_COMPILERS}
+    code, out, err = cachefit("reorder", type_name, tmp_path / name, "--order", order,
+                              "--", "-std=c++17")
+    assert code == 0, err
+    write(tmp_path, {name: out})
+    for cxx in CXX_COMPILERS:
+        assert build_and_run(tmp_path, name, cxx, "-std=c++17") == before[cxx]
+    return out
+
+
+PRINTER = """\
+#include <cstdio>
+class Printer {
+public:
+    Printer() : _open(false), _first(true), _depth(0), _text(-1), _flag(), _restricted(),
+                _buffer() {}
+    int Sum() const { return _open + _first + _depth + _text + _flag[0] + _stack[0] * 0; }
+
+protected:
+    void Seal() {}
+    bool _open;
+    int _stack[4] = {};
+
+private:
+    void PrintString(const char*) {}\t// prints out
+
+    bool _first;
+    int _depth;
+    int _text;
+
+    enum {
+        RANGE = 8
+    };
+    bool _flag[RANGE];
+    bool _restricted[RANGE];
+
+    char _buffer[20];
+
+    // Prohibit cloning
+    Printer(const Printer&);
+};
+int main() { Printer p; std::printf("%d\\n", p.Sum()); }
+"""
+
+
+def test_removed_fields_take_one_of_their_blank_lines(tmp_path: Path, cachefit) -> None:
+    """tinyxml2's XMLPrinter: the fields between `PrintString(...)` + blank line and blank
+    line + `enum {...}` go after the enum (they use it); one of the two blank lines goes
+    with them, so no two blank lines are left in a row."""
+    out = _reorder_and_build(tmp_path, cachefit, "p.cc", PRINTER, "Printer",
+                             "_stack,_first,_text,_depth,_open,_flag,_buffer,_restricted")
+    assert "\n\n\n" not in out
+    assert "void PrintString(const char*) {}\t// prints out\n\n    enum {\n" in out
+
+
+@pytest.mark.parametrize(("src", "order", "expected"), [
+    ("struct S {\n    int a;\n\n    typedef int T;\n    T b;\n    void f() {}\n};\n", "b,a",
+     "struct S {\n    typedef int T;\n    T b;\n    int a;\n    void f() {}\n};\n"),
+    ("struct S {\n    int a;\n    int c;\n    void f() {}\n\n    int b;\n};\n", "b,a,c",
+     "struct S {\n    int b;\n    int a;\n    int c;\n    void f() {}\n};\n"),
+])
+def test_no_blank_line_left_after_the_brace_or_before_the_end(
+        tmp_path: Path, cachefit, src: str, order: str, expected: str) -> None:
+    """A field removed right after `{` (the block goes after a typedef) or right before `}`
+    (the block goes where the first field was) leaves no blank line hanging there."""
+    out = _reorder_and_build(tmp_path, cachefit, "s.cc", src + "int main() {}\n", "S", order)
+    assert out == expected + "int main() {}\n"

@@ -295,14 +295,7 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     removals = {k: _removal(text, items[k], inline) for k in sorted(removed)
                 if lo <= k < hi}
     if not inline:
-        # Blank lines between two removed items go; the block brings its own spacing.
-        keys = sorted(removals)
-        for a, b in zip(keys, keys[1:], strict=False):
-            gap = text[removals[a].end:removals[b].begin]
-            if b == a + 1 and gap.strip() == b"" and gap.count(b"\n") >= 1 and \
-                    only_blanks_before(text, removals[a].end) and \
-                    removals[b].begin == line_start(text, removals[b].begin):
-                removals[b] = Span(removals[a].end, removals[b].end)
+        removals = _join_blank_gaps(text, removals)
 
     anchor_core = items[anchor].core
     if inline:
@@ -349,15 +342,61 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     for r in spans:
         if r.begin < p < r.end:
             p = r.begin
+    if not inline:
+        spans = _drop_hanging_blanks(text, body.body, spans, [p])
     return [(r.begin, r.end, b"") for r in spans] + [(p, p, block)]
 
 
+def _join_blank_gaps(text: bytes, removals: dict[int, Span]) -> dict[int, Span]:
+    """`removals` (by item index) with the blank lines between two removed items that
+    follow each other added to the second: the block brings its own spacing."""
+    out = dict(removals)
+    keys = sorted(out)
+    for a, b in zip(keys, keys[1:], strict=False):
+        gap = text[out[a].end:out[b].begin]
+        if b == a + 1 and gap.strip() == b"" and gap.count(b"\n") >= 1 and \
+                only_blanks_before(text, out[a].end) and \
+                out[b].begin == line_start(text, out[b].begin):
+            out[b] = Span(out[a].end, out[b].end)
+    return out
+
+
+def _is_blank_line(text: bytes, pos: int, limit: int) -> bool:
+    """Whether the line starting at `pos` ends before `limit` and holds only blanks."""
+    end = line_end(text, pos)
+    return end < limit and text[pos:end].strip() == b""
+
+
+def _drop_hanging_blanks(text: bytes, body: Span, spans: list[Span],
+                         inserts: list[int]) -> list[Span]:
+    """`spans` (removed whole lines, sorted, disjoint) widened by one blank line where
+    removing them would leave two blank lines in a row, a blank line right after the
+    line of `{`, or one right before `}`. Spans the block is inserted into or next to
+    (`inserts`) keep their neighbours: the block takes the place of what they held."""
+    out: list[Span] = []
+    for r in spans:
+        whole = r.begin == line_start(text, r.begin) and text[r.end - 1:r.end] == b"\n"
+        if not whole or r.begin <= body.begin or any(r.begin <= at <= r.end for at in inserts):
+            out.append(r)
+            continue
+        prev = line_start(text, r.begin - 1)
+        blank_before = prev > body.begin and _is_blank_line(text, prev, r.begin)
+        opens_body = prev <= body.begin
+        closes_body = text[r.end:body.end].strip() == b""
+        if (blank_before or opens_body) and _is_blank_line(text, r.end, body.end):
+            r = Span(r.begin, line_end(text, r.end) + 1)
+        elif blank_before and closes_body:
+            r = Span(prev, r.end)
+        out.append(r)
+    return _merged(out)
+
+
 def _merged(spans: list[Span]) -> list[Span]:
-    """`spans` with overlapping ones joined (fields sharing a line with the brace and
-    others: the blanks after one are the blanks before the next)."""
+    """`spans` with overlapping or touching ones joined (fields sharing a line with the
+    brace and others: the blanks after one are the blanks before the next)."""
     out: list[Span] = []
     for sp in sorted(spans, key=lambda x: (x.begin, x.end)):
-        if out and sp.begin < out[-1].end:
+        if out and sp.begin <= out[-1].end:
             out[-1] = Span(out[-1].begin, max(out[-1].end, sp.end))
         else:
             out.append(sp)
