@@ -301,3 +301,41 @@ def test_no_blank_line_left_after_the_brace_or_before_the_end(
     (the block goes where the first field was) leaves no blank line hanging there."""
     out = _reorder_and_build(tmp_path, cachefit, "s.cc", src + "int main() {}\n", "S", order)
     assert out == expected + "int main() {}\n"
+
+
+NODE = """\
+#include <cstdio>
+class Node {
+public:
+    int Sum() const { return _a + _b + _c + _d + (_user != 0) + (_pool != 0); }
+    explicit Node() : _a(1), _b(2), _c(3), _d(4), _user(0), _pool(0) {}
+
+protected:
+    virtual void Parse() {}
+
+    int\t\t_a;
+    int\t\t_b;
+
+    int\t\t_c;
+    int\t\t_d;
+
+\tvoid*\t\t\t_user;
+
+private:
+    void*\t\t_pool;
+    void Unlink() {}
+};
+int main() { Node n; std::printf("%d\\n", n.Sum()); }
+"""
+
+
+def test_kept_specifier_keeps_its_blank_line(tmp_path: Path, cachefit) -> None:
+    """tinyxml2's XMLNode: the block ends with the access of the `private:` right after it.
+    That specifier stays where it is, with the blank line before it, and the block's part
+    after its own `private:` goes right under it (the blank line used to move after the
+    last field: `_user;\\nprivate:\\n    _pool;\\n\\n    void Unlink`)."""
+    out = _reorder_and_build(tmp_path, cachefit, "n.cc", NODE, "Node", "_a,_c,_b,_d,_user,_pool")
+    assert ("    int\t\t_a;\n    int\t\t_c;\n    int\t\t_b;\n    int\t\t_d;\n"
+            "\tvoid*\t\t\t_user;\n\nprivate:\n    void*\t\t_pool;\n    void Unlink() {}\n"
+            ) in out
+    assert out.count("private:") == 1

@@ -17,7 +17,7 @@ write files, or verify the compiler's layout (see layout_check).
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cachefit.errors import UserError
 from cachefit.rewrite.member_units import (
@@ -331,20 +331,38 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     # A field list whose fields are all set off by blank lines stays so.
     spaced = len(unit_idx) > 1 and all(blank_line_before(text, items[k].core.begin)
                                        for k in unit_idx[1:])
-    block, last = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
-    if isinstance(after, AccessSpec) and after.access == last and \
+    block = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
+    inserts = [(p, block.text)]
+    if isinstance(after, AccessSpec) and after.access == block.access and \
             _blank_but(text, p, after.decl.begin, list(removals.values())):
-        # the block ends with the access the specifier right after it gives: it would
-        # only repeat it (`private:` twice)
-        k = next(k for k, it in enumerate(items) if it is after)
-        removals[k] = _removal(text, after, inline)
+        # The block ends with the access the specifier right after it gives. When the
+        # block emits that specifier itself, what follows its last one goes right after
+        # the kept specifier (which keeps its place and the blank line before it);
+        # otherwise the kept one would only repeat it (`private:` twice) and goes.
+        resume = _line_after(text, after.core)
+        if block.split is None or block.resume is None or resume is None:
+            k = next(k for k, it in enumerate(items) if it is after)
+            removals[k] = _removal(text, after, inline)
+        else:
+            inserts = [(p, block.text[:block.split]), (resume, block.text[block.resume:])]
     spans = _merged(list(removals.values()))
-    for r in spans:
-        if r.begin < p < r.end:
-            p = r.begin
+    inserts = [(_outside(spans, at), part) for at, part in inserts]
     if not inline:
-        spans = _drop_hanging_blanks(text, body.body, spans, [p])
-    return [(r.begin, r.end, b"") for r in spans] + [(p, p, block)]
+        spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
+    return [(r.begin, r.end, b"") for r in spans] + [(at, at, part) for at, part in inserts
+                                                     if part]
+
+
+def _outside(spans: list[Span], at: int) -> int:
+    """`at`, or the start of the removed span it falls strictly inside."""
+    return next((r.begin for r in spans if r.begin < at < r.end), at)
+
+
+def _line_after(text: bytes, core: Span) -> int | None:
+    """The start of the line after `core` when nothing follows `core` on its line."""
+    if not only_blanks_after(text, core.end):
+        return None
+    return min(line_end(text, core.end) + 1, len(text))
 
 
 def _join_blank_gaps(text: bytes, removals: dict[int, Span]) -> dict[int, Span]:
@@ -458,24 +476,81 @@ def _spec_indent(body: RecordBody) -> bytes:
     return indentation(text, body.body.begin)
 
 
+@dataclass
+class _Emitter:
+    """Collects the block's lines: never two blank lines in a row, none at its start or
+    right after an access specifier; remembers where the last specifier it emitted
+    begins (with the blank line set before it) and where the lines after it begin."""
+
+    nl: bytes
+    inline: bool
+    parts: list[bytes] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)   # "blank", "spec" or "text"
+    last_spec: int | None = None                      # index in `parts`
+
+    def blank(self) -> None:
+        """A blank line, unless it would start the block, follow a specifier or another
+        blank line."""
+        if not self.inline and self.kinds and self.kinds[-1] == "text":
+            self._add(self.nl, "blank")
+
+    def spec(self, line: bytes, spaced: bool) -> None:
+        """An access specifier line, set off by a blank line when `spaced`."""
+        if spaced:
+            self.blank()
+        blank = bool(self.kinds) and self.kinds[-1] == "blank"
+        self.last_spec = len(self.parts) - blank
+        self._add(line, "spec")
+
+    def text(self, line: bytes) -> None:
+        """Lines of members (or one member's text, in a one-line record)."""
+        self._add(line, "text")
+
+    def _add(self, part: bytes, kind: str) -> None:
+        self.parts.append(part)
+        self.kinds.append(kind)
+
+    def block(self, access: Access) -> _Block:
+        """The text collected, with the access in effect at its end."""
+        text = b" ".join(self.parts) + b" " if self.inline else b"".join(self.parts)
+        if self.last_spec is None or self.inline:
+            return _Block(text, access)
+        split = sum(len(x) for x in self.parts[:self.last_spec])
+        spec_at = next(k for k in range(self.last_spec, len(self.parts))
+                       if self.kinds[k] == "spec")
+        resume = sum(len(x) for x in self.parts[:spec_at + 1])
+        return _Block(text, access, split, resume)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """The block's text and the access in effect at its end; `split` is where its last
+    access specifier begins (with the blank line before it) and `resume` where the lines
+    after that specifier begin (None when the block emits no specifier)."""
+
+    text: bytes
+    access: Access
+    split: int | None = None
+    resume: int | None = None
+
+
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
            inline: bool, attrs: dict[str, str], walls: dict[str, str],
-           opening: Access | None = None, spaced: bool = False) -> tuple[bytes, Access]:
+           opening: Access | None = None, spaced: bool = False) -> _Block:
     """The text of `pieces` in order, with the access specifiers they need, and the access
     in effect at its end."""
     text = body.text
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
-    parts: list[bytes] = []
+    em = _Emitter(nl, inline)
     cur = access
     walled: set[str] = set()
     specs_spaced = not inline and _specs_spaced(body)
     for n, p in enumerate(pieces):
         u = p.unit
         if u.access != cur or (n == 0 and u.access == opening):
-            if n > 0 and specs_spaced:
-                parts.append(nl)
-            parts.append(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl)
+            em.spec(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl,
+                    specs_spaced)
             cur = u.access
         piece = _piece_text(text, p, attrs)
         # The barrier goes before the unit: before unnamed bit-fields kept in front of it.
@@ -485,22 +560,21 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
             wall = (walls[head] + " : 0;").encode()
             walled.add(head)
         if inline:
-            parts += [wall, piece] if wall else [piece]
+            if wall:
+                em.text(wall)
+            em.text(piece)
             continue
         if wall:
-            parts.append(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
+            em.text(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
         # a blank line before a piece: in a list spaced throughout, or where a unit with
         # a leading comment was set off by one
         has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
         if n > 0 and (spaced or has_lead and blank_line_before(text, u.core.begin)):
-            parts.append(nl)
+            em.blank()
         lead_line = only_blanks_before(text, u.core.begin)
         indent = indentation(text, u.core.begin) if lead_line else field_indent
-        parts.append(indent + piece + nl)
+        em.text(indent + piece + nl)
     if after is not None and not isinstance(after, AccessSpec) and after.access is not None \
             and after.access != cur:
-        parts.append(_spec(after.access) if inline else
-                     spec_indent + _spec(after.access) + nl)
-    if inline:
-        return b" ".join(parts) + b" ", cur
-    return b"".join(parts), cur
+        em.text(_spec(after.access) if inline else spec_indent + _spec(after.access) + nl)
+    return em.block(cur)
