@@ -339,3 +339,54 @@ def test_kept_specifier_keeps_its_blank_line(tmp_path: Path, cachefit) -> None:
             "\tvoid*\t\t\t_user;\n\nprivate:\n    void*\t\t_pool;\n    void Unlink() {}\n"
             ) in out
     assert out.count("private:") == 1
+
+
+DOCUMENT = """\
+#include <cstdio>
+class Document {
+public:
+    int Sum() const { return _bom + _err + _depth + _unlinked[0] + _pool[1] + _comments[2]; }
+
+private:
+    void Parse() {}
+
+    bool\t\t\t_bom = false;
+    int\t\t\t\t_err = 1;
+\tint\t\t\t\t_depth = 2;
+\t// Memory tracking does add some overhead.
+\t// However, the code assumes that you don't
+\t// have a bunch of unlinked nodes around.
+\tint _unlinked[10] = {3};
+
+    int\t _pool[4] = {0, 4};
+    int\t _comments[4] = {0, 0, 5};
+
+\tstatic const char* _names[2];
+};
+const char* Document::_names[2] = {"a", "b"};
+int main() { Document d; std::printf("%d\\n", d.Sum()); }
+"""
+
+
+def test_commented_member_keeps_the_blank_line_after_it(tmp_path: Path, cachefit) -> None:
+    """tinyxml2's XMLDocument: `_unlinked`, whose leading comment documents it, was
+    followed by a blank line; it still is, rather than having the next field glued under
+    it (the blank line before such a member was kept already)."""
+    out = _reorder_and_build(tmp_path, cachefit, "d.cc", DOCUMENT, "Document",
+                             "_err,_pool,_depth,_bom,_unlinked,_comments")
+    assert "\tint _unlinked[10] = {3};\n\n    int\t _comments[4] = {0, 0, 5};\n\n\tstatic" \
+        in out
+    assert "\n\n\n" not in out
+
+
+@pytest.mark.parametrize(("order", "expected"), [
+    ("b,a,c", "    int b;\n    int a;\n    // the c\n    int c;\n\n    void f() {}\n};\n"),
+    ("c,a,b", "    // the c\n    int c;\n\n    int a;\n    int b;\n\n    void f() {}\n};\n"),
+])
+def test_blank_line_after_a_commented_member_is_not_doubled(
+        tmp_path: Path, cachefit, order: str, expected: str) -> None:
+    """The blank line after a member with a leading comment goes with it; at the block's
+    end, where the kept text after the block starts with one, it is not doubled."""
+    src = "struct D {\n    int a;\n    int b;\n    // the c\n    int c;\n\n    void f() {}\n};\n"
+    out = _reorder_and_build(tmp_path, cachefit, "d.cc", src + "int main() {}\n", "D", order)
+    assert out == "struct D {\n" + expected + "int main() {}\n"

@@ -349,8 +349,21 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     inserts = [(_outside(spans, at), part) for at, part in inserts]
     if not inline:
         spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
+        at, part = inserts[-1]
+        if block.tail and _blank_or_end_at(text, at, spans, body.body.end):
+            inserts[-1] = (at, part[:-block.tail])
     return [(r.begin, r.end, b"") for r in spans] + [(at, at, part) for at, part in inserts
                                                      if part]
+
+
+def _blank_or_end_at(text: bytes, at: int, spans: list[Span], end: int) -> bool:
+    """Whether the text kept from `at` on (`spans` are removed) starts with a blank line
+    or with the end of the member list (`end`): a blank line inserted at `at` would be
+    one too many."""
+    for r in spans:
+        if r.begin == at:
+            at = r.end
+    return _is_blank_line(text, at, end) or text[at:end].strip() == b""
 
 
 def _outside(spans: list[Span], at: int) -> int:
@@ -383,6 +396,12 @@ def _is_blank_line(text: bytes, pos: int, limit: int) -> bool:
     """Whether the line starting at `pos` ends before `limit` and holds only blanks."""
     end = line_end(text, pos)
     return end < limit and text[pos:end].strip() == b""
+
+
+def _blank_line_follows(text: bytes, pos: int, limit: int) -> bool:
+    """Whether `pos` ends its line and the next line is blank and ends before `limit`."""
+    return only_blanks_after(text, pos) and \
+        _is_blank_line(text, min(line_end(text, pos) + 1, len(text)), limit)
 
 
 def _drop_hanging_blanks(text: bytes, body: Span, spans: list[Span],
@@ -513,25 +532,28 @@ class _Emitter:
     def block(self, access: Access) -> _Block:
         """The text collected, with the access in effect at its end."""
         text = b" ".join(self.parts) + b" " if self.inline else b"".join(self.parts)
+        tail = len(self.nl) if self.kinds and self.kinds[-1] == "blank" else 0
         if self.last_spec is None or self.inline:
-            return _Block(text, access)
+            return _Block(text, access, tail=tail)
         split = sum(len(x) for x in self.parts[:self.last_spec])
         spec_at = next(k for k in range(self.last_spec, len(self.parts))
                        if self.kinds[k] == "spec")
         resume = sum(len(x) for x in self.parts[:spec_at + 1])
-        return _Block(text, access, split, resume)
+        return _Block(text, access, split, resume, tail)
 
 
 @dataclass(frozen=True)
 class _Block:
     """The block's text and the access in effect at its end; `split` is where its last
     access specifier begins (with the blank line before it) and `resume` where the lines
-    after that specifier begin (None when the block emits no specifier)."""
+    after that specifier begin (None when the block emits no specifier); `tail` is the
+    length of the blank line it ends with (0 when none)."""
 
     text: bytes
     access: Access
     split: int | None = None
     resume: int | None = None
+    tail: int = 0
 
 
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
@@ -574,6 +596,9 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
         lead_line = only_blanks_before(text, u.core.begin)
         indent = indentation(text, u.core.begin) if lead_line else field_indent
         em.text(indent + piece + nl)
+        # and after it, where such a unit was followed by one
+        if has_lead and _blank_line_follows(text, u.core.end, body.body.end):
+            em.blank()
     if after is not None and not isinstance(after, AccessSpec) and after.access is not None \
             and after.access != cur:
         em.text(_spec(after.access) if inline else spec_indent + _spec(after.access) + nl)
