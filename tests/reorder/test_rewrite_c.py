@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -355,3 +356,108 @@ def test_runaway_invocations_are_reported(tmp_path: Path, cachefit) -> None:
         assert [w for w in warnings if w.startswith(
             f"{runaway} of {runaway + counted} invocations that touched s were cut off "
             "as runaway") and "max_accesses" in w], warnings
+
+
+SECTIONED = """\
+#include <stddef.h>
+struct options {
+  // -------------------
+  // Parameters that affect behavior
+
+  // Comparator used to define the order of keys.
+  const char *comparator;
+
+  // If true, create the database.
+  int create_if_missing;
+
+  // -------------------
+  // Parameters that affect performance
+
+  // Amount of data to build up in memory.
+  size_t write_buffer_size;
+
+  // Number of open files.
+  int max_open_files;
+
+  // Control over blocks (user data is stored in a set of blocks, and
+  // a block is the unit of reading from disk).
+
+  // If non-null, use the specified cache for blocks.
+  void *block_cache;
+
+  // Approximate size of user data packed per block.
+  size_t block_size;
+};
+"""
+
+SECTIONED_MAIN = """\
+#include <stdio.h>
+#include "o.h"
+int main(void) {
+    struct options o = {.comparator = "bytewise", .create_if_missing = 1,
+                        .write_buffer_size = 4096, .max_open_files = 1000,
+                        .block_cache = NULL, .block_size = 4096};
+    printf("%s %d %zu %d %d %zu\\n", o.comparator, o.create_if_missing,
+           o.write_buffer_size, o.max_open_files, o.block_cache == NULL, o.block_size);
+    return 0;
+}
+"""
+
+SECTIONS = {"Parameters that affect behavior": {"comparator", "create_if_missing"},
+            "Parameters that affect performance": {"write_buffer_size", "max_open_files"},
+            "Control over blocks": {"block_cache", "block_size"}}
+
+
+def _comment_lines(text: str) -> Counter[str]:
+    return Counter(ln.strip() for ln in text.splitlines() if ln.strip().startswith("//"))
+
+
+@pytest.mark.parametrize("order", [
+    "block_size,comparator,write_buffer_size,create_if_missing,block_cache,max_open_files",
+    "write_buffer_size,max_open_files,comparator,create_if_missing,block_size,block_cache",
+])
+def test_section_headings_head_a_field_of_their_section(tmp_path: Path, cachefit,
+                                                        order: str) -> None:
+    """leveldb's Options: a comment set off from the next field by a blank line heads the
+    fields up to the next such comment. It goes into the block right before the first field
+    of its section in the new order, set off by blank lines (it used to stay behind, after
+    the block, heading nothing); every comment is kept exactly once and the result
+    compiles and behaves the same."""
+    write(tmp_path, {"o.h": SECTIONED, "m.c": SECTIONED_MAIN})
+    before = {cc: build_and_run(tmp_path, "m.c", cc, "-std=c11") for cc in C_COMPILERS}
+    code, out, err = cachefit("reorder", "options", tmp_path / "o.h", "--order", order,
+                              "--", "-std=c11")
+    assert code == 0, err
+    assert _comment_lines(out) == _comment_lines(SECTIONED)
+    assert "\n\n\n" not in out and "{\n\n" not in out and "\n\n}" not in out
+    lines = out.splitlines()
+    for title, fields in SECTIONS.items():
+        at = next(i for i, ln in enumerate(lines) if title in ln)
+        assert lines[at + 1 + title.startswith("Control")] == "" and lines[at - 1] in (
+            "", "struct options {", "  // -------------------")
+        decl = next(ln for ln in lines[at:] if ln.strip() and not ln.strip().startswith("//"))
+        assert decl.rstrip(";").split()[-1].lstrip("*") in fields, (title, out)
+    write(tmp_path, {"o.h": out})
+    for cc in C_COMPILERS:
+        assert build_and_run(tmp_path, "m.c", cc, "-std=c11") == before[cc]
+
+
+def test_headings_kept_in_order_stay_in_place(tmp_path: Path, cachefit) -> None:
+    """An order that keeps every section together changes only the fields' lines."""
+    write(tmp_path, {"o.h": SECTIONED})
+    code, out, err = cachefit("reorder", "options", tmp_path / "o.h", "--order",
+                              "create_if_missing,comparator,max_open_files,write_buffer_size,"
+                              "block_size,block_cache", "--", "-std=c11")
+    assert code == 0, err
+    swap = SECTIONED
+    for a, b in (("  // Comparator used to define the order of keys.\n"
+                  "  const char *comparator;\n",
+                  "  // If true, create the database.\n  int create_if_missing;\n"),
+                 ("  // Amount of data to build up in memory.\n  size_t write_buffer_size;\n",
+                  "  // Number of open files.\n  int max_open_files;\n"),
+                 ("  // If non-null, use the specified cache for blocks.\n"
+                  "  void *block_cache;\n",
+                  "  // Approximate size of user data packed per block.\n"
+                  "  size_t block_size;\n")):
+        swap = swap.replace(a + "\n" + b, b + "\n" + a)
+    assert out == swap

@@ -390,3 +390,54 @@ def test_blank_line_after_a_commented_member_is_not_doubled(
     src = "struct D {\n    int a;\n    int b;\n    // the c\n    int c;\n\n    void f() {}\n};\n"
     out = _reorder_and_build(tmp_path, cachefit, "d.cc", src + "int main() {}\n", "D", order)
     assert out == "struct D {\n" + expected + "int main() {}\n"
+
+
+SECTIONS_CLASS = """\
+#include <cstdio>
+class C {
+ public:
+  C() : a_(1), b_(2), c_(3) {}
+  int sum() const { return a_ + b_ * 10 + c_ * 100 + d_ * 1000; }
+
+ private:
+  // State
+
+  int a_;
+  int b_;
+
+  // Helpers
+
+  void f() {}
+  int d_ = 4;
+
+  // Counters
+
+  int c_;
+};
+int main() { C c; std::printf("%d\\n", c.sum()); }
+"""
+
+
+def test_heading_under_a_specifier_moves_with_its_section(tmp_path: Path, cachefit) -> None:
+    """A heading right under `private:` and set off from the field after it by a blank line
+    heads that field's section (it was the specifier's comment, and went when the specifier
+    did); a heading before a method stays there, and ends the section before it."""
+    out = _reorder_and_build(tmp_path, cachefit, "c.cc", SECTIONS_CLASS, "C", "c_,d_,a_,b_")
+    assert (" private:\n  // Counters\n\n  int c_;\n\n  int d_ = 4;\n\n  // State\n\n"
+            "  int a_;\n  int b_;\n\n  // Helpers\n\n  void f() {}\n};\n") in out
+
+
+@pytest.mark.parametrize("order", ["b_,c_,a_", "c_,b_,a_"])
+def test_comments_of_dropped_specifiers_are_kept(tmp_path: Path, cachefit, order: str) -> None:
+    """Specifiers that govern no member any more go, but their comments (above, or on
+    their line) stay with a specifier of the same access that the block emits."""
+    src = ("#include <cstdio>\n"
+           "class C {\n public:\n  C() : a_(1), b_(2), c_(3) {}\n"
+           "  int sum() const { return a_ + b_ * 10 + c_ * 100; }\n\n"
+           "  // the state\n private:  // all of it\n  int a_;\n  int b_;\n"
+           " public:  // visible\n  int c_;\n};\n"
+           "int main() { C c; std::printf(\"%d\\n\", c.sum()); }\n")
+    out = _reorder_and_build(tmp_path, cachefit, "c.cc", src, "C", order)
+    for comment in ("// the state\n private:  // all of it\n", " public:  // visible\n"):
+        assert out.count(comment) == 1
+    assert out.count("private:") == 2 - order.startswith("c_")

@@ -26,6 +26,7 @@ from cachefit.rewrite.member_units import (
     AccessSpec,
     Declarator,
     FieldUnit,
+    Heading,
     Item,
     OtherMember,
     RecordBody,
@@ -282,7 +283,8 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
                    pieces: list[Piece], inline: bool, attrs: dict[str, str],
                    walls: dict[str, str]) -> list[tuple[int, int, bytes]]:
     """Remove the field units (and useless access specifiers) of `body.items[lo:hi]` and
-    insert `pieces` as one block where the first (or the last) field of the range was."""
+    the section headings among them, and insert `pieces` as one block where the first (or
+    the last) field of the range was."""
     text = body.text
     items = body.items
     unit_idx = [k for k in range(lo, hi) if isinstance(items[k], FieldUnit)]
@@ -292,37 +294,14 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
            for k in range(first_u, last_u)):
         anchor = last_u
 
-    removals = {k: _removal(text, items[k], inline) for k in sorted(removed)
-                if lo <= k < hi}
+    heads = [] if inline else _moving_headings(body, lo, hi)
+    gone = [_removal(text, items[k], inline) for k in sorted(removed) if lo <= k < hi]
+    gone += [Span(h.span.begin, line_start(text, items[h.next_item].core.begin))
+             for h in heads]
     if not inline:
-        removals = _join_blank_gaps(text, removals)
-
-    anchor_core = items[anchor].core
-    if inline:
-        p = anchor_core.begin
-    elif only_blanks_before(text, anchor_core.begin):
-        p = line_start(text, anchor_core.begin)
-    else:
-        p = min(line_end(text, anchor_core.end) + 1, line_start(text, body.body.end))
-    p = max(p, body.body.begin)
-    for r in removals.values():
-        if r.begin < p < r.end:
-            p = r.begin
-
-    kept = [(k, it) for k, it in enumerate(items) if k not in removed]
-    access: Access = body.default_access
-    for _, it in kept:
-        if it.decl.begin < p and isinstance(it, AccessSpec):
-            access = it.access
-    after = next((it for _, it in kept if it.decl.begin >= p and
-                  not (isinstance(it, OtherMember) and it.access is None)), None)
-    if hi < len(items) and (after is None or after.decl.begin > items[hi].decl.begin):
-        # The next range's block starts with the access in effect at its directive.
-        end = items[hi].decl.begin
-        there = next((it.access for _, it in reversed(kept)
-                      if isinstance(it, AccessSpec) and it.decl.begin < end),
-                     body.default_access)
-        after = OtherMember("end of range", there, Span(end, end), Span(end, end))
+        gone = _join_blank_gaps(text, gone)
+    p = _outside(gone, _insertion_point(body, items[anchor].core, inline))
+    access, after = _access_around(body, hi, removed, p)
 
     # An explicit specifier right before the first field stays when the block starts with
     # its access (`class C { private: int a; ... }` keeps its `private:`).
@@ -331,29 +310,102 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     # A field list whose fields are all set off by blank lines stays so.
     spaced = len(unit_idx) > 1 and all(blank_line_before(text, items[k].core.begin)
                                        for k in unit_idx[1:])
-    block = _block(body, pieces, access, after, inline, attrs, walls, opening, spaced)
+    # Specifiers that go but carry comments: the block's specifiers of their access
+    # take their text, so the comments stay (with a specifier of the same access).
+    commented = tuple(it for k, it in enumerate(items) if lo <= k < hi and k in removed and
+                      isinstance(it, AccessSpec) and it.core != it.decl)
+    style = _Style(inline, spaced, opening, _sections(body, lo, hi, heads), commented)
+    block = _block(body, pieces, access, after, attrs, walls, style)
     inserts = [(p, block.text)]
     if isinstance(after, AccessSpec) and after.access == block.access and \
-            _blank_but(text, p, after.decl.begin, list(removals.values())):
+            _blank_but(text, p, after.decl.begin, gone):
         # The block ends with the access the specifier right after it gives. When the
         # block emits that specifier itself, what follows its last one goes right after
         # the kept specifier (which keeps its place and the blank line before it);
         # otherwise the kept one would only repeat it (`private:` twice) and goes.
         resume = _line_after(text, after.core)
         if block.split is None or block.resume is None or resume is None:
-            k = next(k for k, it in enumerate(items) if it is after)
-            removals[k] = _removal(text, after, inline)
+            if after.core == after.decl:   # one with comments stays, with them
+                gone.append(_removal(text, after, inline))
         else:
             inserts = [(p, block.text[:block.split]), (resume, block.text[block.resume:])]
-    spans = _merged(list(removals.values()))
+    return _edits(body, _merged(gone), inserts, block.tail)
+
+
+def _insertion_point(body: RecordBody, anchor: Span, inline: bool) -> int:
+    """Where the block goes: the start of the anchor field's line (its own offset in a
+    one-line record), or the next line when the anchor shares its line with others."""
+    text = body.text
+    if inline:
+        p = anchor.begin
+    elif only_blanks_before(text, anchor.begin):
+        p = line_start(text, anchor.begin)
+    else:
+        p = min(line_end(text, anchor.end) + 1, line_start(text, body.body.end))
+    return max(p, body.body.begin)
+
+
+def _access_around(body: RecordBody, hi: int, removed: set[int],
+                   p: int) -> tuple[Access, Item | None]:
+    """The access in effect where the block goes (at `p`) and the first kept member after
+    it that has an access (the end of the range `..hi` when the next range comes first)."""
+    items = body.items
+    kept = [it for k, it in enumerate(items) if k not in removed]
+    access: Access = body.default_access
+    for it in kept:
+        if it.decl.begin < p and isinstance(it, AccessSpec):
+            access = it.access
+    after = next((it for it in kept if it.decl.begin >= p and
+                  not (isinstance(it, OtherMember) and it.access is None)), None)
+    if hi < len(items) and (after is None or after.decl.begin > items[hi].decl.begin):
+        # The next range's block starts with the access in effect at its directive.
+        end = items[hi].decl.begin
+        there = next((it.access for it in reversed(kept)
+                      if isinstance(it, AccessSpec) and it.decl.begin < end),
+                     body.default_access)
+        after = OtherMember("end of range", there, Span(end, end), Span(end, end))
+    return access, after
+
+
+def _edits(body: RecordBody, spans: list[Span], inserts: list[tuple[int, bytes]],
+           tail: int) -> list[tuple[int, int, bytes]]:
+    """The removals `spans` and the insertions (offset, text) as edits; blank lines the
+    removals would leave hanging go too, and the last insertion drops its final blank line
+    (`tail` bytes) where the kept text after it starts with one or ends the member list."""
+    text = body.text
     inserts = [(_outside(spans, at), part) for at, part in inserts]
-    if not inline:
-        spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
-        at, part = inserts[-1]
-        if block.tail and _blank_or_end_at(text, at, spans, body.body.end):
-            inserts[-1] = (at, part[:-block.tail])
+    spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
+    at, part = inserts[-1]
+    if tail and _blank_or_end_at(text, at, spans, body.body.end):
+        inserts[-1] = (at, part[:-tail])
     return [(r.begin, r.end, b"") for r in spans] + [(at, at, part) for at, part in inserts
                                                      if part]
+
+
+def _moving_headings(body: RecordBody, lo: int, hi: int) -> list[Heading]:
+    """The headings of `body.items[lo:hi]` that move with their section: those without a
+    Doxygen group marker that stand right before a field unit starting its line."""
+    items = body.items
+    return [h for h in body.headings
+            if lo <= h.next_item < hi and not h.marker and
+            isinstance(items[h.next_item], FieldUnit) and items[h.next_item].fields and
+            only_blanks_before(body.text, items[h.next_item].core.begin)]
+
+
+def _sections(body: RecordBody, lo: int, hi: int, moving: list[Heading]) -> dict[int, Heading]:
+    """The section heading of each field unit of `body.items[lo:hi]` (by `id`): the last
+    heading before it, if that one moves (one that stays ends the section before it)."""
+    at = {h.next_item: h for h in body.headings}
+    movers = {id(h) for h in moving}
+    out: dict[int, Heading] = {}
+    cur: Heading | None = None
+    for k in range(lo, hi):
+        h = at.get(k)
+        if h is not None:
+            cur = h if id(h) in movers else None
+        if cur is not None and isinstance(body.items[k], FieldUnit):
+            out[id(body.items[k])] = cur
+    return out
 
 
 def _blank_or_end_at(text: bytes, at: int, spans: list[Span], end: int) -> bool:
@@ -378,17 +430,17 @@ def _line_after(text: bytes, core: Span) -> int | None:
     return min(line_end(text, core.end) + 1, len(text))
 
 
-def _join_blank_gaps(text: bytes, removals: dict[int, Span]) -> dict[int, Span]:
-    """`removals` (by item index) with the blank lines between two removed items that
-    follow each other added to the second: the block brings its own spacing."""
-    out = dict(removals)
-    keys = sorted(out)
-    for a, b in zip(keys, keys[1:], strict=False):
-        gap = text[out[a].end:out[b].begin]
-        if b == a + 1 and gap.strip() == b"" and gap.count(b"\n") >= 1 and \
-                only_blanks_before(text, out[a].end) and \
-                out[b].begin == line_start(text, out[b].begin):
-            out[b] = Span(out[a].end, out[b].end)
+def _join_blank_gaps(text: bytes, spans: list[Span]) -> list[Span]:
+    """`spans` (removed text, disjoint) sorted, with the blank lines between two that
+    follow each other added to the second: the block brings its own spacing. (Only blank
+    lines lie between two removed spans when no kept member is between them.)"""
+    out = sorted(spans, key=lambda x: (x.begin, x.end))
+    for i in range(1, len(out)):
+        a, b = out[i - 1], out[i]
+        gap = text[a.end:b.begin]
+        if gap.strip() == b"" and gap.count(b"\n") >= 1 and \
+                only_blanks_before(text, a.end) and b.begin == line_start(text, b.begin):
+            out[i] = Span(a.end, b.end)
     return out
 
 
@@ -506,6 +558,7 @@ class _Emitter:
     parts: list[bytes] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)   # "blank", "spec" or "text"
     last_spec: int | None = None                      # index in `parts`
+    headings: set[int] = field(default_factory=set)   # ids of the headings emitted
 
     def blank(self) -> None:
         """A blank line, unless it would start the block, follow a specifier or another
@@ -524,6 +577,15 @@ class _Emitter:
     def text(self, line: bytes) -> None:
         """Lines of members (or one member's text, in a one-line record)."""
         self._add(line, "text")
+
+    def heading(self, heading: Heading, line: bytes) -> None:
+        """A section heading's lines (`line`, without its line break)."""
+        self.headings.add(id(heading))
+        self._add(line + self.nl, "text")
+
+    def has_heading(self, heading: Heading) -> bool:
+        """Whether `heading` was emitted already."""
+        return id(heading) in self.headings
 
     def _add(self, part: bytes, kind: str) -> None:
         self.parts.append(part)
@@ -556,22 +618,40 @@ class _Block:
     tail: int = 0
 
 
+@dataclass(frozen=True)
+class _Style:
+    """How the block is laid out: on one line (`inline`), every field set off by a blank
+    line (`spaced`), the explicit specifier kept before its first field (`opening`), and
+    the section heading of each field unit (by `id`) to emit before its section's first
+    field; `commented` are removed specifiers with comments, whose text the block's
+    specifiers of their access take (the first piece of that access gets one)."""
+
+    inline: bool
+    spaced: bool = False
+    opening: Access | None = None
+    sections: dict[int, Heading] = field(default_factory=dict)
+    commented: tuple[AccessSpec, ...] = ()
+
+
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
-           inline: bool, attrs: dict[str, str], walls: dict[str, str],
-           opening: Access | None = None, spaced: bool = False) -> _Block:
-    """The text of `pieces` in order, with the access specifiers they need, and the access
-    in effect at its end."""
+           attrs: dict[str, str], walls: dict[str, str], style: _Style) -> _Block:
+    """The text of `pieces` in order, with the access specifiers they need and the section
+    headings that move, and the access in effect at its end."""
     text = body.text
+    inline = style.inline
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
     em = _Emitter(nl, inline)
     cur = access
     walled: set[str] = set()
     specs_spaced = not inline and _specs_spaced(body)
+    section: Heading | None = None
+    pending = list(style.commented)
     for n, p in enumerate(pieces):
         u = p.unit
-        if u.access != cur or (n == 0 and u.access == opening):
-            em.spec(_spec(u.access) if inline else spec_indent + _spec(u.access) + nl,
+        if u.access != cur or (n == 0 and u.access == style.opening) or \
+                any(s.access == u.access for s in pending):
+            em.spec(_spec_text(text, u.access, pending, spec_indent, nl, inline),
                     specs_spaced)
             cur = u.access
         piece = _piece_text(text, p, attrs)
@@ -586,12 +666,14 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
                 em.text(wall)
             em.text(piece)
             continue
+        if p.fields:
+            section = _section_start(em, text, style.sections.get(id(u)), section, n)
         if wall:
             em.text(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
         # a blank line before a piece: in a list spaced throughout, or where a unit with
         # a leading comment was set off by one
         has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
-        if n > 0 and (spaced or has_lead and blank_line_before(text, u.core.begin)):
+        if n > 0 and (style.spaced or has_lead and blank_line_before(text, u.core.begin)):
             em.blank()
         lead_line = only_blanks_before(text, u.core.begin)
         indent = indentation(text, u.core.begin) if lead_line else field_indent
@@ -603,3 +685,32 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
             and after.access != cur:
         em.text(_spec(after.access) if inline else spec_indent + _spec(after.access) + nl)
     return em.block(cur)
+
+
+def _spec_text(text: bytes, access: Access, pending: list[AccessSpec], indent: bytes,
+               nl: bytes, inline: bool) -> bytes:
+    """The text of a specifier of `access` the block emits: that of the first removed
+    specifier with comments of that access in `pending` (taken from it), or a plain one."""
+    spec = next((s for s in pending if s.access == access), None)
+    if spec is None:
+        return _spec(access) if inline else indent + _spec(access) + nl
+    pending.remove(spec)
+    if inline:
+        return spec.core.text(text)
+    own = indentation(text, spec.core.begin) if only_blanks_before(text, spec.core.begin) \
+        else indent
+    return own + spec.core.text(text) + nl
+
+
+def _section_start(em: _Emitter, text: bytes, heading: Heading | None,
+                   section: Heading | None, n: int) -> Heading | None:
+    """Before a piece of section `heading` (the one before it was of `section`): the
+    heading, with a blank line on each side, at the section's first piece; a blank line
+    where the section changes later. Returns the piece's section."""
+    if heading is not None and not em.has_heading(heading):
+        em.blank()
+        em.heading(heading, text[heading.span.begin:heading.span.end].rstrip(b" \t\r"))
+        em.blank()
+    elif n > 0 and heading is not section:
+        em.blank()
+    return heading

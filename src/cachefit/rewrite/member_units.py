@@ -116,6 +116,24 @@ class Directive:
     argument: str = ""
 
 
+# Doxygen member-group markers (`//@{`, `/** @} */`, `//! \{`): comments holding one open
+# or close a group and stay where they are.
+GROUP_MARKERS = ("@{", "@}", "\\{", "\\}")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """Comment lines between two members that belong to neither: set off from the member
+    after them by a blank line (a section heading, a Doxygen group marker). `span` runs
+    from the start of the first comment's line to the end of the last comment's line;
+    `next_item` is the index in `RecordBody.items` of the member after them; `marker`
+    says whether one of them opens or closes a Doxygen member group."""
+
+    span: Span
+    next_item: int
+    marker: bool
+
+
 @dataclass
 class RecordBody:
     """A record definition's member list, as the file `file` spells it."""
@@ -128,6 +146,7 @@ class RecordBody:
     items: list[Item]
     directives: list[Directive] = field(default_factory=list)
     problems: list[tuple[str, Location]] = field(default_factory=list)
+    headings: list[Heading] = field(default_factory=list)
 
     @property
     def units(self) -> list[FieldUnit]:
@@ -348,7 +367,30 @@ def read_body(tu: ci.TranslationUnit, decl: ci.Cursor, text: bytes) -> RecordBod
         items.append(OtherMember("directive #" + d.name, None, d.span, d.span))
     items.sort(key=lambda it: it.decl.begin)
     rb.items = _attach_comments(items, toks, open_i, close_i, text, lines, rb.directives)
+    rb.headings = _headings(rb.items, toks[open_i + 1:close_i], toks[open_i].end, text)
     return rb
+
+
+def _headings(items: list[Item], toks: list[Tok], start: int, text: bytes) -> list[Heading]:
+    """The comments between two items (or between `{` and the first item) that belong to
+    neither, one Heading per gap that has any. Comments on the line the gap starts on
+    (after `{`, or after an item's code) are not headings; `toks` are the member list's
+    tokens and `start` the offset right after `{`."""
+    comments = [t for t in toks if t.kind == "COMMENT"]
+    begins = [t.begin for t in comments]
+    out: list[Heading] = []
+    prev_end = start
+    for k, it in enumerate(items):
+        lo = bisect.bisect_left(begins, prev_end)
+        hi = bisect.bisect_left(begins, it.core.begin)
+        free = [t for t in comments[lo:hi]
+                if t.end <= it.core.begin and b"\n" in text[prev_end:t.begin]]
+        if free:
+            span = Span(line_start(text, free[0].begin), line_end(text, free[-1].end))
+            marker = any(m in t.spelling for t in free for m in GROUP_MARKERS)
+            out.append(Heading(span, k, marker))
+        prev_end = max(prev_end, it.core.end)
+    return out
 
 
 def _make_item(g: _Group, toks: list[Tok], open_i: int, close_i: int, rb: RecordBody,
@@ -449,8 +491,9 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
     code follows it on that line, or when it continues such a comment: alone on the next
     line, at the same column (zlib's `x;  /* "x" for exposed */` followed by lines of
     `/* x.have: ... */` under it), or when a block of comment lines starts on the line
-    right after the item and a blank line (or the end of the member list) follows the
-    block (zlib's deflate.h documents members below them); otherwise to the next item
+    right after a field and a blank line (or the end of the member list) follows the
+    block (zlib's deflate.h documents members below them; under an access specifier or a
+    method such a block is a section heading); otherwise to the next item
     when no blank line separates them (directly or through comments that do belong to
     it). Comments on the line of `{`, comments after a blank line before the next item
     (section headings, Doxygen `@name ... @{` group markers) and other comments after the
@@ -509,8 +552,8 @@ def _attach_comments(items: list[Item], toks: list[Tok], open_i: int, close_i: i
                 only_blanks_before(text, t.begin) and column(t.begin) == trail_col[prev]:
             trail[prev] = t.end
             continue
-        if prev is not None and not code_follows and only_blanks_before(text, t.begin) and \
-                only_blanks_after(text, t.end):
+        if prev is not None and isinstance(items[prev], FieldUnit) and not code_follows and \
+                only_blanks_before(text, t.begin) and only_blanks_after(text, t.end):
             end = below_block_end(i, prev)
             if end is not None:
                 trail[prev] = end
