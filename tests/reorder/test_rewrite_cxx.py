@@ -287,6 +287,8 @@ def test_removed_fields_take_one_of_their_blank_lines(tmp_path: Path, cachefit) 
                              "_stack,_first,_text,_depth,_open,_flag,_buffer,_restricted")
     assert "\n\n\n" not in out
     assert "void PrintString(const char*) {}\t// prints out\n\n    enum {\n" in out
+    # the class sets its specifiers off by a blank line: so is the one opening the block
+    assert "        RANGE = 8\n    };\n\nprotected:\n    int _stack[4] = {};\n" in out
 
 
 @pytest.mark.parametrize(("src", "order", "expected"), [

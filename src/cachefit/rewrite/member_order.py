@@ -329,7 +329,7 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
                 gone.append(_removal(text, after, inline))
         else:
             inserts = [(p, block.text[:block.split]), (resume, block.text[block.resume:])]
-    return _edits(body, _merged(gone), inserts, block.tail)
+    return _edits(body, _merged(gone), inserts, block)
 
 
 def _insertion_point(body: RecordBody, anchor: Span, inline: bool) -> int:
@@ -368,16 +368,21 @@ def _access_around(body: RecordBody, hi: int, removed: set[int],
 
 
 def _edits(body: RecordBody, spans: list[Span], inserts: list[tuple[int, bytes]],
-           tail: int) -> list[tuple[int, int, bytes]]:
-    """The removals `spans` and the insertions (offset, text) as edits; blank lines the
-    removals would leave hanging go too, and the last insertion drops its final blank line
-    (`tail` bytes) where the kept text after it starts with one or ends the member list."""
+           block: _Block) -> list[tuple[int, int, bytes]]:
+    """The removals `spans` and the insertions (offset, text) of `block` as edits; blank
+    lines the removals would leave hanging go too; the last insertion drops its final
+    blank line where the kept text after it starts with one or ends the member list, and
+    the first gets the blank line a specifier opening it needs where the text before it
+    has none."""
     text = body.text
     inserts = [(_outside(spans, at), part) for at, part in inserts]
     spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
     at, part = inserts[-1]
-    if tail and _blank_or_end_at(text, at, spans, body.body.end):
-        inserts[-1] = (at, part[:-tail])
+    if block.tail and _blank_or_end_at(text, at, spans, body.body.end):
+        inserts[-1] = (at, part[:-block.tail])
+    at, part = inserts[0]
+    if block.head and part and _needs_blank_before(text, at, spans, body.body):
+        inserts[0] = (at, block.head + part)
     return [(r.begin, r.end, b"") for r in spans] + [(at, at, part) for at, part in inserts
                                                      if part]
 
@@ -416,6 +421,18 @@ def _blank_or_end_at(text: bytes, at: int, spans: list[Span], end: int) -> bool:
         if r.begin == at:
             at = r.end
     return _is_blank_line(text, at, end) or text[at:end].strip() == b""
+
+
+def _needs_blank_before(text: bytes, at: int, spans: list[Span], body: Span) -> bool:
+    """Whether the kept line before `at` (a line start; `spans` are removed) is neither
+    blank nor the line of `{`."""
+    for r in reversed(spans):
+        if r.end == at:
+            at = r.begin
+    if at != line_start(text, at) or at <= body.begin:
+        return False
+    prev = line_start(text, at - 1)
+    return prev > body.begin and not _is_blank_line(text, prev, at)
 
 
 def _outside(spans: list[Span], at: int) -> int:
@@ -558,6 +575,7 @@ class _Emitter:
     parts: list[bytes] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)   # "blank", "spec" or "text"
     last_spec: int | None = None                      # index in `parts`
+    opens_spaced: bool = False                        # starts with a spaced specifier
     headings: set[int] = field(default_factory=set)   # ids of the headings emitted
 
     def blank(self) -> None:
@@ -570,6 +588,7 @@ class _Emitter:
         """An access specifier line, set off by a blank line when `spaced`."""
         if spaced:
             self.blank()
+        self.opens_spaced = self.opens_spaced or spaced and not self.parts
         blank = bool(self.kinds) and self.kinds[-1] == "blank"
         self.last_spec = len(self.parts) - blank
         self._add(line, "spec")
@@ -595,27 +614,30 @@ class _Emitter:
         """The text collected, with the access in effect at its end."""
         text = b" ".join(self.parts) + b" " if self.inline else b"".join(self.parts)
         tail = len(self.nl) if self.kinds and self.kinds[-1] == "blank" else 0
+        head = self.nl if self.opens_spaced else b""
         if self.last_spec is None or self.inline:
-            return _Block(text, access, tail=tail)
+            return _Block(text, access, tail=tail, head=head)
         split = sum(len(x) for x in self.parts[:self.last_spec])
         spec_at = next(k for k in range(self.last_spec, len(self.parts))
                        if self.kinds[k] == "spec")
         resume = sum(len(x) for x in self.parts[:spec_at + 1])
-        return _Block(text, access, split, resume, tail)
+        return _Block(text, access, split, resume, tail, head)
 
 
 @dataclass(frozen=True)
 class _Block:
     """The block's text and the access in effect at its end; `split` is where its last
     access specifier begins (with the blank line before it) and `resume` where the lines
-    after that specifier begin (None when the block emits no specifier); `tail` is the
-    length of the blank line it ends with (0 when none)."""
+    after that specifier begins (None when the block emits no specifier); `tail` is the
+    length of the blank line it ends with (0 when none); `head` is the blank line to set
+    before it when it starts with a specifier in a class that sets them off so."""
 
     text: bytes
     access: Access
     split: int | None = None
     resume: int | None = None
     tail: int = 0
+    head: bytes = b""
 
 
 @dataclass(frozen=True)
