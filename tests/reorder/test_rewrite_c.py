@@ -461,3 +461,19 @@ def test_headings_kept_in_order_stay_in_place(tmp_path: Path, cachefit) -> None:
                   "  size_t block_size;\n")):
         swap = swap.replace(a + "\n" + b, b + "\n" + a)
     assert out == swap
+
+
+def test_blank_line_goes_before_a_barrier_not_between_it_and_its_field(tmp_path: Path,
+                                                                       cachefit) -> None:
+    """A field with a leading comment set off by a blank line keeps that blank line before
+    it; when the rewriter declares a zero-width bit-field right before it, the blank line
+    goes before that barrier, which stays right above the field's comment."""
+    src = ("struct rec {\n    unsigned int a : 3;\n    int x;\n\n    /* the c bits */\n"
+           "    unsigned int c : 5;\n    int y;\n};\n")
+    write(tmp_path, {"rec.h": src})
+    code, out, err = cachefit("reorder", "rec", tmp_path / "rec.h", "--order", "a,c,x,y",
+                              "--", "-std=c11")
+    assert code == 0, err
+    assert out == ("struct rec {\n    unsigned int a : 3;\n\n"
+                   "    unsigned int : 0;  /* cachefit: new bit-field unit */\n"
+                   "    /* the c bits */\n    unsigned int c : 5;\n    int x;\n    int y;\n};\n")

@@ -316,20 +316,28 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
                       isinstance(it, AccessSpec) and it.core != it.decl)
     style = _Style(inline, spaced, opening, _sections(body, lo, hi, heads), commented)
     block = _block(body, pieces, access, after, attrs, walls, style)
-    inserts = [(p, block.text)]
-    if isinstance(after, AccessSpec) and after.access == block.access and \
-            _blank_but(text, p, after.decl.begin, gone):
-        # The block ends with the access the specifier right after it gives. When the
-        # block emits that specifier itself, what follows its last one goes right after
-        # the kept specifier (which keeps its place and the blank line before it);
-        # otherwise the kept one would only repeat it (`private:` twice) and goes.
-        resume = _line_after(text, after.core)
-        if block.split is None or block.resume is None or resume is None:
-            if after.core == after.decl:   # one with comments stays, with them
-                gone.append(_removal(text, after, inline))
-        else:
-            inserts = [(p, block.text[:block.split]), (resume, block.text[block.resume:])]
-    return _edits(body, _merged(gone), inserts, block)
+    inserts, repeated = _placed(text, p, after, block, gone, inline)
+    return _edits(body, _merged(gone + repeated), inserts, block)
+
+
+def _placed(text: bytes, p: int, after: Item | None, block: _Block, gone: list[Span],
+            inline: bool) -> tuple[list[tuple[int, bytes]], list[Span]]:
+    """Where the block's text goes (offset, text), and the specifier to remove with it.
+
+    All of it goes at `p`, unless the block ends with the access that the kept specifier
+    `after`, with nothing but removed text (`gone`) between, gives. Then, when the block
+    emits that specifier itself, what follows its last one goes right after the kept
+    specifier (which keeps its place and the blank line before it); otherwise the kept one
+    would only repeat it (`private:` twice) and goes, unless it has comments.
+    """
+    whole = [(p, block.text)]
+    if not (isinstance(after, AccessSpec) and after.access == block.access and
+            _blank_but(text, p, after.decl.begin, gone)):
+        return whole, []
+    resume = _line_after(text, after.core)
+    if block.split is None or block.resume is None or resume is None:
+        return whole, [_removal(text, after, inline)] if after.core == after.decl else []
+    return [(p, block.text[:block.split]), (resume, block.text[block.resume:])], []
 
 
 def _insertion_point(body: RecordBody, anchor: Span, inline: bool) -> int:
@@ -628,7 +636,7 @@ class _Emitter:
 class _Block:
     """The block's text and the access in effect at its end; `split` is where its last
     access specifier begins (with the blank line before it) and `resume` where the lines
-    after that specifier begins (None when the block emits no specifier); `tail` is the
+    after that specifier begin (None when the block emits no specifier); `tail` is the
     length of the blank line it ends with (0 when none); `head` is the blank line to set
     before it when it starts with a specifier in a class that sets them off so."""
 
@@ -690,23 +698,32 @@ def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | 
             continue
         if p.fields:
             section = _section_start(em, text, style.sections.get(id(u)), section, n)
-        if wall:
-            em.text(field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl)
-        # a blank line before a piece: in a list spaced throughout, or where a unit with
-        # a leading comment was set off by one
-        has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
-        if n > 0 and (style.spaced or has_lead and blank_line_before(text, u.core.begin)):
-            em.blank()
-        lead_line = only_blanks_before(text, u.core.begin)
-        indent = indentation(text, u.core.begin) if lead_line else field_indent
-        em.text(indent + piece + nl)
-        # and after it, where such a unit was followed by one
-        if has_lead and _blank_line_follows(text, u.core.end, body.body.end):
-            em.blank()
+        barrier = field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl \
+            if wall else b""
+        _emit_piece(em, body, p, barrier, piece, field_indent, style.spaced and n > 0)
     if after is not None and not isinstance(after, AccessSpec) and after.access is not None \
             and after.access != cur:
         em.text(_spec(after.access) if inline else spec_indent + _spec(after.access) + nl)
     return em.block(cur)
+
+
+def _emit_piece(em: _Emitter, body: RecordBody, p: Piece, barrier: bytes, piece: bytes,
+                field_indent: bytes, spaced: bool) -> None:
+    """The lines of piece `p` (its text `piece`, after the `barrier` line it needs, if
+    any), in its own indentation when it starts its line. A blank line before them when
+    `spaced` (a list spaced throughout) or where a unit with a leading comment was set off
+    by one; one after it where such a unit was followed by one."""
+    text, u = body.text, p.unit
+    has_lead = u.core.begin < u.decl.begin and (p.whole or p.fields[0] == u.fields[0])
+    if spaced or has_lead and blank_line_before(text, u.core.begin):
+        em.blank()
+    if barrier:
+        em.text(barrier)
+    lead_line = only_blanks_before(text, u.core.begin)
+    indent = indentation(text, u.core.begin) if lead_line else field_indent
+    em.text(indent + piece + em.nl)
+    if has_lead and _blank_line_follows(text, u.core.end, body.body.end):
+        em.blank()
 
 
 def _spec_text(text: bytes, access: Access, pending: list[AccessSpec], indent: bytes,
