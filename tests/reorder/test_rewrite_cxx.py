@@ -443,3 +443,23 @@ def test_comments_of_dropped_specifiers_are_kept(tmp_path: Path, cachefit, order
     for comment in ("// the state\n private:  // all of it\n", " public:  // visible\n"):
         assert out.count(comment) == 1
     assert out.count("private:") == 2 - order.startswith("c_")
+
+
+@pytest.mark.parametrize(("src", "order", "expected"), [
+    # the block's text after its only specifier goes under the kept `private:`: the
+    # removed first specifier and field leave no blank line after `{`
+    ("class C {\nprivate:\n    int a;\n\nprivate:\n    int b;\n    void g() {}\n};\n", "b,a",
+     "class C {\nprivate:\n    int b;\n    int a;\n    void g() {}\n};\n"),
+    # `public:` right before the block would govern nothing: the block starts with its own
+    ("class C {\npublic:\n    int x;\n    void f() {}\nprivate:\n    int a;\n\nprivate:\n"
+     "    int b;\n    void g() {}\n};\n", "b,a,x",
+     "class C {\nprivate:\n    int b;\n    int a;\npublic:\n    int x;\n    void f() {}\n\n"
+     "private:\n    void g() {}\n};\n"),
+])
+def test_no_specifier_or_blank_line_left_without_members(
+        tmp_path: Path, cachefit, src: str, order: str, expected: str) -> None:
+    """Specifiers and blank lines that the rewrite would leave governing or separating
+    nothing go."""
+    main = "int main() { C c; (void)c; }\n"
+    out = _reorder_and_build(tmp_path, cachefit, "c.cc", src + main, "C", order)
+    assert out == expected + main

@@ -317,7 +317,23 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     style = _Style(inline, spaced, opening, _sections(body, lo, hi, heads), commented)
     block = _block(body, pieces, access, after, attrs, walls, style)
     inserts, repeated = _placed(text, p, after, block, gone, inline)
+    lead = _spec_before(body, p, removed, gone) if block.opens_with_spec else None
+    if lead is not None:
+        # the block's own first specifier overrides it: it would govern nothing
+        repeated.append(_removal(text, lead, inline))
     return _edits(body, _merged(gone + repeated), inserts, block)
+
+
+def _spec_before(body: RecordBody, p: int, removed: set[int],
+                 gone: list[Span]) -> AccessSpec | None:
+    """The kept access specifier without comments right before `p`, with nothing but
+    removed text (`gone`) and blanks between, if there is one."""
+    before = [it for k, it in enumerate(body.items) if k not in removed and it.decl.end <= p]
+    spec = before[-1] if before else None
+    if isinstance(spec, AccessSpec) and spec.core == spec.decl and \
+            _blank_but(body.text, spec.core.end, p, gone):
+        return spec
+    return None
 
 
 def _placed(text: bytes, p: int, after: Item | None, block: _Block, gone: list[Span],
@@ -384,7 +400,7 @@ def _edits(body: RecordBody, spans: list[Span], inserts: list[tuple[int, bytes]]
     has none."""
     text = body.text
     inserts = [(_outside(spans, at), part) for at, part in inserts]
-    spans = _drop_hanging_blanks(text, body.body, spans, [at for at, _ in inserts])
+    spans = _drop_hanging_blanks(text, body.body, spans, [at for at, part in inserts if part])
     at, part = inserts[-1]
     if block.tail and _blank_or_end_at(text, at, spans, body.body.end):
         inserts[-1] = (at, part[:-block.tail])
@@ -623,13 +639,14 @@ class _Emitter:
         text = b" ".join(self.parts) + b" " if self.inline else b"".join(self.parts)
         tail = len(self.nl) if self.kinds and self.kinds[-1] == "blank" else 0
         head = self.nl if self.opens_spaced else b""
+        opens = bool(self.kinds) and self.kinds[0] == "spec"
         if self.last_spec is None or self.inline:
-            return _Block(text, access, tail=tail, head=head)
+            return _Block(text, access, tail=tail, head=head, opens_with_spec=opens)
         split = sum(len(x) for x in self.parts[:self.last_spec])
         spec_at = next(k for k in range(self.last_spec, len(self.parts))
                        if self.kinds[k] == "spec")
         resume = sum(len(x) for x in self.parts[:spec_at + 1])
-        return _Block(text, access, split, resume, tail, head)
+        return _Block(text, access, split, resume, tail, head, opens)
 
 
 @dataclass(frozen=True)
@@ -638,7 +655,8 @@ class _Block:
     access specifier begins (with the blank line before it) and `resume` where the lines
     after that specifier begin (None when the block emits no specifier); `tail` is the
     length of the blank line it ends with (0 when none); `head` is the blank line to set
-    before it when it starts with a specifier in a class that sets them off so."""
+    before it when it starts with a specifier in a class that sets them off so;
+    `opens_with_spec` says whether it starts with a specifier."""
 
     text: bytes
     access: Access
@@ -646,6 +664,7 @@ class _Block:
     resume: int | None = None
     tail: int = 0
     head: bytes = b""
+    opens_with_spec: bool = False
 
 
 @dataclass(frozen=True)
