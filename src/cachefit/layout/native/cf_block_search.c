@@ -1499,8 +1499,6 @@ out:
     return rc;
 }
 
-/* Whether the future lines of the dirty search's state c can be at most `lines`: 1 yes (or
- * the oracle cannot tell), 0 no, with a proven lower bound on them in *lb. */
 /* The oracle's projection of the dirty search's state c, in its programme's buffer. */
 static uint8_t *oracle_project(oracle *o, const uint8_t *c)
 {
