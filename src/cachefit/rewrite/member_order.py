@@ -31,6 +31,17 @@ from cachefit.rewrite.member_units import (
     OtherMember,
     RecordBody,
 )
+from cachefit.rewrite.removed_text import (
+    blank_but,
+    blank_line_follows,
+    blank_or_end_at,
+    drop_hanging_blanks,
+    join_blank_gaps,
+    line_after,
+    merged,
+    needs_blank_before,
+    outside,
+)
 from cachefit.rewrite.source_text import (
     Span,
     blank_line_before,
@@ -299,8 +310,8 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     gone += [Span(h.span.begin, line_start(text, items[h.next_item].core.begin))
              for h in heads]
     if not inline:
-        gone = _join_blank_gaps(text, gone)
-    p = _outside(gone, _insertion_point(body, items[anchor].core, inline))
+        gone = join_blank_gaps(text, gone)
+    p = outside(gone, _insertion_point(body, items[anchor].core, inline))
     access, after = _access_around(body, hi, removed, p)
 
     # An explicit specifier right before the first field stays when the block starts with
@@ -321,7 +332,7 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     if lead is not None:
         # the block's own first specifier overrides it: it would govern nothing
         repeated.append(_removal(text, lead, inline))
-    return _edits(body, _merged(gone + repeated), inserts, block)
+    return _edits(body, merged(gone + repeated), inserts, block)
 
 
 def _spec_before(body: RecordBody, p: int, removed: set[int],
@@ -331,7 +342,7 @@ def _spec_before(body: RecordBody, p: int, removed: set[int],
     before = [it for k, it in enumerate(body.items) if k not in removed and it.decl.end <= p]
     spec = before[-1] if before else None
     if isinstance(spec, AccessSpec) and spec.core == spec.decl and \
-            _blank_but(body.text, spec.core.end, p, gone):
+            blank_but(body.text, spec.core.end, p, gone):
         return spec
     return None
 
@@ -348,9 +359,9 @@ def _placed(text: bytes, p: int, after: Item | None, block: _Block, gone: list[S
     """
     whole = [(p, block.text)]
     if not (isinstance(after, AccessSpec) and after.access == block.access and
-            _blank_but(text, p, after.decl.begin, gone)):
+            blank_but(text, p, after.decl.begin, gone)):
         return whole, []
-    resume = _line_after(text, after.core)
+    resume = line_after(text, after.core)
     if block.split is None or block.resume is None or resume is None:
         return whole, [_removal(text, after, inline)] if after.core == after.decl else []
     return [(p, block.text[:block.split]), (resume, block.text[block.resume:])], []
@@ -399,13 +410,13 @@ def _edits(body: RecordBody, spans: list[Span], inserts: list[tuple[int, bytes]]
     the first gets the blank line a specifier opening it needs where the text before it
     has none."""
     text = body.text
-    inserts = [(_outside(spans, at), part) for at, part in inserts]
-    spans = _drop_hanging_blanks(text, body.body, spans, [at for at, part in inserts if part])
+    inserts = [(outside(spans, at), part) for at, part in inserts]
+    spans = drop_hanging_blanks(text, body.body, spans, [at for at, part in inserts if part])
     at, part = inserts[-1]
-    if block.tail and _blank_or_end_at(text, at, spans, body.body.end):
+    if block.tail and blank_or_end_at(text, at, spans, body.body.end):
         inserts[-1] = (at, part[:-block.tail])
     at, part = inserts[0]
-    if block.head and part and _needs_blank_before(text, at, spans, body.body):
+    if block.head and part and needs_blank_before(text, at, spans, body.body):
         inserts[0] = (at, block.head + part)
     return [(r.begin, r.end, b"") for r in spans] + [(at, at, part) for at, part in inserts
                                                      if part]
@@ -437,119 +448,11 @@ def _sections(body: RecordBody, lo: int, hi: int, moving: list[Heading]) -> dict
     return out
 
 
-def _blank_or_end_at(text: bytes, at: int, spans: list[Span], end: int) -> bool:
-    """Whether the text kept from `at` on (`spans` are removed) starts with a blank line
-    or with the end of the member list (`end`): a blank line inserted at `at` would be
-    one too many."""
-    for r in spans:
-        if r.begin == at:
-            at = r.end
-    return _is_blank_line(text, at, end) or text[at:end].strip() == b""
-
-
-def _needs_blank_before(text: bytes, at: int, spans: list[Span], body: Span) -> bool:
-    """Whether the kept line before `at` (a line start; `spans` are removed) is neither
-    blank nor the line of `{`."""
-    for r in reversed(spans):
-        if r.end == at:
-            at = r.begin
-    if at != line_start(text, at) or at <= body.begin:
-        return False
-    prev = line_start(text, at - 1)
-    return prev > body.begin and not _is_blank_line(text, prev, at)
-
-
-def _outside(spans: list[Span], at: int) -> int:
-    """`at`, or the start of the removed span it falls strictly inside."""
-    return next((r.begin for r in spans if r.begin < at < r.end), at)
-
-
-def _line_after(text: bytes, core: Span) -> int | None:
-    """The start of the line after `core` when nothing follows `core` on its line."""
-    if not only_blanks_after(text, core.end):
-        return None
-    return min(line_end(text, core.end) + 1, len(text))
-
-
-def _join_blank_gaps(text: bytes, spans: list[Span]) -> list[Span]:
-    """`spans` (removed text, disjoint) sorted, with the blank lines between two that
-    follow each other added to the second: the block brings its own spacing. (Only blank
-    lines lie between two removed spans when no kept member is between them.)"""
-    out = sorted(spans, key=lambda x: (x.begin, x.end))
-    for i in range(1, len(out)):
-        a, b = out[i - 1], out[i]
-        gap = text[a.end:b.begin]
-        if gap.strip() == b"" and gap.count(b"\n") >= 1 and \
-                only_blanks_before(text, a.end) and b.begin == line_start(text, b.begin):
-            out[i] = Span(a.end, b.end)
-    return out
-
-
-def _is_blank_line(text: bytes, pos: int, limit: int) -> bool:
-    """Whether the line starting at `pos` ends before `limit` and holds only blanks."""
-    end = line_end(text, pos)
-    return end < limit and text[pos:end].strip() == b""
-
-
-def _blank_line_follows(text: bytes, pos: int, limit: int) -> bool:
-    """Whether `pos` ends its line and the next line is blank and ends before `limit`."""
-    return only_blanks_after(text, pos) and \
-        _is_blank_line(text, min(line_end(text, pos) + 1, len(text)), limit)
-
-
-def _drop_hanging_blanks(text: bytes, body: Span, spans: list[Span],
-                         inserts: list[int]) -> list[Span]:
-    """`spans` (removed whole lines, sorted, disjoint) widened by one blank line where
-    removing them would leave two blank lines in a row, a blank line right after the
-    line of `{`, or one right before `}`. Spans the block is inserted into or next to
-    (`inserts`) keep their neighbours: the block takes the place of what they held."""
-    out: list[Span] = []
-    for r in spans:
-        whole = r.begin == line_start(text, r.begin) and text[r.end - 1:r.end] == b"\n"
-        if not whole or r.begin <= body.begin or any(r.begin <= at <= r.end for at in inserts):
-            out.append(r)
-            continue
-        prev = line_start(text, r.begin - 1)
-        blank_before = prev > body.begin and _is_blank_line(text, prev, r.begin)
-        opens_body = prev <= body.begin
-        closes_body = text[r.end:body.end].strip() == b""
-        if (blank_before or opens_body) and _is_blank_line(text, r.end, body.end):
-            r = Span(r.begin, line_end(text, r.end) + 1)
-        elif blank_before and closes_body:
-            r = Span(prev, r.end)
-        out.append(r)
-    return _merged(out)
-
-
-def _merged(spans: list[Span]) -> list[Span]:
-    """`spans` with overlapping or touching ones joined (fields sharing a line with the
-    brace and others: the blanks after one are the blanks before the next)."""
-    out: list[Span] = []
-    for sp in sorted(spans, key=lambda x: (x.begin, x.end)):
-        if out and sp.begin <= out[-1].end:
-            out[-1] = Span(out[-1].begin, max(out[-1].end, sp.end))
-        else:
-            out.append(sp)
-    return out
-
-
 def _specs_spaced(body: RecordBody) -> bool:
     """Whether the access specifiers after the first member are all set off by a blank
     line (then those the block adds are too)."""
     specs = [it for it in body.items[1:] if isinstance(it, AccessSpec)]
     return bool(specs) and all(blank_line_before(body.text, it.core.begin) for it in specs)
-
-
-def _blank_but(text: bytes, begin: int, end: int, spans: list[Span]) -> bool:
-    """Whether text[begin:end] is blank once `spans` (removed text) are left out."""
-    pos = begin
-    for sp in sorted(spans, key=lambda x: x.begin):
-        if sp.end <= pos or sp.begin >= end:
-            continue
-        if text[pos:sp.begin].strip():
-            return False
-        pos = max(pos, sp.end)
-    return not text[pos:end].strip() if pos < end else True
 
 
 def _removal(text: bytes, it: Item, inline: bool) -> Span:
@@ -741,7 +644,7 @@ def _emit_piece(em: _Emitter, body: RecordBody, p: Piece, barrier: bytes, piece:
     lead_line = only_blanks_before(text, u.core.begin)
     indent = indentation(text, u.core.begin) if lead_line else field_indent
     em.text(indent + piece + em.nl)
-    if has_lead and _blank_line_follows(text, u.core.end, body.body.end):
+    if has_lead and blank_line_follows(text, u.core.end, body.body.end):
         em.blank()
 
 
