@@ -323,13 +323,19 @@ lto = true
 }
 
 
+def _c_project(tmp: Path, changed: dict[str, str] | None = None) -> Path:
+    """C_PROJECT written to tmp/cproj, with the files in `changed` (name: text) instead."""
+    project = tmp / "cproj"
+    project.mkdir()
+    for name, text in {**C_PROJECT, **(changed or {})}.items():
+        (project / name).write_text(text)
+    return project
+
+
 @pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
                     reason="needs gcc and make")
 def test_c_project_with_gcc_pgo_and_lto(tmp_path: Path) -> None:
-    project = tmp_path / "cproj"
-    project.mkdir()
-    for name, text in C_PROJECT.items():
-        (project / name).write_text(text)
+    project = _c_project(tmp_path)
     subprocess.run(["make", "-s", "CC=gcc"], cwd=project, check=True, capture_output=True)
     plain = subprocess.run(["./prog", "300"], cwd=project, check=True, capture_output=True,
                            text=True).stdout
@@ -401,15 +407,12 @@ def test_unchecked_layouts_and_untouched_types_are_noted(tmp_path: Path) -> None
     # planned records, the check found nothing and said nothing (sizeof "planned"). lmdb's
     # MDB_cursor lives on the stack: the profile had no access to it, and the table showed
     # 0.00 -> 0.00 with the layout step's warning only in layout/MDB_cursor.json.
-    project = tmp_path / "cproj"
-    project.mkdir()
-    for name, text in C_PROJECT.items():
-        (project / name).write_text(text)
-    (project / "item.h").write_text(C_PROJECT["item.h"].replace(
-        "int op(", "struct spare { long a; int b; };\nint op("))
     config = C_PROJECT["cachefit.toml"].replace('types = ["item"]', 'types = ["item", "spare"]')
     config = config.replace('make -s CC="$CC"', 'make -s CC="$CC" CFLAGS=-O2')
-    (project / "cachefit.toml").write_text(config.replace("pgo = true\nlto = true\n", ""))
+    project = _c_project(tmp_path, {
+        "item.h": C_PROJECT["item.h"].replace("int op(",
+                                              "struct spare { long a; int b; };\nint op("),
+        "cachefit.toml": config.replace("pgo = true\nlto = true\n", "")})
     proc = _cachefit(["build"], project, _env(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     notes = [line for line in proc.stdout.splitlines() if line.startswith("note: ")]
@@ -426,14 +429,10 @@ def test_layout_step_names_source_lines_not_kept_units(tmp_path: Path) -> None:
     # The layout step analyses the kept units (units/profile/op-1234abcd.i); its
     # constraints and refusals named lines of those files (expat: runtests-7fd3818f.i:3792)
     # instead of the source lines.
-    project = tmp_path / "cproj"
-    project.mkdir()
-    for name, text in C_PROJECT.items():
-        (project / name).write_text(text)
-    (project / "op.c").write_text(C_PROJECT["op.c"] + "\n_Static_assert(sizeof(struct item) "
-                                  "<= 512, \"item grew\");\n")
-    config = C_PROJECT["cachefit.toml"].replace("pgo = true\nlto = true\n", "")
-    (project / "cachefit.toml").write_text(config)
+    project = _c_project(tmp_path, {
+        "op.c": C_PROJECT["op.c"] + "\n_Static_assert(sizeof(struct item) <= 512, "
+                                    "\"item grew\");\n",
+        "cachefit.toml": C_PROJECT["cachefit.toml"].replace("pgo = true\nlto = true\n", "")})
     proc = _cachefit(["build", "--step", "profile", "--step", "trace", "--step", "layout"],
                      project, _env(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
