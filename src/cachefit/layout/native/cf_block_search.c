@@ -338,6 +338,8 @@ typedef struct {
     uint64_t *memmask;                /* the same as a bit mask per type (nfp <= 64) */
     move *moves;                      /* per (type, cursor) up to 2 */
     int32_t *nmoves;
+    int32_t *wait;                    /* per type: granules a whole-granule piece (aligned
+                                       * to g, at least g bytes) fills, else 0 */
     int32_t gshift;                   /* g = 1 << gshift */
     int64_t floor_base;               /* floor_lines * floor_scale, 0 without a floor */
     double inv_scale;
@@ -384,22 +386,24 @@ static void bytes_left(const cf_bs_input *in, const uint8_t *counts, int64_t *le
 static int64_t base_bound_except(const search *s, const int64_t *left, const uint8_t *ages,
                                  int32_t cmod, uint8_t *open, const uint8_t *skip)
 {
-    int32_t g = s->g, room = cmod ? g - cmod : 0;
+    /* locals: the stores to open[] (bytes) could alias anything the loop reads */
+    const int64_t *weight = s->in->weight;
+    int32_t g = s->g, room = cmod ? g - cmod : 0, nfp = s->nfp, shift = s->gshift, k = s->k;
     int64_t total = 0;
-    for (int32_t i = 0; i < s->nfp; i++) {
+    for (int32_t i = 0; i < nfp; i++) {
         int64_t b = left[i];
-        open[i] = 0;
-        if (!b || (skip && skip[i]))
-            continue;
-        int64_t w = s->in->weight[i];
-        if (!ages[i]) {
-            if (b > room)
-                total += w * ((b - room + g - 1) >> s->gshift);
-        } else {
-            total += w * (ages[i] + ((b + g - 1) >> s->gshift) - 1);
-            if (ages[i] < s->k)
-                open[i] = 1;
+        int32_t a = ages[i];
+        uint8_t op = 0;
+        if (b && !(skip && skip[i])) {
+            if (!a) {
+                if (b > room)
+                    total += weight[i] * ((b - room + g - 1) >> shift);
+            } else {
+                total += weight[i] * (a + ((b + g - 1) >> shift) - 1);
+                op = a < k;
+            }
         }
+        open[i] = op;
     }
     return total;
 }
@@ -429,12 +433,12 @@ static int64_t penalty_masks(const search *s, const uint8_t *open, int32_t cmod,
             continue;
         uint64_t mem = s->memmask[t];
         if (cmod) {
-            if (align_up(cmod, in->align[t]) < g) {
+            if (s->nmoves[(size_t)t * g + cmod] == 2) {   /* it can start in this granule */
                 sharem |= mem;
                 has_share = 1;
             }
-        } else if (in->align[t] >= g && in->size[t] >= g) {
-            int32_t wait = in->size[t] / g;
+        } else if (s->wait[t]) {
+            int32_t wait = s->wait[t];
             int64_t cost = 0;
             for (uint64_t x = openm & ~mem; x; x &= x - 1) {
                 int32_t i = __builtin_ctzll(x), a = ages[i];
@@ -479,13 +483,13 @@ static int64_t penalty(const search *s, const uint8_t *open, int32_t cmod,
             continue;
         const uint8_t *mem = s->member + (size_t)t * nfp;
         if (cmod) {
-            if (align_up(cmod, in->align[t]) < g) {
+            if (s->nmoves[(size_t)t * g + cmod] == 2) {   /* it can start in this granule */
                 for (int32_t i = 0; i < nfp; i++)
                     share[i] |= mem[i];
                 has_share = 1;
             }
-        } else if (in->align[t] >= g && in->size[t] >= g) {
-            int32_t wait = in->size[t] / g;
+        } else if (s->wait[t]) {
+            int32_t wait = s->wait[t];
             int64_t cost = 0;
             for (int32_t i = 0; i < nfp; i++) {
                 if (open[i] && !mem[i]) {
@@ -531,7 +535,8 @@ static int search_init(search *s, const cf_bs_input *in)
     s->member = calloc((size_t)nt * (nfp ? nfp : 1), 1);
     s->moves = calloc((size_t)nt * g * 2, sizeof(move));
     s->nmoves = calloc((size_t)nt * g, sizeof(int32_t));
-    if (!s->member || !s->moves || !s->nmoves)
+    s->wait = calloc((size_t)nt + 1, sizeof(int32_t));
+    if (!s->member || !s->moves || !s->nmoves || !s->wait)
         return -1;
     if (nfp <= 64) {
         s->memmask = calloc((size_t)nt + 1, sizeof(uint64_t));
@@ -546,6 +551,7 @@ static int search_init(search *s, const cf_bs_input *in)
                 s->memmask[t] |= (uint64_t)1 << in->fidx[j];
             wt += in->weight[in->fidx[j]];
         }
+        s->wait[t] = in->align[t] >= g && in->size[t] >= g ? in->size[t] / g : 0;
         for (int32_t cmod = 0; cmod < g; cmod++) {
             int32_t starts[2], ns = 0;
             if (!cmod) {
@@ -581,6 +587,7 @@ static void search_free(search *s)
     free(s->memmask);
     free(s->moves);
     free(s->nmoves);
+    free(s->wait);
 }
 
 static double now(void)
@@ -592,33 +599,53 @@ static double now(void)
 
 /* The child of state `st` (counts, cursor, distances; `left`: its footprints' bytes
  * left) that places a piece of type t by move m: written to c (nt + 1 + nfp bytes; the
- * padding is the caller's), its footprints' bytes left to cleft; returns the cost the
- * move adds. The main search builds the same children with per-expansion caches. */
+ * padding is the caller's), its footprints' bytes left to cleft, its per-footprint bound
+ * (base_bound's value) to *h and its open footprints to open; returns the cost the move
+ * adds. The main search builds the same children with per-expansion caches. */
 static int64_t make_child(const search *s, const uint8_t *st, const int64_t *left, int32_t t,
-                          const move *m, uint8_t *c, int64_t *cleft)
+                          const move *m, uint8_t *c, int64_t *cleft, int64_t *h,
+                          uint8_t *open)
 {
-    const cf_bs_input *in = s->in;
-    int32_t nt = s->nt, nfp = s->nfp, k = s->k;
+    /* locals: the stores to c[] (bytes) could alias anything the loop reads */
+    const int64_t *weight = s->in->weight;
+    int32_t nt = s->nt, nfp = s->nfp, k = s->k, size = s->in->size[t];
+    int32_t sg = m->sg, g1 = m->g1, v = m->v, g = s->g, shift = s->gshift;
+    int32_t room = m->ncmod ? g - m->ncmod : 0;
+    int64_t bound = 0;
     const uint8_t *ages = st + nt + 1, *mem = s->member + (size_t)t * nfp;
+    uint8_t *cages = c + nt + 1;
     memcpy(c, st, nt);
     c[t]--;
     c[nt] = (uint8_t)m->ncmod;
     int64_t add = m->extra;
     for (int32_t i = 0; i < nfp; i++) {
-        int64_t rest = left[i] - (mem[i] ? in->size[t] : 0);
-        cleft[i] = rest;
-        uint8_t a;
+        int32_t ai = ages[i], a;
+        int64_t rest = left[i];
         if (mem[i]) {
-            int32_t d = ages[i] + m->sg;
-            add += in->weight[i] * (d ? (d < k ? d : k) : 0);
-            a = (uint8_t)m->v;
-        } else if (m->g1) {
-            a = (uint8_t)(ages[i] + m->g1 < k ? ages[i] + m->g1 : k);
+            int32_t d = ai + sg;
+            add += weight[i] * (d ? (d < k ? d : k) : 0);
+            a = v;
+            rest -= size;
+        } else if (g1) {
+            a = ai + g1 < k ? ai + g1 : k;
         } else {
-            a = ages[i];
+            a = ai;
         }
-        c[nt + 1 + i] = rest ? a : 0;
+        cleft[i] = rest;
+        uint8_t op = 0;
+        if (!rest) {
+            a = 0;
+        } else if (!a) {                  /* base_bound's terms, for the child */
+            if (rest > room)
+                bound += weight[i] * ((rest - room + g - 1) >> shift);
+        } else {
+            bound += weight[i] * (a + ((rest + g - 1) >> shift) - 1);
+            op = a < k;
+        }
+        cages[i] = (uint8_t)a;
+        open[i] = op;
     }
+    *h = bound;
     return add;
 }
 
@@ -630,14 +657,14 @@ typedef struct {
     size_t stride;                    /* a projected state, zero-padded to words */
     int32_t maxdepth;
     uint8_t *kids, *open, *share, *proj;
-    int64_t *kadd, *kest, *left, *cleft;
+    int64_t *kadd, *kest, *left, *kleft;  /* kleft: each child's bytes left */
     int32_t *order, *kmove;           /* kmove: the child's move, type * 256 + its start */
 } programme;
 
 /* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound). */
 typedef struct {
     uint8_t *kids;
-    int64_t *kadd, *kest;
+    int64_t *kadd, *kest, *kleft;     /* kleft: nfp + 1 per child */
     int32_t *order, *kmove;
     int32_t n;
 } children;
@@ -651,7 +678,7 @@ static void programme_free(programme *pr)
     free(pr->order);
     free(pr->kmove);
     free(pr->left);
-    free(pr->cleft);
+    free(pr->kleft);
     free(pr->open);
     free(pr->share);
     free(pr->proj);
@@ -687,11 +714,11 @@ static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int3
     pr->order = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
     pr->kmove = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
     pr->left = calloc((size_t)pr->maxdepth * nf, sizeof(int64_t));
-    pr->cleft = calloc(nf, sizeof(int64_t));
+    pr->kleft = calloc((size_t)pr->maxdepth * nk * nf, sizeof(int64_t));
     pr->open = calloc(nf, 1);
     pr->share = calloc(nf, 1);
     pr->proj = calloc(pr->stride, 1);
-    return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->left && pr->cleft &&
+    return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->left && pr->kleft &&
            pr->open && pr->share && pr->proj ? 0 : -1;
 }
 
@@ -703,19 +730,18 @@ static int64_t *programme_left(programme *pr, const uint8_t *st, int32_t depth)
     return left;
 }
 
-/* The children of `st` (its programme_left computed), each with the cost its move adds
- * and that plus the per-footprint bound (and the next-granule penalty if `with_penalty`),
- * ordered by the latter. */
-static children programme_children(programme *pr, const uint8_t *st, int32_t depth,
-                                   int with_penalty)
+/* The children of `st` (bytes left `left`), each with the cost its move adds, its bytes
+ * left, and that cost plus the per-footprint bound (and the next-granule penalty if
+ * `with_penalty`), ordered by the latter. */
+static children programme_children(programme *pr, const uint8_t *st, const int64_t *left,
+                                   int32_t depth, int with_penalty)
 {
     const search *s = &pr->ps;
     int32_t nt = s->nt, g = s->g, cmod = st[nt];
-    const int64_t *left = pr->left + (size_t)depth * (s->nfp + 1);
-    size_t nk = (size_t)2 * nt + 2;
+    size_t nk = (size_t)2 * nt + 2, nf = (size_t)s->nfp + 1;
     children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
-                   pr->kest + (size_t)depth * nk, pr->order + (size_t)depth * nk,
-                   pr->kmove + (size_t)depth * nk, 0};
+                   pr->kest + (size_t)depth * nk, pr->kleft + (size_t)depth * nk * nf,
+                   pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk, 0};
     for (int32_t t = 0; t < nt; t++) {
         if (!st[t])
             continue;
@@ -723,8 +749,9 @@ static children programme_children(programme *pr, const uint8_t *st, int32_t dep
         for (int32_t j = 0; j < nm; j++) {
             const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
             uint8_t *c = ch.kids + (size_t)ch.n * pr->stride;
-            int64_t add = make_child(s, st, left, t, m, c, pr->cleft);
-            int64_t h = base_bound(s, pr->cleft, c + nt + 1, m->ncmod, pr->open);
+            int64_t *cleft = ch.kleft + (size_t)ch.n * nf;
+            int64_t h;
+            int64_t add = make_child(s, st, left, t, m, c, cleft, &h, pr->open);
             if (with_penalty)
                 h += penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
             ch.kadd[ch.n] = add;
@@ -897,8 +924,9 @@ static int64_t group_nodes(const group *o)
     return o->nodes + (o->threshold ? o->th.nodes : 0);
 }
 
-/* The group's least future cost from a projected state; -1 when the cap is reached. */
-static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
+/* The group's least future cost from a projected state (bytes left `left`); -1 when the
+ * cap is reached. */
+static int64_t group_value(group *o, const uint8_t *st, int32_t depth, const int64_t *left)
 {
     int32_t nt = o->pr.ps.nt;
     int any = 0;
@@ -922,14 +950,14 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth)
     if (o->nodes >= o->cap || depth + 1 >= o->pr.maxdepth)
         return -1;
     o->nodes++;
-    programme_left(&o->pr, st, depth);
-    children ch = programme_children(&o->pr, st, depth, 1);
+    children ch = programme_children(&o->pr, st, left, depth, 1);
     int64_t best = INT64_MAX;
     for (int32_t j = 0; j < ch.n; j++) {
         int32_t x = ch.order[j];
         if (ch.kest[x] >= best)
             break;                            /* no smaller value below: exact minimum */
-        int64_t v = group_value(o, ch.kids + (size_t)x * o->pr.stride, depth + 1);
+        int64_t v = group_value(o, ch.kids + (size_t)x * o->pr.stride, depth + 1,
+                                ch.kleft + (size_t)x * (o->pr.ps.nfp + 1));
         if (v < 0)
             return -1;
         if (ch.kadd[x] + v < best)
@@ -964,18 +992,30 @@ static void group_kill(group *o, const cf_bs_input *in, int32_t j, uint8_t *ingr
         ingroup[in->gfp[q]] = 0;
 }
 
-/* The live groups' exact bound for a state; -1 when one reaches its cap (this state: the
- * plain bound). */
+/* A projected type keeps its size, so each of group j's footprints keeps its bytes left
+ * (`left`, of the whole state): into the group programme's buffer at depth 0. */
+static const int64_t *group_left(group *o, const cf_bs_input *in, int32_t j,
+                                 const int64_t *left)
+{
+    int64_t *gleft = o->pr.left;
+    for (int32_t q = in->gstart[j], l = 0; q < in->gstart[j + 1]; q++, l++)
+        gleft[l] = left[in->gfp[q]];
+    return gleft;
+}
+
+/* The live groups' exact bound for a state (bytes left `left`); -1 when one reaches its
+ * cap (this state: the plain bound). */
 static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
                             const uint8_t *counts, int32_t cmod, const uint8_t *ages,
-                            uint8_t *ingroup)
+                            const int64_t *left, uint8_t *ingroup)
 {
     int64_t total = 0;
     for (int32_t j = 0; j < ngroups; j++) {
         group *o = &gr[j];
         if (o->dead)
             continue;
-        int64_t v = group_value(o, group_project(o, in, j, counts, cmod, ages), 0);
+        int64_t v = group_value(o, group_project(o, in, j, counts, cmod, ages), 0,
+                                group_left(o, in, j, left));
         if (v < 0) {
             group_kill(o, in, j, ingroup);
             return -1;
@@ -1106,13 +1146,15 @@ static int thresh_add(thresh *o, int64_t id, int64_t kid, int64_t h)
 }
 
 /* What a state of `o` costs at least without a search: its memo's lower bound, or the
- * per-footprint bound with the next-granule penalty (its programme's buffers at `depth`
- * hold the footprints' bytes left and the open ones afterwards). */
-static int64_t thresh_floor(thresh *o, const uint8_t *st, int32_t depth)
+ * per-footprint bound with the next-granule penalty (`left`: its bytes left, or NULL to
+ * compute them in its programme's buffer at `depth`; the open footprints are left in the
+ * programme's buffer). */
+static int64_t thresh_floor(thresh *o, const uint8_t *st, int32_t depth, const int64_t *left)
 {
     const search *s = &o->pr->ps;
     int32_t nt = s->nt;
-    int64_t *left = programme_left(o->pr, st, depth);
+    if (!left)
+        left = programme_left(o->pr, st, depth);
     int64_t h = base_bound(s, left, st + nt + 1, st[nt], o->pr->open);
     h += penalty(s, o->pr->open, st[nt], st, st + nt + 1, o->pr->share);
     int added;
@@ -1122,7 +1164,8 @@ static int64_t thresh_floor(thresh *o, const uint8_t *st, int32_t depth)
     return h;
 }
 
-static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout);
+static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout,
+                        const int64_t *left, int64_t *idout);
 
 /* Whether o's groups prove that state `st` (bytes left `left`) costs more than b: 1 with
  * the bound in *lbout, 0 when they cannot, -1 when the memory ends. The footprints in no
@@ -1144,7 +1187,7 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
         if (gj->dead)
             continue;
         uint8_t *proj = group_project(gj, in, j, st, cmod, ages);
-        o->gfloor[j] = thresh_floor(&gj->th, proj, 0);
+        o->gfloor[j] = thresh_floor(&gj->th, proj, 0, group_left(gj, in, j, left));
         sum += o->gfloor[j];
     }
     if (rest + sum > b) {
@@ -1156,7 +1199,8 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
         if (gj->dead || gj->th.nodes > GROUP_RATIO * o->nodes + GROUP_SLACK)
             continue;                    /* ahead of the search it bounds: not asked now */
         int64_t others = sum - o->gfloor[j], lbj = 0;
-        int r = thresh_query(&gj->th, gj->pr.proj, b - rest - others, 0, &lbj);
+        int r = thresh_query(&gj->th, gj->pr.proj, b - rest - others, 0, &lbj, gj->pr.left,
+                             NULL);
         if (r < 0) {
             if (thresh_nodes(&gj->th) < gj->th.cap)
                 return -1;               /* out of memory */
@@ -1172,8 +1216,11 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
 }
 
 /* Whether the least future cost of projected state `st` is at most `b`: 1 yes, 0 no (a
- * proven lower bound above b in *lbout), -1 when the cap or the memory ends the search. */
-static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout)
+ * proven lower bound above b in *lbout), -1 when the cap or the memory ends the search.
+ * `left`: its bytes left, or NULL to compute them. *idout (unless NULL): its memo entry
+ * afterwards (-1: none), or -2 when it was not looked up. */
+static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout,
+                        const int64_t *left, int64_t *idout)
 {
     const search *s = &o->pr->ps;
     const cf_bs_input *in = s->in;
@@ -1184,12 +1231,17 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
     for (int32_t t = 0; t < nt; t++)
         any |= st[t] != 0;
     *lbout = 0;
+    int64_t idnone;
+    if (!idout)
+        idout = &idnone;
+    *idout = -2;
     if (!any)
         return b >= 0;
     if (b < 0)
         return 0;
     int added;
     int64_t id = keyset_find(&o->keys, st, 0, &added);
+    *idout = id;
     if (id >= 0) {
         if (o->ub[id] <= b)
             return 1;
@@ -1200,7 +1252,8 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
     }
     o->visits++;
     uint8_t *open = o->pr->open, *share = o->pr->share;
-    int64_t *left = programme_left(o->pr, st, depth);
+    if (!left)
+        left = programme_left(o->pr, st, depth);
     int64_t h = base_bound(s, left, ages, cmod, open);
     h += penalty(s, open, cmod, st, ages, share);
     if (o->ngroups && h <= b) {
@@ -1289,11 +1342,12 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         id = keyset_find(&o->keys, st, 1, &added);
         if (id < 0 || thresh_add(o, id, kid, h))
             return -1;
+        *idout = id;
     }
     o->nodes++;
     /* the children, by increasing cost + per-footprint bound (the penalty and the groups
      * are the child's own first check) */
-    children ch = programme_children(o->pr, st, depth, 0);
+    children ch = programme_children(o->pr, st, left, depth, 0);
     int64_t newlb = INT64_MAX;
     for (int32_t j = 0; j < ch.n; j++) {
         int32_t x = ch.order[j];
@@ -1303,14 +1357,18 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
             break;
         }
         const uint8_t *c = ch.kids + (size_t)x * o->pr->stride;
-        int64_t clb = 0;
-        int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb);
+        int64_t clb = 0, cid = -2;
+        int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb,
+                             ch.kleft + (size_t)x * (s->nfp + 1), &cid);
         if (r < 0)
             return -1;
         int cany = 0;
         for (int32_t t = 0; t < nt; t++)
             cany |= c[t] != 0;
-        int64_t cid = cany ? keyset_find(&o->keys, c, 0, &added) : -1;
+        if (!cany)
+            cid = -1;
+        else if (cid == -2)
+            cid = keyset_find(&o->keys, c, 0, &added);
         if (r == 1) {
             int64_t cu = cid >= 0 ? o->ub[cid] : 0;
             if (cany && (cid < 0 || cu == INT64_MAX))
@@ -1531,7 +1589,7 @@ static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb
     *lb = 0;
     if (o->dead)
         return 1;
-    int r = thresh_query(&o->t, oracle_project(o, c), lines, 0, lb);
+    int r = thresh_query(&o->t, oracle_project(o, c), lines, 0, lb, NULL, NULL);
     if (r < 0) {
         o->dead = 1;
         return 1;
@@ -1684,7 +1742,7 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             int64_t b = base_bound(&s, left, ages, cmod, open), b0 = b;
             b += penalty(&s, open, cmod, counts, ages, share);
             if (ngroups) {
-                int64_t gv = groups_value(gr, ngroups, in, counts, cmod, ages, ingroup);
+                int64_t gv = groups_value(gr, ngroups, in, counts, cmod, ages, left, ingroup);
                 if (gv >= 0) {
                     /* the groups, plus the other footprints' terms and penalty */
                     gv += base_bound_except(&s, left, ages, cmod, open, ingroup);
@@ -1977,7 +2035,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
     memcpy(root + nt + 1, in->ages0, (size_t)nfp);
     for (;;) {
         int64_t lb = 0;
-        int r = hi < in->g0 ? 0 : thresh_query(&t, root, hi - in->g0, 0, &lb);
+        int r = hi < in->g0 ? 0 : thresh_query(&t, root, hi - in->g0, 0, &lb, NULL, NULL);
         if (r < 0) {
             status = t.stop ? t.stop : CF_BS_NOMEM;
             cut = 1;
@@ -2003,8 +2061,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
                 any |= st[i] != 0;
             if (!any)
                 break;
-            programme_left(&pr, st, d);
-            children ch = programme_children(&pr, st, d, 0);
+            children ch = programme_children(&pr, st, programme_left(&pr, st, d), d, 0);
             int found = 0;
             for (int32_t j = 0; j < ch.n && !found; j++) {
                 int32_t x = ch.order[j];
@@ -2012,7 +2069,8 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
                     break;
                 const uint8_t *c = ch.kids + (size_t)x * pr.stride;
                 int64_t clb;
-                int rr = thresh_query(&t, c, rb - ch.kadd[x], d + 1, &clb);
+                int rr = thresh_query(&t, c, rb - ch.kadd[x], d + 1, &clb,
+                                      ch.kleft + (size_t)x * (pr.ps.nfp + 1), NULL);
                 if (rr < 0) {
                     ok = -1;
                     break;
@@ -2042,7 +2100,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         hi = cost - 1;
     }
     if (cut) {                        /* the root's proven bound, at most the last layout */
-        int64_t floor = in->g0 + thresh_floor(&t, root, 0);
+        int64_t floor = in->g0 + thresh_floor(&t, root, 0, NULL);
         out->bound = best >= 0 && floor > best ? best : floor;
     }
     out->cost = best;
