@@ -99,11 +99,17 @@ NODES_PER_SECOND = 10_000
 """block_search nodes per second of `time_limit` (about a third of an idle core)."""
 NATIVE_NODES_PER_SECOND = 440_000
 """The same for the native search (block_native), about 20x cheaper per node."""
-BLOCK_SHARE = 0.47
+BLOCK_SHARE = 0.55
 """Share of `time_limit` for block_search (records too large for the exact model; the
-earlier methods' budgets may take the rest at a third of an idle core). 0.47 (H2, was
-0.35): with the cheaper best-first search the slowest bench record (60 fields / 40
-touched, seed 5) takes ~6.5 of its 10 CPU s; bench/solver/RESULTS.md, "H2"."""
+earlier methods' budgets may take the rest at a third of an idle core). 0.55 (was 0.47,
+0.35 before H2): with the cheaper native node and most of the order search after block
+search (ORDER_SHARE_BEFORE_BLOCK), the slowest 60 fields / 40 touched bench record (seed 8)
+takes 7.0 of its 10 CPU s, against 8.0 s before; bench/solver/RESULTS.md, "Session 10"."""
+ORDER_SHARE_BEFORE_BLOCK = 0.25
+"""Share of the order search's evaluations spent before block search on the records it may
+prove (the rest runs after it, only if it proves nothing); such records also skip the
+as-if-aligned line models. Block search finds its own layouts: on the 60 fields / 40 touched
+bench it proved the same records from the line clustering alone, 2 CPU s sooner."""
 BLOCK_SHARE_SMALL = 0.25
 """Share of `time_limit` for block_search before the exact circuit model."""
 BLOCK_METHOD = "best_first"
@@ -258,25 +264,25 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     stages: list[list[StageOutcome]] = []
     best = cands.best()
     search_share = 0.1 if small else 0.7
+    # Records block search can prove (objects that may start inside a line, not small):
+    # it finds its own layouts, so the order search runs mostly after it, and only if it
+    # proves nothing (ORDER_SHARE_BEFORE_BLOCK).
+    block = not small and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem)
     if line_model:
         stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
                                det_total * (0.15 if small else 0.8))
         search_share = 0.1 if small else 0.35
-    elif not small and len(problem.hot) <= LINE_MODEL_MAX_HOT:
+    elif not small and not block and len(problem.hot) <= LINE_MODEL_MAX_HOT:
         # Objects that may start inside a line: the line models of the same record as if
         # it were cache-aligned give starting points (judged by the real cost; their
         # bounds do not apply here).
         view = replace(problem, starts=(0,), object_align=problem.line)
         _line_models(view, cands, began + time_limit * 0.4, det_total * 0.2, prove=False)
-    best = cands.best()
-    if best is not None and not _proven(problem, best, stages):
-        work = len(problem.units) + sum(
-            len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
-        evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
-                    EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
-        order = improve_order(problem, list(best.placement.order), max_evals=evals,
-                              deadline=deadline)
-        cands.add(order, best.method + " + local search")
+    work = len(problem.units) + sum(len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
+    evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
+                EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
+    before = int(evals * ORDER_SHARE_BEFORE_BLOCK) if block else evals
+    _order_search(problem, cands, stages, before, deadline)
     best = cands.best()
     if best is not None and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) \
             and not _proven(problem, best, stages):
@@ -284,6 +290,8 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         # (block_search), for a bound and possibly better layouts.
         stages.append(_block_search(problem, cands, best, time_limit, deadline,
                                     BLOCK_SHARE_SMALL if small else BLOCK_SHARE))
+        if block:
+            _order_search(problem, cands, stages, evals - before, deadline)
     best = cands.best()
     if small:
         # Exact search if not proven yet; else only the size and order tie-breaks.
@@ -302,6 +310,18 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
             if not proven:
                 stages.append(solution.stages)
     return stages
+
+
+def _order_search(problem: LayoutProblem, cands: _Candidates, stages: list[list[StageOutcome]],
+                  evals: int, deadline: float) -> None:
+    """Local search on complete orders from the best candidate, with `evals` evaluations,
+    unless that is proven optimal already."""
+    best = cands.best()
+    if best is None or evals <= 0 or _proven(problem, best, stages):
+        return
+    order = improve_order(problem, list(best.placement.order), max_evals=evals,
+                          deadline=deadline)
+    cands.add(order, best.method + " + local search")
 
 
 def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
