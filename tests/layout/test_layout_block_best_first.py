@@ -260,3 +260,33 @@ def test_the_floor_keeps_the_dirty_optimum_when_the_penalty_mixes_lines_and_dirt
             out, _ = bn.best_first(scalar(), limit, 10**8, None, (least, scalar().scale),
                                    partial=partial)
             assert out.complete and out.cost == plain.cost, partial
+
+
+def test_the_dirty_search_gets_its_extra_share_once_the_lines_are_proven(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the lines are proven, the dirty search may spend DIRTY_EXTRA_SHARE of the budget
+    beyond it (up to the work of the question that crosses the limit, as without it), and
+    its bound is then at least the one without the extra; on some of these records and
+    budgets the extra is what completes the dirty proof."""
+    completed_by_extra = 0
+    for seed in range(10):
+        problem, want = _case(seed)
+        for budget in BUDGETS:
+            monkeypatch.setattr(bs, "DIRTY_EXTRA_SHARE", 0.0)
+            plain = block_search(problem, upper=(want[0], want[1] + 5), max_nodes=budget)
+            monkeypatch.setattr(bs, "DIRTY_EXTRA_SHARE", 0.5)
+            extra = block_search(problem, upper=(want[0], want[1] + 5), max_nodes=budget)
+            assert extra.lines_nodes == plain.lines_nodes
+            assert extra.lines_exact == plain.lines_exact
+            if not plain.lines_exact:             # no dirty search, no extra
+                assert extra.nodes == plain.nodes
+                continue
+            assert extra.nodes <= (budget + budget // 2) * 1.05 + 50, (seed, budget, extra)
+            assert extra.nodes >= plain.nodes, (seed, budget)
+            if plain.dirty_bound is not None:
+                assert extra.dirty_bound is not None
+                assert plain.dirty_bound <= extra.dirty_bound <= want[1], (seed, budget)
+            if extra.dirty_exact:
+                assert extra.dirty_bound == want[1]
+                completed_by_extra += not plain.dirty_exact
+    assert completed_by_extra > 0
