@@ -104,7 +104,8 @@ BLOCK_SHARE = 0.55
 earlier methods' budgets may take the rest at a third of an idle core). 0.55 (was 0.47,
 0.35 before H2): with the cheaper native node and most of the order search after block
 search (ORDER_SHARE_BEFORE_BLOCK), the slowest 60 fields / 40 touched bench record (seed 8)
-takes 7.0 of its 10 CPU s, against 8.0 s before; bench/solver/RESULTS.md, "Session 10"."""
+takes about 7 of its 10 CPU s (7.0-7.2 s in the session's runs), against 8.0 s before;
+bench/solver/RESULTS.md, "Session 10"."""
 ORDER_SHARE_BEFORE_BLOCK = 0.25
 """Share of the order search's evaluations spent before block search on the records it may
 prove (the rest runs after it, only if it proves nothing); such records also skip the
