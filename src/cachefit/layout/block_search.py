@@ -350,10 +350,12 @@ THRESHOLD_LINES_SHARE = 0.6
 only. (The threshold search's bound rises only with a proof, the best-first search's with
 every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)"""
 
-THRESHOLD_GROUPS = (2, 3)
+THRESHOLD_GROUPS = (1, 4)
 """Groups and footprints per group asked by threshold by the threshold lines search; their
 expansions are capped only by the budget (16 bench records of 60 / 40, lines proven: one
-group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13;
+group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13; session 10: one
+group of four, 0.6 of it, 14, in fewer nodes on 12 of the 16 (seed 9: 1.06 M instead of
+1.58 M, seed 12: 0.57 M instead of 0.97 M; seed 10: 1.22 M instead of 1.08 M);
 bench/solver/RESULTS.md)."""
 
 GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (2, 3, None))
