@@ -340,3 +340,47 @@ def test_cast_to_a_record_that_starts_with_the_record_needs_nothing(tmp_path: Pa
                     str(tmp_path / "use.c")], check=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert out.split() == ["2", "5"]
+
+
+LUA_GC = """\
+#define CommonHeader struct gco *next; unsigned char tt; unsigned char marked
+struct gco { CommonHeader; };
+struct tab { CommonHeader; long a; int b; char c; };
+struct str { CommonHeader; double d; char more[40]; };
+union gcu { struct gco gc; struct tab t; struct str s; };
+#define obj2gco(v) (&((union gcu *)(v))->gc)
+#define gco2t(o) (&((union gcu *)(o))->t)
+"""
+
+
+@pytest.mark.parametrize("compiler", [c for c in ("gcc", "clang-19") if shutil.which(c)])
+def test_cast_to_a_union_holding_the_record_needs_nothing(tmp_path: Path, cachefit,
+                                                          compiler: str) -> None:
+    """Lua's `obj2gco(t)` is `&((union GCUnion *)(t))->gc` and `gco2t(o)` is
+    `&((union GCUnion *)(o))->h`: the union has a member of the record's own type, so the
+    cast reads the record with its own layout, and what the union's other members read of
+    it is the union overlay's common initial sequence. Every field of Lua's Table was
+    pinned for nothing ("converted to/from union GCUnion *, which reads its first 200
+    bytes")."""
+    use = ('#include <stdio.h>\n#include "rec.h"\n'
+           "static struct tab *as_tab(struct gco *o) { return gco2t(o); }\n"
+           "static int tt_of(struct tab *t) { return obj2gco(t)->tt; }\n"
+           "int main(void) { struct tab t = {.next = 0, .tt = 5, .marked = 1, .a = 2,\n"
+           "  .b = 3, .c = 4};\n"
+           '  printf("%d %ld %d\\n", tt_of(&t), as_tab(obj2gco(&t))->a, t.b + t.c);\n'
+           "  return 0; }\n")
+    write(tmp_path, {"rec.h": LUA_GC, "use.c": use})
+    a = analyse("tab", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
+                                 ["-std=gnu11"]))
+    assert not a.refusals
+    kinds = {(c.kind, c.fields) for c in a.constraints}
+    assert ("pin", ("next", "tt", "marked")) in kinds, kinds
+    assert all(c.kind != "pin" or "a" not in c.fields for c in a.constraints), kinds
+    code, _, err = cachefit("reorder", "tab", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "next,tt,marked,c,b,a", "--in-place", "--",
+                            "-std=gnu11")
+    assert code == 0, err
+    assert "struct tab { CommonHeader; char c; int b; long a; };" in \
+        (tmp_path / "rec.h").read_text()
+    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
+        ["5", "2", "7"]

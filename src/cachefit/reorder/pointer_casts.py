@@ -14,7 +14,9 @@ bufferevent` it starts with); the arguments of memset/memcpy-like and raw I/O fu
 them (`xfree`, `ares_free`, `ares_realloc`) are not such conversions. Other casts to `void *`, byte
 pointers used for arithmetic or handed to functions (see memory_uses), `container_of`-style
 casts, casts to or from a record whose first member is the record itself (lmdb's
-`(MDB_xcursor *)mc`, the xcursor starting with an `MDB_cursor`), raw storage (a union of
+`(MDB_xcursor *)mc`, the xcursor starting with an `MDB_cursor`) or a union with a member
+of the record's type (Lua's `obj2gco(t)`: what the union's other members read is
+union_overlays' constraint), raw storage (a union of
 byte arrays) converted into the record, and casts between C++ base and derived classes
 need nothing, and neither do casts where one side is an
 incomplete type in that unit (an opaque handle: zlib's `struct internal_state *state`
@@ -180,24 +182,32 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
     return OrderConstraint("pin", covering, what, loc)
 
 
-def _starts_with_the_record(other: ci.Type, record_type: ci.Type) -> bool:
-    """Whether `other`'s first member is the record itself (or an array of it, or a record
-    starting so): lmdb's `struct MDB_xcursor { MDB_cursor mx_cursor; ... }` reached by
-    `(MDB_xcursor *)mc` reads the cursor through a member of the cursor's own type, which
-    any new order changes alike."""
+def _starts_with_the_record(other: ci.Type, record_type: ci.Type, depth: int = 8) -> bool:
+    """Whether `other` starts with the record itself: its first member is the record (or
+    an array of it, or a record starting so), or it is a union with such a member (every
+    member of a union starts at its first byte). lmdb's `struct MDB_xcursor { MDB_cursor
+    mx_cursor; ... }` reached by `(MDB_xcursor *)mc` reads the cursor through a member of
+    the cursor's own type, which any new order changes alike; Lua's `obj2gco(t)`,
+    `&((union GCUnion *)(t))->gc`, casts a `Table *` to a union with a `struct Table h`
+    member, whose other members read the table only as the union overlay rules say
+    (union_overlays: the common initial sequence is pinned there)."""
     want = record_type.get_canonical().get_declaration().get_usr()
     t = other.get_canonical()
-    for _ in range(8):
-        if t.kind != ci.TypeKind.RECORD or not want:
-            return False
-        first = next((c for c in children(t.get_declaration())
-                      if kind_of(c) == CK.FIELD_DECL), None)
-        if first is None or first.is_bitfield():
-            return False
-        t = first.type.get_canonical()
-        while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
-            t = t.element_type.get_canonical()
-        if t.kind == ci.TypeKind.RECORD and t.get_declaration().get_usr() == want:
+    if depth <= 0 or t.kind != ci.TypeKind.RECORD or not want:
+        return False
+    decl = t.get_declaration()
+    fields = [c for c in children(decl) if kind_of(c) == CK.FIELD_DECL]
+    if kind_of(decl) != CK.UNION_DECL:
+        fields = fields[:1]
+    for field in fields:
+        if field.is_bitfield():
+            continue
+        inner = field.type.get_canonical()
+        while inner.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            inner = inner.element_type.get_canonical()
+        if inner.kind == ci.TypeKind.RECORD and inner.get_declaration().get_usr() == want:
+            return True
+        if _starts_with_the_record(inner, record_type, depth - 1):
             return True
     return False
 
