@@ -384,3 +384,43 @@ def test_cast_to_a_union_holding_the_record_needs_nothing(tmp_path: Path, cachef
         (tmp_path / "rec.h").read_text()
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["5", "2", "7"]
+
+
+LUA_EXTRA = """\
+#include <stdlib.h>
+#include <string.h>
+#define EXTRASPACE (sizeof(void *))
+#define getextraspace(L) ((void *)((char *)(L) - EXTRASPACE))
+struct state { char status; long top; int nci; void *hook; };
+struct lx { unsigned char extra_[EXTRASPACE]; struct state l; };
+"""
+
+
+@pytest.mark.parametrize("compiler", [c for c in ("gcc", "clang-19") if shutil.which(c)])
+def test_range_before_the_record_needs_nothing(tmp_path: Path, cachefit,
+                                                compiler: str) -> None:
+    """Lua's `memcpy(lua_getextraspace(L1), lua_getextraspace(g->mainthread),
+    LUA_EXTRASPACE)`, `lua_getextraspace(L)` being `(void *)((char *)(L) - LUA_EXTRASPACE)`:
+    the bytes right before the lua_State, none of its own. lua_State was refused ("memcpy
+    uses a byte range of lua_State that cachefit cannot resolve to members")."""
+    use = ('#include <stdio.h>\n#include "rec.h"\n'
+           "static struct state *make(void) {\n"
+           "  struct lx *x = calloc(1, sizeof *x); return &x->l; }\n"
+           "int main(void) { struct state *a = make(), *b = make();\n"
+           "  *(void **)getextraspace(a) = a; a->top = 3; a->nci = 4; b->status = 1;\n"
+           "  memcpy(getextraspace(b), getextraspace(a), EXTRASPACE);\n"
+           '  printf("%d %ld %d\\n", *(void **)getextraspace(b) == a, a->top, a->nci);\n'
+           "  return 0; }\n")
+    write(tmp_path, {"rec.h": LUA_EXTRA, "use.c": use})
+    a = analyse("state", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
+                                   None, ["-std=gnu11"]))
+    assert not a.refusals, a.refusals
+    assert a.constraints == []
+    code, _, err = cachefit("reorder", "state", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "hook,top,nci,status", "--in-place", "--",
+                            "-std=gnu11")
+    assert code == 0, err
+    assert "struct state { void *hook; long top; int nci; char status; };" in \
+        (tmp_path / "rec.h").read_text()
+    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
+        ["1", "3", "4"]

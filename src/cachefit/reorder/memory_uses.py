@@ -50,14 +50,18 @@ def callee_name(call: ci.Cursor) -> str:
 class RangeMeaning:
     """What a byte range [start, end) of the record is."""
 
-    kind: str                                   # "whole", "member", "range", "unknown"
+    kind: str                       # "whole", "member", "range", "outside", "unknown"
     constraints: tuple[OrderConstraint, ...] = ()
 
 
 def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
                   offsets: dict[str, int], sizes: dict[str, int],
                   record_size: int) -> RangeMeaning:
-    """Turn [start, start + length) into constraints: same_side on each bounding member."""
+    """Turn [start, start + length) into constraints: same_side on each bounding member.
+
+    A range of constant bytes that ends at or before the record's first byte ("outside":
+    Lua's `lua_getextraspace(L)`, `(char *)(L) - LUA_EXTRASPACE`, the header allocated
+    right before each lua_State) is none of the record's bytes, whatever the order."""
     end = start.plus(length)
     s, e = start.single(), end.single()
     if start.is_zero() and (e == SIZE or (not end.symbolic and end.const >= record_size)):
@@ -67,6 +71,8 @@ def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
     if not length.symbolic:
         if length.const <= 0:
             return RangeMeaning("unknown")
+        if not start.symbolic and start.const + length.const <= 0:
+            return RangeMeaning("outside")      # bytes before the record (Lua's extra space)
         if start.is_zero():
             return RangeMeaning("range", (OrderConstraint("same_side", (), reason, loc,
                                                           length.const),))
@@ -144,7 +150,7 @@ class MemoryUses:
         meaning = range_meaning(addr.form, length, reason, loc, self.offsets, self.sizes,
                                 self.record_size)
         buffer_side = two_sided and any(o is None for o in others)
-        if meaning.kind == "member":
+        if meaning.kind in ("member", "outside"):
             return
         if meaning.kind == "whole":
             if buffer_side:
@@ -199,7 +205,7 @@ class MemoryUses:
             self._mark(args[n])
             if length is not None and range_meaning(
                     addr.form, length, "", loc, self.offsets, self.sizes,
-                    self.record_size).kind == "member":
+                    self.record_size).kind in ("member", "outside"):
                 return
         where = "a device" if name == "ioctl" else "a file or socket"
         self.refusals.append(Refusal(
