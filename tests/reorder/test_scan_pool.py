@@ -241,3 +241,22 @@ def test_units_searched_before_the_definition_are_merged_in_unit_order(
     assert errors[0].startswith(f"cachefit: error: {tmp_path / 'u0.c'}:3:16: "), errors[0]
     assert "preprocessor skipped" in errors[0] and "1 more" in errors[0], errors[0]
     assert errors == [errors[0]] * 4
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_unit_listed_twice_is_scanned_once(project: Path, cachefit, jobs: str) -> None:
+    """libevent's CMake build compiles buffer.c, event.c, ... into both libevent and
+    libevent_core with the same flags: compile_commands.json lists each unit twice (other
+    outputs only). The scan crashed with a KeyError (scan_pool.scan_code popped the parsed
+    unit for the first entry, then again for the second)."""
+    db = json.loads((project / "compile_commands.json").read_text())
+    twice = [{**e, "arguments": [*e["arguments"], "-o", f"{lib}/{e['file']}.o"]}
+             for lib in ("core", "all") for e in db]
+    (project / "compile_commands.json").write_text(json.dumps(twice))
+    code, diff, err = cachefit("reorder", "rec", "-p", project, "--order", ORDER, "--diff",
+                               "-j", jobs, "--no-scan-cache")
+    assert code == 0, err
+    assert "+    char b;\n" in diff and "scan: 5 units" in err, err
+    code, out, err = cachefit("reorder", "rec", project / "u1.c", project / "u1.c",
+                              "--order", ORDER, "--", f"-I{project / 'include'}")
+    assert code == 0, err

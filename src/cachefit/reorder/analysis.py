@@ -45,6 +45,20 @@ def units_for(files: Sequence[str], build_dir: str | None, args: Sequence[str]) 
     return [(os.path.abspath(f), list(args)) for f in files]
 
 
+def unique_units(units: Sequence[Unit]) -> list[Unit]:
+    """`units` without repeats (the first of each): a unit listed twice with the same parse
+    arguments is one unit. libevent's CMake build compiles each source into two libraries
+    with the same flags, and compile_commands.json has both entries (their outputs differ,
+    not the parse); the scan parsed the first and then failed on the second."""
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out: list[Unit] = []
+    for path, args in units:
+        if (path, tuple(args)) not in seen:
+            seen.add((path, tuple(args)))
+            out.append((path, list(args)))
+    return out
+
+
 @dataclass
 class Analysis:
     """The record, where it is written, and what the code base needs from its order."""
@@ -91,6 +105,7 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
     cache on)."""
     options = scan_options or ScanOptions()
     cache = options.open_cache()
+    units = unique_units(units)
     unit, tu, cursor, parsed = scan_pool.find_definition(units, type_name, cache)
     path, args = unit
     if cursor.location.is_in_system_header:
