@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from reorder_helpers import build_and_run, write
+from reorder_helpers import build_and_run, refused_order, write
 
 from cachefit.reorder.analysis import analyse, units_for
 
@@ -424,3 +424,70 @@ def test_range_before_the_record_needs_nothing(tmp_path: Path, cachefit,
         (tmp_path / "rec.h").read_text()
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["1", "3", "4"]
+
+
+LUA_UDATA = """\
+#include <stddef.h>
+#define CommonHeader struct gco *next; unsigned char tt; unsigned char marked
+struct gco { CommonHeader; };
+typedef union { void *p; double d; long l; } uvalue;
+/* with user values; the user's memory follows the uv array */
+struct udata {
+  CommonHeader;
+  unsigned short nuvalue;
+  size_t len;
+  void *metatable;
+  struct gco *gclist;
+  int spare;
+  uvalue uv[1];
+};
+/* without user values: only sizes the header, the user's memory follows bindata */
+struct udata0 {
+  CommonHeader;
+  unsigned short nuvalue;
+  size_t len;
+  void *metatable;
+  union { double d; long l; } bindata;
+};
+#define udatamemoffset(nuv) \\
+  ((nuv) == 0 ? offsetof(struct udata0, bindata) \\
+              : offsetof(struct udata, uv) + sizeof(uvalue) * (nuv))
+#define getudatamem(u) ((char *)(u) + udatamemoffset((u)->nuvalue))
+"""
+
+
+@pytest.mark.parametrize("compiler", [c for c in ("gcc", "clang-19") if shutil.which(c)])
+def test_a_sibling_with_the_same_header_and_members_keeps_them(tmp_path: Path, cachefit,
+                                                                compiler: str) -> None:
+    """Lua's `Udata0` repeats `Udata`'s members after `CommonHeader` (nuvalue, len,
+    metatable) and only sizes a userdata without user values: one is allocated with
+    `offsetof(Udata0, bindata) + n` bytes and used as a `Udata` whose user memory starts
+    there. Only `next` was kept first; moving `gclist` before `len` put the user's bytes
+    over `len` and `metatable` (Lua's own smoke test crashed). The members the two share
+    after the header, by name and type, keep their offsets."""
+    use = ('#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
+           '#include "rec.h"\n'
+           "static struct udata *newud(unsigned short nuv, size_t n) {\n"
+           "  struct udata *u = calloc(1, udatamemoffset(nuv) + n);\n"
+           "  u->nuvalue = nuv; u->len = n; u->metatable = u; return u; }\n"
+           "int main(void) { struct udata *u = newud(0, 24);\n"
+           "  memset(getudatamem(u), 0x55, 24);\n"
+           '  printf("%zu %d %d\\n", u->len, u->metatable == (void *)u, u->nuvalue);\n'
+           "  free(u); return 0; }\n")
+    write(tmp_path, {"rec.h": LUA_UDATA, "use.c": use})
+    a = analyse("udata", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
+                                   None, ["-std=gnu11"]))
+    assert not a.refusals
+    kinds = {(c.kind, c.fields) for c in a.constraints}
+    assert ("pin", ("next", "tt", "marked", "nuvalue", "len", "metatable")) in kinds, kinds
+    err = refused_order(cachefit, tmp_path, "udata", tmp_path / "rec.h", tmp_path / "use.c",
+                        "--order", "next,tt,marked,gclist,nuvalue,len,metatable,spare,uv",
+                        "--", "-std=gnu11")
+    assert "struct udata0" in err and "rec.h:16:" in err, err
+    assert "the same members (nuvalue, len, metatable)" in err, err
+    code, _, err = cachefit("reorder", "udata", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "next,tt,marked,nuvalue,len,metatable,spare,gclist,uv",
+                            "--in-place", "--", "-std=gnu11")
+    assert code == 0, err
+    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
+        ["24", "1", "0"]

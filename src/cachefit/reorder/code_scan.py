@@ -298,11 +298,42 @@ class _UnitScan:
         f, off = first.extent.start.file.name, first.extent.start.offset
         for name, _def, exp_file, b, e in self.macros:
             if name == self.header_macro and exp_file == f and b <= off < max(e, b + 1):
+                shared, after = self._shared_members(decl, exp_file, b, max(e, b + 1))
+                if after:
+                    self.out.constraints.append(OrderConstraint(
+                        "pin", shared, f"{decl.type.spelling} also starts with the header "
+                        f"{self.header_macro} and then the same members "
+                        f"({', '.join(after)}); code may use one as the other",
+                        location(decl)))
+                    return
                 head = self.record.fields[0].name
                 self.out.constraints.append(OrderConstraint(
                     "first", (head,), f"{decl.type.spelling} also starts with the header "
                     f"{self.header_macro}; code may treat both through it", location(decl)))
                 return
+
+    def _shared_members(self, decl: ci.Cursor, exp_file: str, begin: int,
+                        end: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The members `decl` (a record starting with the header macro, expanded at
+        [begin, end) of `exp_file`) declares after the header like the record does: the
+        longest prefix of the record's members with the same names, types and bit widths,
+        when it goes past the header (Lua's `Udata0` repeats `Udata`'s nuvalue, len and
+        metatable, and sizes a `Udata` without user values: its memory starts at
+        `offsetof(Udata0, bindata)`), and those of them after the header (none when the
+        two share the header only)."""
+        theirs = [c for c in children(decl) if kind_of(c) == CK.FIELD_DECL]
+        in_header = sum(1 for c in theirs if c.extent.start.file is not None
+                        and c.extent.start.file.name == exp_file
+                        and begin <= c.extent.start.offset < end)
+        shared: list[str] = []
+        for mine, other in zip(self.record.fields, theirs, strict=False):
+            width = other.get_bitfield_width() if other.is_bitfield() else None
+            if mine.anonymous_parent is not None or not other.spelling or \
+                    (mine.name, mine.type, mine.bit_size) != \
+                    (other.spelling, other.type.spelling, width):
+                break
+            shared.append(mine.name)
+        return tuple(shared), tuple(shared[in_header:])
 
 
 @dataclass(frozen=True)
