@@ -491,3 +491,47 @@ def test_a_sibling_with_the_same_header_and_members_keeps_them(tmp_path: Path, c
     assert code == 0, err
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["24", "1", "0"]
+
+
+REDIS_IDS = """\
+#include <string.h>
+#define RUN_ID_SIZE 40
+struct server {
+    int port;
+    char replid[RUN_ID_SIZE+1];     /* my replication ID */
+    long long master_repl_offset;
+    char replid2[RUN_ID_SIZE+1];    /* replid inherited from the master */
+    long long second_replid_offset;
+};
+"""
+
+
+@pytest.mark.parametrize("compiler", [c for c in ("gcc", "clang-19") if shutil.which(c)])
+def test_a_member_sized_by_another_members_sizeof_is_that_member(tmp_path: Path, cachefit,
+                                                                  compiler: str) -> None:
+    """redis: `memcpy(server.replid2, server.replid, sizeof(server.replid))` and
+    `memset(server.replid2, '0', sizeof(server.replid))` copy exactly replid2 (both are
+    `char [CONFIG_RUN_ID_SIZE+1]`): a member's size does not depend on the order. The
+    length was the symbolic end(replid) - start(replid), the range "unresolved", and every
+    order of redisServer was refused (server.c:6629, replication.c:1654 and :1665)."""
+    use = ('#include <stdio.h>\n#include "rec.h"\n'
+           "struct server server;\n"
+           "static void shift(void) {\n"
+           "  memcpy(server.replid2, server.replid, sizeof(server.replid));\n"
+           "  memset(server.replid, '0', sizeof(server.replid2) - 1); }\n"
+           "int main(void) { server.port = 7;\n"
+           '  strcpy(server.replid, "abc"); server.master_repl_offset = 9;\n'
+           "  shift();\n"
+           '  printf("%s %.3s %d %lld\\n", server.replid2, server.replid, server.port,\n'
+           "         server.master_repl_offset); return 0; }\n")
+    write(tmp_path, {"rec.h": REDIS_IDS, "use.c": use})
+    a = analyse("server", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
+                                    None, ["-std=gnu11"]))
+    assert not a.refusals, a.refusals
+    assert a.constraints == []
+    code, _, err = cachefit("reorder", "server", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "replid2,master_repl_offset,second_replid_offset,"
+                            "replid,port", "--in-place", "--", "-std=gnu11")
+    assert code == 0, err
+    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
+        ["abc", "000", "7", "9"]

@@ -54,6 +54,24 @@ class RangeMeaning:
     constraints: tuple[OrderConstraint, ...] = ()
 
 
+def fold_member_sizes(form: Form, sizes: dict[str, int]) -> Form:
+    """`form` with each member size in it, end(m) - start(m) (`sizeof(p->m)`), replaced by
+    its number of bytes: no order changes a member's size. redis copies its replication
+    IDs with `memcpy(server.replid2, server.replid, sizeof(server.replid))`."""
+    coef = dict(form.terms)
+    const = form.const
+    for (kind, name), k in form.terms:
+        if kind != "end" or name not in sizes:
+            continue
+        start = coef.get(("start", name), 0)
+        both = k if k * start < 0 and abs(start) >= abs(k) else 0
+        if both:
+            coef[("end", name)] -= both
+            coef[("start", name)] += both
+            const += both * sizes[name]
+    return Form(tuple(sorted((s, c) for s, c in coef.items() if c)), const)
+
+
 def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
                   offsets: dict[str, int], sizes: dict[str, int],
                   record_size: int) -> RangeMeaning:
@@ -61,7 +79,9 @@ def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
 
     A range of constant bytes that ends at or before the record's first byte ("outside":
     Lua's `lua_getextraspace(L)`, `(char *)(L) - LUA_EXTRASPACE`, the header allocated
-    right before each lua_State) is none of the record's bytes, whatever the order."""
+    right before each lua_State) is none of the record's bytes, whatever the order.
+    Member sizes in the length count as numbers (`fold_member_sizes`)."""
+    length = fold_member_sizes(length, sizes)
     end = start.plus(length)
     s, e = start.single(), end.single()
     if start.is_zero() and (e == SIZE or (not end.symbolic and end.const >= record_size)):
