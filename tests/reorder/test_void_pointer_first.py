@@ -153,3 +153,51 @@ def test_callback_pun_program_keeps_working(tmp_path: Path, cachefit, flag) -> N
     assert text.index("bev;") < text.index("max_single_read;") < text.index("lock;")
     for cc in C_COMPILERS:
         assert build_and_run(tmp_path, "main.c", cc, "-std=c11") == before
+
+
+QUEUE_ENTRY = """\
+#define TAILQ_ENTRY(type) struct { struct type *tqe_next; struct type **tqe_prev; }
+struct conn {
+    TAILQ_ENTRY(conn) next;
+    int fd;
+    void *bufev;
+    long max_body_size;
+};
+"""
+
+
+@pytest.mark.parametrize("compiler", C_COMPILERS)
+def test_first_member_of_an_unnamed_struct_type_pins_nothing(tmp_path: Path, cachefit,
+                                                              compiler: str) -> None:
+    """libevent's evhttp_connection starts with `TAILQ_ENTRY(evhttp_connection) next`, a
+    member of an unnamed struct type, and registers `evcon` as a callback's `void *`
+    argument (http.c:391). No code can convert the `void *` back to a pointer to an
+    unnamed struct, so `next` was kept first for nothing."""
+    use = ('#include <stdio.h>\n#include <stdlib.h>\n#include "rec.h"\n'
+           "struct callback { void (*fn)(void *arg); void *arg; };\n"
+           "static void read_cb(void *arg) { struct conn *c = arg;\n"
+           '  printf("%d %ld %d\\n", c->fd, c->max_body_size, c->next.tqe_next == c); }\n'
+           "int main(void) { struct conn *c = calloc(1, sizeof *c);\n"
+           "  struct callback cb = {read_cb, 0};\n"
+           "  c->fd = 3; c->max_body_size = 4; c->next.tqe_next = c;\n"
+           "  cb.arg = c; cb.fn(cb.arg); free(c); return 0; }\n")
+    write(tmp_path, {"rec.h": QUEUE_ENTRY, "use.c": use})
+    a = analyse("conn", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
+                                  ["-std=gnu11"]))
+    assert not a.refusals and a.constraints == [], a.constraints
+    code, _, err = cachefit("reorder", "conn", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "max_body_size,bufev,next,fd", "--in-place", "--",
+                            "-std=gnu11")
+    assert code == 0, err
+    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
+        ["3", "4", "1"]
+
+
+def test_first_member_of_a_typedef_named_struct_still_counts(tmp_path: Path) -> None:
+    """`typedef struct { ... } bev_t;`: the struct has a name to convert to (bev_t *)."""
+    rec = REC.replace("struct bufferevent { int enabled; void *input; };",
+                      "typedef struct { int enabled; void *input; } bev_t;").replace(
+        "struct bufferevent bev;", "bev_t bev;")
+    got = _constraints(tmp_path, "void f(void *);\nvoid use(struct priv *p) { f(p); }\n",
+                       rec=rec)
+    assert [g[:2] for g in got] == [("first", ("bev",))]

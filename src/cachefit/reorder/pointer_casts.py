@@ -226,7 +226,9 @@ def _releases(name: str) -> bool:
 
 def _starts_with_record(record_type: ci.Type) -> bool:
     """Whether the record's first member is a named struct/union/class (or an array of
-    them): something a `void *` to the record can be read back as."""
+    them): something a `void *` to the record can be read back as. A member of an unnamed
+    struct type (libevent's `TAILQ_ENTRY(evhttp_connection) next`) is not: no code can
+    name a pointer to its type."""
     decl = record_type.get_canonical().get_declaration()
     first = next((c for c in children(decl) if kind_of(c) == CK.FIELD_DECL), None)
     if first is None or first.is_bitfield() or is_anonymous_name(first.spelling):
@@ -237,6 +239,8 @@ def _starts_with_record(record_type: ci.Type) -> bool:
     if t.kind != ci.TypeKind.RECORD:
         return False
     inner = t.get_declaration()
+    if inner is not None and is_anonymous_name(inner.spelling):
+        return False    # an unnamed struct type (TAILQ_ENTRY): no pointer to it to convert to
     return inner is None or not is_anonymous_member(inner)
 
 
