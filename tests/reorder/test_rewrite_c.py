@@ -477,3 +477,41 @@ def test_blank_line_goes_before_a_barrier_not_between_it_and_its_field(tmp_path:
     assert out == ("struct rec {\n    unsigned int a : 3;\n\n"
                    "    unsigned int : 0;  /* cachefit: new bit-field unit */\n"
                    "    /* the c bits */\n    unsigned int c : 5;\n    int x;\n    int y;\n};\n")
+
+
+QUEUE_REC = """\
+#define TAILQ_ENTRY(type) struct { struct type *tqe_next; struct type **tqe_prev; }
+struct conn {
+\t/* we use this tailq only if this connection was created for an http
+\t * server */
+\tTAILQ_ENTRY(conn) next;
+
+\tint fd;
+\tlong max_body_size;
+};
+"""
+
+
+@pytest.mark.parametrize("cc", C_COMPILERS)
+def test_comment_moves_with_a_field_whose_type_a_macro_writes(tmp_path: Path, cachefit,
+                                                               cc: str) -> None:
+    """libevent's evhttp_connection: `TAILQ_ENTRY(evhttp_connection) next;` with a comment
+    above it. The macro writes the field's unnamed struct type but not its name: the
+    struct and the field were two members starting at the same place, and the comment
+    went with the struct (a type, which stays where it is): it was left at the top,
+    above whatever field came first."""
+    use = ('#include <stdio.h>\n#include "rec.h"\n'
+           "int main(void) { struct conn c = {0}; c.fd = 3; c.max_body_size = 4;\n"
+           "  c.next.tqe_next = &c;\n"
+           '  printf("%d %ld %d\\n", c.fd, c.max_body_size, c.next.tqe_next == &c);\n'
+           "  return 0; }\n")
+    write(tmp_path, {"rec.h": QUEUE_REC, "use.c": use})
+    code, _, err = cachefit("reorder", "conn", tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", "fd,max_body_size,next", "--in-place")
+    assert code == 0, err
+    assert (tmp_path / "rec.h").read_text() == (
+        "#define TAILQ_ENTRY(type) struct { struct type *tqe_next; struct type **tqe_prev; }\n"
+        "struct conn {\n\tint fd;\n\tlong max_body_size;\n"
+        "\t/* we use this tailq only if this connection was created for an http\n"
+        "\t * server */\n\tTAILQ_ENTRY(conn) next;\n};\n")
+    assert build_and_run(tmp_path, "use.c", cc, "-std=gnu11").split() == ["3", "4", "1"]

@@ -360,6 +360,7 @@ def read_body(tu: ci.TranslationUnit, decl: ci.Cursor, text: bytes) -> RecordBod
         g = groups.setdefault(key, _Group(m[0].begin if m else s, [], m))
         g.cursors.append(ch)
 
+    _merge_type_macros(groups)
     items: list[Item] = list(specs)
     for g in groups.values():
         items.append(_make_item(g, toks, open_i, close_i, rb, lines, default))
@@ -369,6 +370,24 @@ def read_body(tu: ci.TranslationUnit, decl: ci.Cursor, text: bytes) -> RecordBod
     rb.items = _attach_comments(items, toks, open_i, close_i, text, lines, rb.directives)
     rb.headings = _headings(rb.items, toks[open_i + 1:close_i], toks[open_i].end, text)
     return rb
+
+
+def _merge_type_macros(groups: dict[tuple[str, int], _Group]) -> None:
+    """Give a macro expansion that only writes a field's type to that field's declaration.
+
+    `TAILQ_ENTRY(conn) next;` expands to `struct { ... } next;`: the unnamed struct comes
+    from the macro, the field name does not, so the struct and the field were two items
+    with the same start, and the comment above went with the struct (a type, which stays)
+    instead of the field (libevent's evhttp_connection). The struct now belongs to the
+    field's declaration, as in `struct { ... } next;` written out."""
+    for key, g in list(groups.items()):
+        if key[0] != "m" or any(kind_of(c) == CK.FIELD_DECL for c in g.cursors) or \
+                not all(kind_of(c) in _RECORD_DECLS for c in g.cursors):
+            continue
+        field = groups.get(("d", g.begin))
+        if field is not None and any(kind_of(c) == CK.FIELD_DECL for c in field.cursors):
+            field.cursors[:0] = g.cursors
+            del groups[key]
 
 
 def _headings(items: list[Item], toks: list[Tok], start: int, text: bytes) -> list[Heading]:
