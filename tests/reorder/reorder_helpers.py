@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from cachefit.reorder.analysis import Analysis, analyse, units_for
+
 C_COMPILERS = [c for c in ("gcc", "clang-19") if shutil.which(c)]
 CXX_COMPILERS = [c for c in ("g++", "clang++-19") if shutil.which(c)]
 
@@ -41,3 +43,19 @@ def refused_order(cachefit: Callable[..., tuple[int, str, str]], tmp_path: Path,
     assert not (tmp_path / "bad.h").exists()
     return err
 
+
+def analyse_rec_and_use(tmp_path: Path, name: str, rec: str, use: str) -> Analysis:
+    """Write `rec.h` and `use.c` into `tmp_path` and analyse record `name` over both
+    (gnu11), as `cachefit reorder` does before it rewrites."""
+    write(tmp_path, {"rec.h": rec, "use.c": use})
+    return analyse(name, units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
+                                   ["-std=gnu11"]))
+
+
+def reorder_in_place(cachefit: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                     name: str, order: str) -> None:
+    """`cachefit reorder NAME rec.h use.c --order ORDER --in-place -- -std=gnu11`, which
+    must succeed."""
+    code, _, err = cachefit("reorder", name, tmp_path / "rec.h", tmp_path / "use.c",
+                            "--order", order, "--in-place", "--", "-std=gnu11")
+    assert code == 0, err

@@ -8,7 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from reorder_helpers import build_and_run, refused_order, write
+from reorder_helpers import (
+    analyse_rec_and_use,
+    build_and_run,
+    refused_order,
+    reorder_in_place,
+    write,
+)
 
 from cachefit.reorder.analysis import analyse, units_for
 
@@ -328,13 +334,9 @@ def test_cast_to_a_record_that_starts_with_the_record_needs_nothing(tmp_path: Pa
            "int main(void) { struct both w = {.x = {.cursor = {.a = 1, .flags = 2, .b = 3,\n"
            "  .c = 4}, .db = 5}, .more = 6};\n"
            '  printf("%ld %ld\\n", sub_flags(&w.x.cursor), deep(&w.x.cursor)); return 0; }\n')
-    write(tmp_path, {"rec.h": rec, "use.c": use})
-    a = analyse("cur", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
-                                 ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "cur", rec, use)
     assert not a.refusals and a.constraints == []
-    code, _, err = cachefit("reorder", "cur", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "flags,c,a,b", "--in-place", "--", "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "cur", "flags,c,a,b")
     exe = tmp_path / "prog"
     subprocess.run(["cc", "-std=gnu11", "-Wall", "-Werror", "-o", str(exe),
                     str(tmp_path / "use.c")], check=True)
@@ -369,17 +371,12 @@ def test_cast_to_a_union_holding_the_record_needs_nothing(tmp_path: Path, cachef
            "  .b = 3, .c = 4};\n"
            '  printf("%d %ld %d\\n", tt_of(&t), as_tab(obj2gco(&t))->a, t.b + t.c);\n'
            "  return 0; }\n")
-    write(tmp_path, {"rec.h": LUA_GC, "use.c": use})
-    a = analyse("tab", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
-                                 ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "tab", LUA_GC, use)
     assert not a.refusals
     kinds = {(c.kind, c.fields) for c in a.constraints}
     assert ("pin", ("next", "tt", "marked")) in kinds, kinds
     assert all(c.kind != "pin" or "a" not in c.fields for c in a.constraints), kinds
-    code, _, err = cachefit("reorder", "tab", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "next,tt,marked,c,b,a", "--in-place", "--",
-                            "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "tab", "next,tt,marked,c,b,a")
     assert "struct tab { CommonHeader; char c; int b; long a; };" in \
         (tmp_path / "rec.h").read_text()
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
@@ -411,15 +408,10 @@ def test_range_before_the_record_needs_nothing(tmp_path: Path, cachefit,
            "  memcpy(getextraspace(b), getextraspace(a), EXTRASPACE);\n"
            '  printf("%d %ld %d\\n", *(void **)getextraspace(b) == a, a->top, a->nci);\n'
            "  return 0; }\n")
-    write(tmp_path, {"rec.h": LUA_EXTRA, "use.c": use})
-    a = analyse("state", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
-                                   None, ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "state", LUA_EXTRA, use)
     assert not a.refusals, a.refusals
     assert a.constraints == []
-    code, _, err = cachefit("reorder", "state", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "hook,top,nci,status", "--in-place", "--",
-                            "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "state", "hook,top,nci,status")
     assert "struct state { void *hook; long top; int nci; char status; };" in \
         (tmp_path / "rec.h").read_text()
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
@@ -474,9 +466,7 @@ def test_a_sibling_with_the_same_header_and_members_keeps_them(tmp_path: Path, c
            "  memset(getudatamem(u), 0x55, 24);\n"
            '  printf("%zu %d %d\\n", u->len, u->metatable == (void *)u, u->nuvalue);\n'
            "  free(u); return 0; }\n")
-    write(tmp_path, {"rec.h": LUA_UDATA, "use.c": use})
-    a = analyse("udata", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
-                                   None, ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "udata", LUA_UDATA, use)
     assert not a.refusals
     kinds = {(c.kind, c.fields) for c in a.constraints}
     assert ("pin", ("next", "tt", "marked", "nuvalue", "len", "metatable")) in kinds, kinds
@@ -485,10 +475,8 @@ def test_a_sibling_with_the_same_header_and_members_keeps_them(tmp_path: Path, c
                         "--", "-std=gnu11")
     assert "struct udata0" in err and "rec.h:16:" in err, err
     assert "the same members (nuvalue, len, metatable)" in err, err
-    code, _, err = cachefit("reorder", "udata", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "next,tt,marked,nuvalue,len,metatable,spare,gclist,uv",
-                            "--in-place", "--", "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "udata",
+                     "next,tt,marked,nuvalue,len,metatable,spare,gclist,uv")
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["24", "1", "0"]
 
@@ -524,14 +512,10 @@ def test_a_member_sized_by_another_members_sizeof_is_that_member(tmp_path: Path,
            "  shift();\n"
            '  printf("%s %.3s %d %lld\\n", server.replid2, server.replid, server.port,\n'
            "         server.master_repl_offset); return 0; }\n")
-    write(tmp_path, {"rec.h": REDIS_IDS, "use.c": use})
-    a = analyse("server", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")],
-                                    None, ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "server", REDIS_IDS, use)
     assert not a.refusals, a.refusals
     assert a.constraints == []
-    code, _, err = cachefit("reorder", "server", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "replid2,master_repl_offset,second_replid_offset,"
-                            "replid,port", "--in-place", "--", "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "server",
+                     "replid2,master_repl_offset,second_replid_offset,replid,port")
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["abc", "000", "7", "9"]

@@ -12,7 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
-from reorder_helpers import C_COMPILERS, build_and_run, refused_order, write
+from reorder_helpers import (
+    C_COMPILERS,
+    analyse_rec_and_use,
+    build_and_run,
+    refused_order,
+    reorder_in_place,
+    write,
+)
 
 from cachefit.reorder.analysis import analyse, units_for
 
@@ -181,14 +188,9 @@ def test_first_member_of_an_unnamed_struct_type_pins_nothing(tmp_path: Path, cac
            "  struct callback cb = {read_cb, 0};\n"
            "  c->fd = 3; c->max_body_size = 4; c->next.tqe_next = c;\n"
            "  cb.arg = c; cb.fn(cb.arg); free(c); return 0; }\n")
-    write(tmp_path, {"rec.h": QUEUE_ENTRY, "use.c": use})
-    a = analyse("conn", units_for([str(tmp_path / "rec.h"), str(tmp_path / "use.c")], None,
-                                  ["-std=gnu11"]))
+    a = analyse_rec_and_use(tmp_path, "conn", QUEUE_ENTRY, use)
     assert not a.refusals and a.constraints == [], a.constraints
-    code, _, err = cachefit("reorder", "conn", tmp_path / "rec.h", tmp_path / "use.c",
-                            "--order", "max_body_size,bufev,next,fd", "--in-place", "--",
-                            "-std=gnu11")
-    assert code == 0, err
+    reorder_in_place(cachefit, tmp_path, "conn", "max_body_size,bufev,next,fd")
     assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
         ["3", "4", "1"]
 
