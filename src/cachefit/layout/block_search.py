@@ -329,11 +329,11 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter) -> BestFirs
 
 DIRTY_EXTRA_SHARE = 0.5
 """Once the lines are proven, the dirty search gets what the lines search left of the
-budget plus this share of the whole budget (the secondary objective's own allowance): the
-16 bench records of 60 / 40 whose lines are proven need 0.2-2.2 M nodes of dirty search
-after 0.5-1.6 M of lines search, more than one budget of 2.42 M in all on seeds 10 and 12
-(bench/solver/RESULTS.md, "Session 10"). A record whose lines stay open spends one budget,
-so the slowest records (lines cut) take no longer."""
+budget plus this share of the whole budget (the secondary objective's own allowance): on
+the 60 / 40 bench, seeds 10 and 12 need about 1.9 M and 2.15 M nodes of dirty search after
+their lines proofs, more than one budget of 2.42 M in all (bench/solver/RESULTS.md,
+"Session 10"). A record whose lines stay open spends one budget, so it takes no longer;
+the slowest bench record is now seed 10 (7.2 CPU s), which spends part of the extra."""
 THRESHOLD_DIRTY = True
 """The native dirty search asks threshold questions (`block_native.threshold` with the
 lines oracle) instead of searching best-first: 0.9 of the best-first expansions on 60 fields

@@ -103,8 +103,8 @@ BLOCK_SHARE = 0.55
 """Share of `time_limit` for block_search (records too large for the exact model; the
 earlier methods' budgets may take the rest at a third of an idle core). 0.55 (was 0.47,
 0.35 before H2): with the cheaper native node and most of the order search after block
-search (ORDER_SHARE_BEFORE_BLOCK), the slowest 60 fields / 40 touched bench record (seed 8)
-takes about 7 of its 10 CPU s (7.0-7.2 s in the session's runs), against 8.0 s before;
+search (ORDER_SHARE_BEFORE_BLOCK), the slowest 60 fields / 40 touched bench records take
+about 7 of their 10 CPU s (seeds 8 and 10, 6.9 and 7.2 s), against 8.0 s before;
 bench/solver/RESULTS.md, "Session 10"."""
 ORDER_SHARE_BEFORE_BLOCK = 0.25
 """Share of the order search's evaluations spent before block search on the records it may
