@@ -515,3 +515,30 @@ def test_comment_moves_with_a_field_whose_type_a_macro_writes(tmp_path: Path, ca
         "\t/* we use this tailq only if this connection was created for an http\n"
         "\t * server */\n\tTAILQ_ENTRY(conn) next;\n};\n")
     assert build_and_run(tmp_path, "use.c", cc, "-std=gnu11").split() == ["3", "4", "1"]
+
+
+def test_diff_names_paths_from_the_git_top_so_git_apply_works_in_a_subdirectory(
+        tmp_path: Path, cachefit, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run in a subdirectory of a git work tree, `--diff` names files as `git diff` does,
+    from the top (`a/src/rec.h`, not `a/rec.h`): `git apply` there applies the files below
+    it, and at the top every file. A cwd-relative name made `git apply` in the
+    subdirectory look for `rec.h` at the top and fail (redis's src/, found by a sweep)."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not installed")
+    subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "src").mkdir()
+    write(tmp_path / "src", {"rec.h": "struct rec { char c; double d; int i; };\n",
+                             "main.c": '#include "rec.h"\nint main(void) { return 0; }\n'})
+    monkeypatch.chdir(tmp_path / "src")
+    code, out, err = cachefit("reorder", "rec", "rec.h", "main.c", "--order", "d,i,c",
+                              "--diff", "--", "-std=c11")
+    assert code == 0, err
+    assert out.startswith("--- a/src/rec.h\n+++ b/src/rec.h\n"), out
+    (tmp_path / "p.diff").write_text(out)
+    subprocess.run([git, "apply", "--check", str(tmp_path / "p.diff")], cwd=tmp_path,
+                   check=True, capture_output=True)
+    subprocess.run([git, "apply", str(tmp_path / "p.diff")], cwd=tmp_path / "src",
+                   check=True, capture_output=True)
+    assert (tmp_path / "src" / "rec.h").read_text() == \
+        "struct rec { double d; int i; char c; };\n"

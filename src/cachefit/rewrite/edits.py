@@ -253,6 +253,18 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return ap
 
 
+def diff_path(path: str, cwd: str | None = None) -> str:
+    """`path` as a diff header names it: relative to its git work tree, as `git diff` writes
+    paths (so `git apply` at the top applies every file, and in a subdirectory the files
+    below it, whatever directory the diff was made in); outside a work tree, as
+    `display_path` (relative to `cwd` when inside it, for `patch -p1` there)."""
+    ap = os.path.abspath(path)
+    top = _git_toplevel(os.path.dirname(ap))
+    if top and ap.startswith(top.rstrip(os.sep) + os.sep):
+        return os.path.relpath(ap, top)
+    return display_path(path, cwd)
+
+
 def _git_toplevel(directory: str) -> str | None:
     d = directory
     while True:
@@ -286,10 +298,10 @@ def unified_diff(old: bytes, new: bytes, path: str, context: int = 3) -> str:
 
 def unified_diffs(originals: dict[str, bytes], contents: dict[str, bytes],
                   cwd: str | None = None) -> str:
-    """The diffs of every changed file, in path order."""
+    """The diffs of every changed file, in path order, named as `diff_path` says."""
     parts = []
     for f in sorted(contents):
         old = originals.get(f, b"")
         if contents[f] != old:
-            parts.append(unified_diff(old, contents[f], display_path(f, cwd)))
+            parts.append(unified_diff(old, contents[f], diff_path(f, cwd)))
     return "".join(parts)
