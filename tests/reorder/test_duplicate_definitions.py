@@ -154,7 +154,8 @@ def test_classes_in_anonymous_namespaces_are_distinct(tmp_path: Path, cachefit) 
 def test_unrelated_records_of_one_tag_in_two_headers_are_distinct(tmp_path: Path,
                                                                   cachefit) -> None:
     """Two libraries' headers each define their own `struct node` (other members): units
-    that see the other one do not share objects of this one, so the reorder goes ahead."""
+    that see the other one do not share objects of this one, so the reorder goes ahead,
+    with a warning naming the other and how to choose it (redis's `dict` and hiredis's)."""
     write(tmp_path, {
         "list.h": "struct node { char tag; long value; char kind; };\n"
                   "long list_sum(void);\n",
@@ -167,9 +168,12 @@ def test_unrelated_records_of_one_tag_in_two_headers_are_distinct(tmp_path: Path
                   "    return n.key + (n.left == n.right);\n}\n",
         "main.c": "#include <stdio.h>\nlong list_sum(void);\nint tree_key(void);\n"
                   "int main(void) { printf(\"%ld %d\\n\", list_sum(), tree_key()); }\n"})
-    code, _out, err = cachefit("reorder", "node", tmp_path / "list.c", tmp_path / "tree.c",
-                               "--order", "value,tag,kind", "--in-place", "--", "-std=c11")
+    code, out, err = cachefit("reorder", "node", tmp_path / "list.c", tmp_path / "tree.c",
+                              "--order", "value,tag,kind", "--in-place", "--", "-std=c11")
     assert code == 0, err
+    warning = [w for w in (out + err).splitlines() if "another node" in w]
+    assert len(warning) == 1 and "tree.h:1;" in warning[0] and "list.h:1 is rewritten" in \
+        warning[0] and "give the file that defines it first" in warning[0], out + err
     assert "struct node { long value; char tag; char kind; };" in \
         (tmp_path / "list.h").read_text()
     assert "left, *right" in (tmp_path / "tree.h").read_text()

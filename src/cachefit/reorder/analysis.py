@@ -25,7 +25,7 @@ from cachefit.reorder import scan_pool
 from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
-from cachefit.reorder.other_definitions import definition_site, duplicate_refusal
+from cachefit.reorder.other_definitions import definition_site, duplicate_refusal, namesakes
 from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
 from cachefit.reorder.scan_pool import ScanOptions
@@ -83,6 +83,7 @@ class Analysis:
     unit_files: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = \
         field(default_factory=dict)
     scan_counts: tuple[int, int] = (0, 0)
+    warnings: list[str] = field(default_factory=list)   # e.g. namesakes in other files
 
     @property
     def file(self) -> str:
@@ -138,6 +139,8 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         twin = duplicate_refusal(target, result.definitions, record.name) \
             if target is not None else None
         a.refusals += [twin] if twin is not None else []
+        if target is not None:
+            a.warnings += namesakes(target, result.definitions, record.name)
         a.refusals += result.refusals
         a.init_sites = result.init_sites
         a.ctor_lists = result.ctor_lists

@@ -10,7 +10,9 @@ reached through a symlink or another relative path is the same definition). Two 
 that are each in the unit's own source file (two `.c` files with their own `struct state`,
 or preprocessed units of the build-time mode), or that declare different members (two
 unrelated `struct node` of one tag, or one per configuration), are distinct records and are
-not refused.
+not refused; `namesakes` lists those of other files, for a warning (redis: `dict` of
+deps/hiredis/dict.h and of src/dict.h, the first unit that defines one decides which is
+rewritten).
 Reads cursors only; never edits.
 """
 
@@ -69,3 +71,19 @@ def duplicate_refusal(target: DefinitionSite, sites: Iterable[DefinitionSite],
                        "make one include the other, or reorder the copy too",
                        target.location)
     return None
+
+
+def namesakes(target: DefinitionSite, sites: Iterable[DefinitionSite], name: str) -> list[str]:
+    """Warnings for records of the same name with other members in other files (distinct
+    records that `duplicate_refusal` lets be): which one is rewritten, and how to choose."""
+    seen: set[tuple[str, int]] = set()
+    out: list[str] = []
+    for s in sites:
+        if s.key in seen or s.real == target.real or s.fields == target.fields:
+            continue
+        seen.add(s.key)
+        out.append(f"another {name}, with other members, is defined at "
+                   f"{display_path(s.location.file)}:{s.line}; the one at "
+                   f"{display_path(target.location.file)}:{target.line} is rewritten (to "
+                   "rewrite the other, give the file that defines it first)")
+    return out

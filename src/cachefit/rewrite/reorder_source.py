@@ -169,7 +169,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     lc = to_layout_constraints(constraints)
     result: LayoutResult | None = None
     eval_before = eval_after = None
-    warnings: list[str] = []
+    warnings: list[str] = list(a.warnings)
     walls: dict[str, str] = {}     # zero-width bit-field barriers the new order needs
     if opts.order is not None:
         requested = parse_order(opts.order, body)
