@@ -120,3 +120,26 @@ def test_gcc_only_warning_options_print_nothing(capfd: pytest.CaptureFixture[str
     _out, err = capfd.readouterr()
     assert code == 0, err
     assert "unknown warning option" not in err
+
+
+def test_show_on_a_werror_build_ignores_unused_warnings_of_skipped_bodies(
+        capfd: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """nginx 1.22.1 builds with `-W -Wall -Werror`: `cachefit show ngx_event_s -p .` said
+    src/core/ngx_log.c "does not compile: unused function 'ngx_log_set_levels'", because
+    show parses without function bodies, where static functions and variables used only
+    in bodies look unused. The real compile (and reorder's parse) sees the bodies."""
+    (tmp_path / "s.c").write_text(
+        "struct S { char c; long l; };\n"
+        "static int helper(void) { return 1; }\n"
+        "static int counter;\n"
+        "static const int limit = 3;\n"
+        "int use(struct S *s) { return helper() + counter + limit + s->c; }\n")
+    (tmp_path / "compile_commands.json").write_text(
+        f'[{{"directory": "{tmp_path}", "file": "{tmp_path / "s.c"}", '
+        '"arguments": ["cc", "-W", "-Wall", "-Wunused-const-variable", "-Werror", '
+        '"-c", "s.c"]}]')
+    code = main(["show", "S", "-p", str(tmp_path)])
+    out, err = capfd.readouterr()
+    assert code == 0, err
+    assert "does not compile" not in err
+    assert "struct S {" in out

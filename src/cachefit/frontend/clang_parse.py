@@ -55,6 +55,13 @@ does not know (-Wlogical-op), which it would report for every unit parsed (and -
 would make errors)."""
 
 
+BODYLESS_QUIET = ("-Wno-unused", "-Wno-unused-const-variable", "-Wno-unused-member-function",
+                  "-Wno-unused-template")
+"""Appended when function bodies are skipped: static functions, variables and private
+fields used only in bodies look unused there, and a build's -Werror (nginx's `-W -Wall
+-Werror`) would turn those warnings into errors the real compile does not have."""
+
+
 def language_args(path: str, args: Sequence[str]) -> list[str]:
     """The arguments clang needs for `path`: `-x` for files whose name does not tell the
     language, and QUIET last."""
@@ -92,6 +99,8 @@ def parse_unit(path: str, args: Sequence[str] = (),
     if detailed:
         options |= ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     full_args = language_args(path, args)
+    if not keep_bodies:
+        full_args += BODYLESS_QUIET
     try:
         tu = _index().parse(path, args=full_args, unsaved_files=list(unsaved), options=options)
     except ci.TranslationUnitLoadError as exc:
