@@ -193,7 +193,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     lines_nodes = counter.nodes
     dirty_bound: int | None = None
     if exact and best[0] == lb:
-        counter.limit += int(max_nodes * DIRTY_EXTRA_SHARE)
+        counter.grant_dirty_extra()
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         try:
             path = scalar.solve(lb * scalar.scale + best[1])
@@ -242,7 +242,7 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     dirty_bound: int | None = None
     dirty_exact = False
     if exact and best[0] == lb:
-        counter.limit += int(counter.limit * DIRTY_EXTRA_SHARE)
+        counter.grant_dirty_extra()
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native)
@@ -384,8 +384,14 @@ def _thresholds(lower: int, upper: int) -> list[int]:
 class _Counter:
     def __init__(self, limit: int, deadline: float | None) -> None:
         self.limit = limit
+        self.budget = limit               # as given: the base of the dirty search's extra
         self.nodes = 0
         self.deadline = deadline
+
+    def grant_dirty_extra(self) -> None:
+        """Once the lines are proven: DIRTY_EXTRA_SHARE of the budget more for the dirty
+        search."""
+        self.limit += int(self.budget * DIRTY_EXTRA_SHARE)
 
     def tick(self) -> None:
         self.nodes += 1

@@ -268,7 +268,8 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     # Records block search can prove (objects that may start inside a line, not small):
     # it finds its own layouts, so the order search runs mostly after it, and only if it
     # proves nothing (ORDER_SHARE_BEFORE_BLOCK).
-    block = not small and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem)
+    searchable = len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem)
+    block = not small and searchable
     if line_model:
         stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
                                det_total * (0.15 if small else 0.8))
@@ -285,8 +286,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     before = int(evals * ORDER_SHARE_BEFORE_BLOCK) if block else evals
     _order_search(problem, cands, stages, before, deadline)
     best = cands.best()
-    if best is not None and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) \
-            and not _proven(problem, best, stages):
+    if best is not None and searchable and not _proven(problem, best, stages):
         # Objects that may start inside a line: exact search of the granule relaxation
         # (block_search), for a bound and possibly better layouts.
         stages.append(_block_search(problem, cands, best, time_limit, deadline,
