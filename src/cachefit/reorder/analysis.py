@@ -29,6 +29,7 @@ from cachefit.reorder.other_definitions import definition_site, duplicate_refusa
 from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
 from cachefit.reorder.scan_pool import ScanOptions
+from cachefit.reorder.untyped_memory import untyped_constraints
 from cachefit.rewrite.ctor_init_lists import InitList
 from cachefit.rewrite.member_units import RecordBody, read_body
 from cachefit.rewrite.record_cursor import record_usr
@@ -135,6 +136,7 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         a.unit_files = result.unit_files
         a.scan_counts = (result.parsed, result.cached)
         a.constraints += result.constraints
+        a.constraints += untyped_constraints(result.flow, record)
         target = definition_site(cursor, path)
         twin = duplicate_refusal(target, result.definitions, record.name) \
             if target is not None else None

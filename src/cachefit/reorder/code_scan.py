@@ -44,6 +44,7 @@ from cachefit.reorder.offset_forms import OffsetEvaluator
 from cachefit.reorder.other_definitions import DefinitionSite, definition_site
 from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constraint
 from cachefit.reorder.union_overlays import union_overlays
+from cachefit.reorder.untyped_memory import FlowCollector, FlowFacts
 from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
 _RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
@@ -65,6 +66,8 @@ class ScanResult:
     # the code uses: such an array is refused only when it is named somewhere
     overlays: list[tuple[str, Refusal]] = field(default_factory=list)
     member_names: set[str] = field(default_factory=set)
+    # untyped pointers, for untyped_memory's whole-code-base step (analysis runs it)
+    flow: FlowFacts = field(default_factory=FlowFacts)
     # set by the scan of the whole code base (scan_pool): the files each unit read, by
     # (path, arguments), and how many units were parsed and how many came from the cache
     unit_files: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = \
@@ -104,6 +107,7 @@ class _UnitScan:
         self.order = {f.name: i for i, f in enumerate(record.fields)}
         self.record_type: ci.Type | None = None
         self._macros: list[Macro] | None = None
+        self.flow = FlowCollector(self.is_record, record)
 
     @property
     def macros(self) -> list[Macro]:
@@ -144,6 +148,7 @@ class _UnitScan:
             stack.extend((c, depth + 1) for c in reversed(children(cur)))
         self.out.constraints += self.mem.constraints
         self.out.refusals += self.mem.refusals
+        self.out.flow = self.flow.facts
 
     def visit(self, c: ci.Cursor, ancestors: list[ci.Cursor]) -> None:
         k = kind_of(c)
@@ -152,6 +157,7 @@ class _UnitScan:
             self._array_size_assert(c)
         if k in (CK.MEMBER_REF_EXPR, CK.MEMBER_REF):
             self.out.member_names.add(c.spelling)
+        self.flow.visit(c, k, ancestors)
         if k == CK.CALL_EXPR:
             self.mem.call(c)
         elif k == CK.BINARY_OPERATOR and c.spelling == "-":
@@ -382,6 +388,7 @@ def merge_results(parts: Sequence[ScanResult]) -> ScanResult:
         out.definitions += part.definitions
         out.overlays += part.overlays
         out.member_names |= part.member_names
+        out.flow.merge(part.flow)
     out.refusals += [r for name, r in out.overlays if name in out.member_names]
     out.constraints = dedupe(out.constraints)
     seen: set[tuple[str, str]] = set()
