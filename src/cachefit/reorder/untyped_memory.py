@@ -97,7 +97,6 @@ class FunctionFacts:
     """One function's facts, in its own names (plain data, sent between processes)."""
 
     name: str
-    params: int = 0
     flows: dict[str, list[Desc]] = field(default_factory=dict)     # local var -> values
     stores: dict[str, list[Desc]] = field(default_factory=dict)    # field/global -> values
     # local variables holding a pointer converted from another pointer type (a cast, or
@@ -164,15 +163,15 @@ class FlowCollector:
         self.size = record.size
         self.facts = FlowFacts()
 
-    def _function(self, ancestors: Sequence[ci.Cursor]) -> tuple[ci.Cursor, FunctionFacts] | None:
+    def _function(self, ancestors: Sequence[ci.Cursor]
+                  ) -> tuple[ci.Cursor, FunctionFacts] | None:
+        """The function the cursor whose ancestors these are is in, and its facts."""
         for a in reversed(ancestors):
             if kind_of(a) in _FUNCTIONS:
                 key = _function_key(a)
                 facts = self.facts.functions.get(key)
                 if facts is None:
-                    params = sum(1 for c in children(a) if kind_of(c) == CK.PARM_DECL)
-                    facts = FunctionFacts(a.spelling, params)
-                    self.facts.functions[key] = facts
+                    facts = self.facts.functions[key] = FunctionFacts(a.spelling)
                 return a, facts
         return None
 
