@@ -162,6 +162,12 @@ class FlowCollector:
         self.is_record = is_record
         self.size = record.size
         self.facts = FlowFacts()
+        self._handlers: dict[CK | None, Callable[[ci.Cursor, Sequence[ci.Cursor]], None]] = {
+            CK.CALL_EXPR: self._call, CK.VAR_DECL: self._var,
+            CK.BINARY_OPERATOR: self._assign, CK.RETURN_STMT: self._return,
+            CK.ARRAY_SUBSCRIPT_EXPR: self._subscript, CK.UNARY_OPERATOR: self._unary,
+            CK.COMPOUND_ASSIGNMENT_OPERATOR: self._compound,
+            **{kind: self._conversion for kind in CAST_KINDS}}
 
     def _function(self, ancestors: Sequence[ci.Cursor]
                   ) -> tuple[ci.Cursor, FunctionFacts] | None:
@@ -205,22 +211,12 @@ class FlowCollector:
 
     def visit(self, c: ci.Cursor, k: CK | None, ancestors: Sequence[ci.Cursor]) -> None:
         """Collect what cursor `c` (of kind `k`) says."""
-        if k == CK.CALL_EXPR:
-            self._call(c, ancestors)
-        elif k == CK.VAR_DECL:
-            self._var(c, ancestors)
-        elif k == CK.BINARY_OPERATOR and c.spelling == "=":
-            self._assign(c, ancestors)
-        elif k == CK.RETURN_STMT:
-            self._return(c, ancestors)
-        elif k == CK.ARRAY_SUBSCRIPT_EXPR:
-            self._subscript(c, ancestors)
-        elif k == CK.UNARY_OPERATOR:
-            self._unary(c, ancestors)
-        elif k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
-            self._moved(children(c)[:1], ancestors)
-        elif k in CAST_KINDS:
-            self._conversion(c, ancestors)
+        handler = self._handlers.get(k)
+        if handler is not None:
+            handler(c, ancestors)
+
+    def _compound(self, c: ci.Cursor, ancestors: Sequence[ci.Cursor]) -> None:
+        self._moved(children(c)[:1], ancestors)
 
     def _call(self, c: ci.Cursor, ancestors: Sequence[ci.Cursor]) -> None:
         where = self._function(ancestors)
@@ -228,16 +224,22 @@ class FlowCollector:
             return
         fn, facts = where
         ref = c.referenced
-        callee = ref.get_usr() if ref is not None and kind_of(ref) in _FUNCTIONS else None
-        args = list(c.get_arguments())
-        descs = tuple(self.describe(a, fn) if pointee(a.type) is not None else None
-                      for a in args)
-        if callee is not None and (any(descs) or pointee(c.type) is not None):
-            facts.calls[_site(c)] = CallFact(callee, descs)
         name = callee_name(c)
+        args = list(c.get_arguments())
+        pointers = [pointee(a.type) is not None for a in args]
+        if ref is not None and kind_of(ref) in _FUNCTIONS and (
+                name in MEMORY_FUNCS or not ref.location.is_in_system_header):
+            # a library function's body is never seen: its call's result is just itself
+            descs = tuple(self.describe(a, fn) if ptr else None
+                          for a, ptr in zip(args, pointers, strict=True))
+            if any(descs) or pointee(c.type) is not None:
+                facts.calls[_site(c)] = CallFact(ref.get_usr(), descs)
+        else:
+            descs = (None,) * len(args)
         if name not in _NOT_CONVERSIONS:
-            for a in args:
-                self._implicit(a, [*ancestors, c])
+            for a, ptr in zip(args, pointers, strict=True):
+                if ptr:
+                    self._implicit(a, [*ancestors, c])
         for p, n in MEMORY_FUNCS.get(name, []):
             if max(p, n) >= len(args):
                 continue
@@ -354,6 +356,8 @@ class FlowCollector:
             facts.reinterpreting.add(name)
 
     def _assign(self, c: ci.Cursor, ancestors: Sequence[ci.Cursor]) -> None:
+        if c.spelling != "=":
+            return
         kids = children(c)
         if len(kids) != 2 or pointee(kids[0].type) is None:
             return
@@ -409,9 +413,11 @@ class FlowCollector:
         assigned, passed or returned (the only places C converts so)."""
         if kind_of(value) != CK.UNEXPOSED_EXPR:
             return
-        kids = children(value)
         to = pointee(value.type)
-        if len(kids) == 1 and to is not None:
+        if to is None or to.kind not in (ci.TypeKind.RECORD, ci.TypeKind.VOID):
+            return      # C converts implicitly only to and from `void *`
+        kids = children(value)
+        if len(kids) == 1:
             self._converts(to, kids[0], ancestors)
 
     def _converts(self, to: ci.Type, operand: ci.Cursor,
