@@ -43,7 +43,30 @@ def _register() -> None:
     lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
     lib.clang_Cursor_isAnonymousRecordDecl.argtypes = [ci.Cursor]
     lib.clang_Cursor_isAnonymousRecordDecl.restype = ctypes.c_uint
+    lib.clang_getCursorUnaryOperatorKind.argtypes = [ci.Cursor]
+    lib.clang_getCursorUnaryOperatorKind.restype = ctypes.c_int
+    lib.clang_getCursorBinaryOperatorKind.argtypes = [ci.Cursor]
+    lib.clang_getCursorBinaryOperatorKind.restype = ctypes.c_int
     _registered = True
+
+
+# CXUnaryOperatorKind / CXBinaryOperatorKind values (clang-c/Index.h, libclang 17+).
+UNARY_POST_INC, UNARY_POST_DEC, UNARY_PRE_INC, UNARY_PRE_DEC = 1, 2, 3, 4
+UNARY_DEREF = 6
+BINARY_ASSIGN = 22
+
+
+def unary_operator(cursor: ci.Cursor) -> int:
+    """The operator of a unary operator expression (a UNARY_* value; 0 for others),
+    without reading its tokens."""
+    _register()
+    return int(ci.conf.lib.clang_getCursorUnaryOperatorKind(cursor))
+
+
+def binary_operator(cursor: ci.Cursor) -> int:
+    """The operator of a binary operator expression (BINARY_ASSIGN, ...; 0 for others)."""
+    _register()
+    return int(ci.conf.lib.clang_getCursorBinaryOperatorKind(cursor))
 
 
 def evaluate_int(cursor: ci.Cursor) -> int | None:

@@ -42,8 +42,15 @@ import clang.cindex as ci
 from cachefit.errors import Location
 from cachefit.model import Record
 from cachefit.reorder.clang_util import (
+    BINARY_ASSIGN,
     CAST_KINDS,
     CK,
+    UNARY_DEREF,
+    UNARY_POST_DEC,
+    UNARY_POST_INC,
+    UNARY_PRE_DEC,
+    UNARY_PRE_INC,
+    binary_operator,
     children,
     evaluate_int,
     is_byte_type,
@@ -51,6 +58,7 @@ from cachefit.reorder.clang_util import (
     location,
     pointee,
     strip,
+    unary_operator,
 )
 from cachefit.reorder.constraints import OrderConstraint
 from cachefit.reorder.memory_uses import IO_FUNCS, MEMORY_FUNCS, callee_name
@@ -65,6 +73,7 @@ variable), ("C", name of a call's result), ("P", function, index) for a paramete
 _FUNCTIONS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
               CK.FUNCTION_TEMPLATE, CK.LAMBDA_EXPR}
 _NOT_CONVERSIONS = {*MEMORY_FUNCS, *IO_FUNCS, "free", "realloc"}
+_STEPS = (UNARY_POST_INC, UNARY_POST_DEC, UNARY_PRE_INC, UNARY_PRE_DEC)
 MAX_DEPTH = 4
 """Calls deep that objects and accesses are followed into callees and renamed."""
 _SCALARS = {ci.TypeKind.BOOL, ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.CHAR16,
@@ -313,17 +322,15 @@ class FlowCollector:
 
     def _unary(self, c: ci.Cursor, ancestors: Sequence[ci.Cursor]) -> None:
         """`*(u32 *)p` is an access; `p++`, `--p` move p."""
+        op = unary_operator(c)
+        if op not in _STEPS and op != UNARY_DEREF:
+            return
         kids = children(c)
-        if len(kids) != 1:
+        if len(kids) != 1 or pointee(kids[0].type) is None:
             return
-        operand = pointee(kids[0].type)
-        if operand is None:
-            return
-        op = next((t.spelling for t in c.get_tokens()
-                   if t.spelling in ("*", "++", "--", "&")), "")
-        if op == "*" and c.type.get_canonical() == operand:
+        if op == UNARY_DEREF:
             self._scalar_access(kids[0], 0, c, ancestors)
-        elif op in ("++", "--"):
+        else:
             self._moved(kids, ancestors)
 
     def _moved(self, operands: Sequence[ci.Cursor], ancestors: Sequence[ci.Cursor]) -> None:
@@ -356,7 +363,7 @@ class FlowCollector:
             facts.reinterpreting.add(name)
 
     def _assign(self, c: ci.Cursor, ancestors: Sequence[ci.Cursor]) -> None:
-        if c.spelling != "=":
+        if binary_operator(c) != BINARY_ASSIGN:
             return
         kids = children(c)
         if len(kids) != 2 or pointee(kids[0].type) is None:
