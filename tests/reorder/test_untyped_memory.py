@@ -277,3 +277,12 @@ def test_reorder_in_place_helper_still_refuses_the_reduced_case(cachefit,
     reorder_in_place(cachefit, tmp_path, "page", "isInit,leaf,pgno,nCell,data")
     for compiler in C_COMPILERS:
         assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11") == "7\n"
+
+
+def test_functions_of_the_same_name_in_several_programs(tmp_path: Path) -> None:
+    """Two programs' `main` have one USR; the facts of both count, whichever unit comes
+    first (the conversion is in the second one's `main`)."""
+    other = HEAD + 'int main(void) { printf("%d\\n", (int)sizeof(struct page)); return 0; }\n'
+    a = _analyse_units(tmp_path, {"rec.h": PAGE, "other.c": other, "use.c": CACHE})
+    assert [(c.fields, c.location.line) for c in a.constraints
+            if "raw bytes" in c.reason] == [(("isInit", "leaf", "pgno"), 9)]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import clang.cindex as ci
 
@@ -120,6 +121,24 @@ class FunctionFacts:
     # are not followed
     moving: set[Desc] = field(default_factory=set)
 
+    def merged(self, other: FunctionFacts) -> FunctionFacts:
+        """These facts and those of another definition with the same USR, repeats once (a
+        new object: the units' results stay as they were)."""
+        def join(a: list[Any], b: list[Any]) -> list[Any]:
+            return a + [v for v in b if v not in a]
+
+        return FunctionFacts(
+            self.name,
+            flows={k: join(self.flows.get(k, []), other.flows.get(k, []))
+                   for k in {**self.flows, **other.flows}},
+            stores={k: join(self.stores.get(k, []), other.stores.get(k, []))
+                    for k in {**self.stores, **other.stores}},
+            reinterpreting=self.reinterpreting | other.reinterpreting,
+            returns=join(self.returns, other.returns), calls={**other.calls, **self.calls},
+            accesses=join(self.accesses, other.accesses),
+            conversions=join(self.conversions, other.conversions),
+            moving=self.moving | other.moving)
+
 
 @dataclass
 class FlowFacts:
@@ -128,10 +147,14 @@ class FlowFacts:
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
 
     def merge(self, other: FlowFacts) -> None:
-        """Add another unit's facts; a function defined in several units (a header's inline
-        function) keeps its first facts."""
+        """Add another unit's facts. A function with the same USR in several units (a
+        header's inline function, or `main` of several programs) has all their facts."""
         for usr, facts in other.functions.items():
-            self.functions.setdefault(usr, facts)
+            mine = self.functions.get(usr)
+            if mine is None:
+                self.functions[usr] = facts
+            elif mine is not facts:
+                self.functions[usr] = mine.merged(facts)
 
 
 def _untyped(t: ci.Type) -> bool:
