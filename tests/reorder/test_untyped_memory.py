@@ -230,8 +230,41 @@ int main(void) {
   return 0;
 }
 """,
+    # the record heads a block, and the function returns the memory after it (nginx's
+    # ngx_palloc_block: `m += sizeof(ngx_pool_data_t); ... return m;`)
+    """\
+static void *block_alloc(size_t size) {
+  unsigned char *m = malloc(sizeof(struct page) + size);
+  struct page *head = (struct page *)m;
+  head->isInit = 0;
+  m += sizeof(struct page);
+  return m;
+}
+int main(void) {
+  char *s = block_alloc(16);
+  memcpy(s, "abcdefgh", 8);
+  return 0;
+}
+""",
+    # a generic container's `void *` field holds arrays of several record types (nginx's
+    # ngx_array_t.elts): the field is not one object
+    """\
+struct array { void *elts; };
+struct name { char *s; };
+static void array_init(struct array *a, size_t size) { a->elts = calloc(4, size); }
+int main(void) {
+  struct array pages, names;
+  array_init(&pages, sizeof(struct page));
+  array_init(&names, sizeof(struct name));
+  struct page *p = pages.elts;
+  struct name *n = names.elts;
+  ((char **)names.elts)[0] = "x";
+  p->isInit = n->s[0];
+  return 0;
+}
+""",
 ], ids=["allocator-wrapper", "string-field", "moved-pointer", "typed-free-list",
-        "whole-record"])
+        "whole-record", "moved-and-returned", "generic-container"])
 def test_nothing_for_other_memory(tmp_path: Path, use: str) -> None:
     assert _pins(analyse_rec_and_use(tmp_path, "page", PAGE, HEAD + use)) == []
 

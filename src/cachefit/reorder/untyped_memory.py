@@ -18,7 +18,10 @@ base. Each unit's scan (code_scan) collects plain facts per function (`FlowColle
 local variables, fields and globals are assigned, what functions return, their calls with
 the arguments, the accesses and the conversions; each pointer expression is described as a
 local variable, a parameter, a field (all objects' field is one place: field-based), a
-global or a call's result. `untyped_constraints` joins the facts of every unit. A pointer's
+global or a call's result. `untyped_constraints` joins the facts of every unit. Left out
+for precision: `void *` fields converted to two or more record types (a generic
+container's), `char *` and typed-pointer fields, accesses through plain `char *` text, and
+what a pointer moved by arithmetic passes on or returns. A pointer's
 *objects* are the places it may come from: a call's result is its own object plus what the
 callee returns, renamed for that call (an allocation inside `xmalloc` is a different object
 for each caller, so two callers' buffers do not meet); a field's are everything stored into
@@ -145,6 +148,10 @@ class FlowFacts:
     """A unit's (or, merged, the code base's) facts."""
 
     functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    # `void *` field -> the record types (USRs) its value is converted to where it is read
+    # (`ls = cycle->listening.elts`): a field converted to two or more is a generic
+    # container's, and is not followed
+    field_types: dict[str, set[str]] = field(default_factory=dict)
 
     def merge(self, other: FlowFacts) -> None:
         """Add another unit's facts. A function with the same USR in several units (a
@@ -155,6 +162,8 @@ class FlowFacts:
                 self.functions[usr] = facts
             elif mine is not facts:
                 self.functions[usr] = mine.merged(facts)
+        for usr, types in other.field_types.items():
+            self.field_types[usr] = self.field_types.get(usr, set()) | types
 
 
 def _untyped(t: ci.Type) -> bool:
@@ -453,15 +462,24 @@ class FlowCollector:
     def _converts(self, to: ci.Type, operand: ci.Cursor,
                   ancestors: Sequence[ci.Cursor]) -> None:
         frm = pointee(operand.type)
-        if frm is None or to.kind != ci.TypeKind.RECORD and frm.kind != ci.TypeKind.RECORD \
-                or self.is_record(to) == self.is_record(frm):
+        if frm is None or to.kind != ci.TypeKind.RECORD and frm.kind != ci.TypeKind.RECORD:
+            return
+        probe = to.kind == ci.TypeKind.RECORD and frm.kind == ci.TypeKind.VOID
+        mine = self.is_record(to) != self.is_record(frm)
+        if not (probe or mine):
             return
         where = self._function(ancestors)
         if where is None:
             return
         fn, facts = where
         value = self.describe(operand, fn)
-        if value is not None:
+        if value is None:
+            return
+        if probe and value[0] == "field":
+            usr = to.get_canonical().get_declaration().get_usr()
+            if usr:
+                self.facts.field_types.setdefault(value[1], set()).add(usr)
+        if mine:
             facts.conversions.append((value, location(operand)))
 
 
@@ -481,12 +499,21 @@ class _Flow:
 
     def __init__(self, facts: FlowFacts) -> None:
         self.facts = facts
+        self.generic = {usr for usr, types in facts.field_types.items() if len(types) > 1}
         self._memo: dict[tuple[str, Desc, int], frozenset[Obj]] = {}
         self._busy: set[object] = set()
         self._rets: dict[tuple[str, int], frozenset[Obj]] = {}
         self._lifted: dict[tuple[str, bool, int], list[_Lifted]] = {}
 
-    def objects(self, desc: Desc, fn: str, depth: int = MAX_DEPTH) -> frozenset[Obj]:
+    def objects(self, desc: Desc, fn: str, depth: int = MAX_DEPTH,
+                moved: bool = True) -> frozenset[Obj]:
+        """What `desc` in function `fn` may point to. `moved` False: nothing for a
+        variable or parameter that pointer arithmetic moves (its value, passed on, returned
+        or assigned, is not known to be the start of anything)."""
+        if not moved:
+            facts = self.facts.functions.get(fn)
+            if facts is not None and desc in facts.moving:
+                return frozenset()
         key = (fn, desc, depth)
         if key in self._memo:
             return self._memo[key]
@@ -501,11 +528,12 @@ class _Flow:
         elif kind == "var":
             out.add(("V", desc[1]))
             for value in facts.flows.get(desc[1], []) if facts else []:
-                out |= self.objects(value, fn, depth)
+                out |= self.objects(value, fn, depth, moved=False)
         elif kind in ("field", "global"):
-            out.add(("F" if kind == "field" else "G", desc[1]))
+            if kind == "global" or desc[1] not in self.generic:
+                out.add(("F" if kind == "field" else "G", desc[1]))
             for value in facts.stores.get(f"{kind}:{desc[1]}", []) if facts else []:
-                out |= self.objects(value, fn, depth)
+                out |= self.objects(value, fn, depth, moved=False)
         elif kind == "call":
             site = desc[1]
             out.add(("C", site))
@@ -527,7 +555,7 @@ class _Flow:
         self._busy.add(key)
         out: set[Obj] = set()
         for value in self.facts.functions[fn].returns:
-            out |= self.objects(value, fn, depth)
+            out |= self.objects(value, fn, depth, moved=False)
         self._busy.discard(key)
         self._rets[key] = frozenset(out)
         return self._rets[key]
@@ -545,7 +573,7 @@ class _Flow:
                 i = int(o[2])
                 arg = call.args[i] if i < len(call.args) else None
                 if arg is not None:
-                    out |= self.objects(arg, fn, depth - 1)
+                    out |= self.objects(arg, fn, depth - 1, moved=False)
             elif o[0] in ("V", "C"):
                 out.add((o[0], f"{site}>{o[1]}"))
             else:
