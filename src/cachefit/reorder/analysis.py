@@ -136,7 +136,7 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         a.unit_files = result.unit_files
         a.scan_counts = (result.parsed, result.cached)
         a.constraints += result.constraints
-        a.constraints += untyped_constraints(result.flow, record)
+        a.constraints += untyped_constraints(result.flow, record, a.constraints)
         target = definition_site(cursor, path)
         twin = duplicate_refusal(target, result.definitions, record.name) \
             if target is not None else None

@@ -623,9 +623,16 @@ class _Flow:
         return out
 
 
-def untyped_constraints(facts: FlowFacts, record: Record) -> list[OrderConstraint]:
+def untyped_constraints(facts: FlowFacts, record: Record,
+                        known: Sequence[OrderConstraint] = ()) -> list[OrderConstraint]:
     """The pins the code base's untyped accesses to the record's memory need (module
-    doc), one per access site, in a deterministic order."""
+    doc), one per set of members, in a deterministic order; none for members that `known`
+    constraints already keep where they are (a `pin`, or `first` for a member at offset 0:
+    expat's `*(void **)(parser)` is also a read through the first member's type)."""
+    at_zero = {f.name for f in record.fields if f.offset == 0}
+    kept = {n for c in known if c.kind == "pin" for n in c.fields} | \
+        {c.fields[0] for c in known if c.kind == "first" and c.fields[:1] and
+         c.fields[0] in at_zero}
     if not any(f.conversions for f in facts.functions.values()):
         return []
     flow = _Flow(facts)
@@ -648,7 +655,7 @@ def untyped_constraints(facts: FlowFacts, record: Record) -> list[OrderConstrain
             seen.add(key)
             covering = tuple(f.name for f in record.fields
                              if f.offset < acc.end and f.end > acc.start)
-            if covering:
+            if covering and not set(covering) <= kept:
                 found.setdefault(covering, []).append((acc, became[hit]))
     out: list[OrderConstraint] = []
     for covering, uses in found.items():
