@@ -7,7 +7,11 @@ which byte range of the record is meant and turns it into order constraints: the
 a range stay together and on the same side of its boundaries (`same_side` on the members
 that bound it). Whole records copied between two records need nothing; a record read from
 or written to a file, socket or device, or copied to or from a byte buffer as a whole, is a
-`Refusal`. It reads cursors only.
+`Refusal`. A range whose length is no form of the offsets (a count of elements) but that
+starts at a member and runs past it, provably (the length's constant part exceeds the
+member: jq's dtoa `Bcopy`, `memcpy(&x->sign, &y->sign, y->wds * sizeof(ULong) +
+2 * sizeof(int))`) or because the member is a scalar, keeps that member and every member
+after it at their offsets. It reads cursors only.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from cachefit.errors import Location
-from cachefit.reorder.clang_util import CK, children, kind_of, location
+from cachefit.reorder.clang_util import CAST_KINDS, CK, children, kind_of, location, strip
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.offset_forms import SIZE, Address, Form, OffsetEvaluator
 
@@ -118,6 +122,42 @@ def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
     return RangeMeaning("range", tuple(out))
 
 
+def length_lower_bound(ev: OffsetEvaluator, c: ci.Cursor) -> int:
+    """The least value of a length that `OffsetEvaluator.int_form` cannot resolve, each
+    unknown part counted as 0 (lengths are unsigned): sums and products of constants and
+    unknowns, `y->wds * sizeof(ULong) + 2 * sizeof(int)` is at least 8. Anything else
+    (a difference, a call) is at least 0."""
+    form = ev.int_form(c)
+    if form is not None:
+        return 0 if form.symbolic else max(form.const, 0)
+    k = kind_of(c)
+    kids = children(c)
+    if kids and (k == CK.PAREN_EXPR or (k == CK.UNEXPOSED_EXPR and len(kids) == 1) or
+                 (k in CAST_KINDS and c.type.get_canonical().kind != ci.TypeKind.POINTER)):
+        return length_lower_bound(ev, kids[-1])
+    if k == CK.BINARY_OPERATOR and len(kids) == 2 and c.spelling in ("+", "*"):
+        a, b = length_lower_bound(ev, kids[0]), length_lower_bound(ev, kids[1])
+        return a + b if c.spelling == "+" else a * b
+    return 0
+
+
+AGGREGATE_KINDS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY,
+                   ci.TypeKind.VARIABLEARRAY, ci.TypeKind.DEPENDENTSIZEDARRAY,
+                   ci.TypeKind.RECORD, ci.TypeKind.VECTOR)
+
+
+def addressed_member_is_scalar(arg: ci.Cursor) -> bool:
+    """Whether a pointer argument is `&p->m` (through casts) with `m` of a scalar type: not
+    an array (which decays without `&`), a struct or a union."""
+    c = strip(arg, casts=True)
+    if kind_of(c) != CK.UNARY_OPERATOR or not children(c):
+        return False
+    operand = strip(children(c)[-1])
+    if kind_of(operand) != CK.MEMBER_REF_EXPR:
+        return False
+    return operand.type.get_canonical().kind not in AGGREGATE_KINDS
+
+
 class MemoryUses:
     """Collects constraints and refusals from calls and offset arithmetic."""
 
@@ -154,15 +194,41 @@ class MemoryUses:
         if any(max(p, n) >= len(args) for p, n in pairs):
             return
         addrs = [self.ev.address(args[p]) for p, _ in pairs]
-        for (_p, n), addr in zip(pairs, addrs, strict=True):
+        for (p, n), addr in zip(pairs, addrs, strict=True):
             if addr is None:
                 continue
             length = self.ev.int_form(args[n])
             self._mark(args[n])
             if length is None:
+                self._unresolved_length(name, addr, args[p], args[n], loc)
                 continue
             others = [a for a in addrs if a is not addr]
             self._range(name, addr, length, others, loc, len(pairs) > 1)
+
+    def _unresolved_length(self, func: str, addr: Address, pointer: ci.Cursor,
+                           length: ci.Cursor, loc: Location | None) -> None:
+        """A range from member m with a length that is no form of the offsets. Where it
+        cannot stay inside m (its least length exceeds m's size, or m is a scalar) and m is
+        not the last member (a flexible array or struct-hack tail is written past its end),
+        it covers members after m that the code counted in its own terms: m and every member
+        after it keep their offsets (`pin`), the members before m stay before it
+        (`same_side`), so the bytes from m on are the same members in any order. Other
+        unresolved lengths are the documented limit (docs/reorder.md, "Limits")."""
+        s = addr.form.single()
+        if s is None or s[0] != "start" or s[1] not in self.offsets:
+            return
+        member = s[1]
+        order = sorted(self.offsets, key=lambda m: (self.offsets[m], m != member))
+        tail = order[order.index(member):]
+        if len(tail) < 2:
+            return
+        if not (length_lower_bound(self.ev, length) > self.sizes[member] or
+                addressed_member_is_scalar(pointer)):
+            return
+        reason = (f"{func} of a byte range of {self.name} from {member} on, of a length "
+                  f"cachefit cannot resolve to members (at least past {member})")
+        self.constraints += [OrderConstraint("pin", tuple(tail), reason, loc),
+                             OrderConstraint("same_side", (), reason, loc, member)]
 
     def _range(self, func: str, addr: Address, length: Form, others: list[Address | None],
                loc: Location | None, two_sided: bool) -> None:
