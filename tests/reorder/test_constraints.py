@@ -95,6 +95,18 @@ def test_container_of_and_single_members_need_nothing(tmp_path: Path) -> None:
     assert got == []
 
 
+def test_whole_copy_through_a_dereferenced_pointer_needs_nothing(tmp_path: Path) -> None:
+    """tmux 3.3a, grid.c: `memcpy(*lastgc, &gc, sizeof **lastgc)` with `struct grid_cell
+    **lastgc` copies one grid_cell into another. `*lastgc` was not seen as a pointer to
+    the record, so every order of grid_cell was refused as "copied to or from a byte
+    buffer as a whole"."""
+    got = _constraints(tmp_path,
+                       "void keep(struct obj **last, const struct obj *o) {\n"
+                       "    memcpy(*last, o, sizeof **last);\n"
+                       "    memcpy(o[0].hdr.kind ? *last : last[1], &o[1], sizeof *o);\n}\n")
+    assert got == []
+
+
 def test_struct_hack_tail_stays_last(tmp_path: Path, cachefit) -> None:
     """leveldb's LRUHandle: `char key_data[1]` last, allocated with sizeof - 1 + n and
     written past its one element; moving it would overwrite the members after it."""

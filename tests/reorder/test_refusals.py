@@ -34,6 +34,10 @@ CASES = {
         {"rec.h": REC,
          "use.c": _use("void save(FILE *f, struct obj *o) { fwrite(o, sizeof *o, 1, f); }")},
         "passed to fwrite() as raw bytes", "use.c", 4),
+    "fwrite-through-deref": (
+        {"rec.h": REC,
+         "use.c": _use("void save(FILE *f, struct obj **o) { fwrite(*o, sizeof **o, 1, f); }")},
+        "passed to fwrite() as raw bytes", "use.c", 4),
     "write-socket": (
         {"rec.h": REC,
          "use.c": _use("void put(int fd, struct obj o) { write(fd, &o, sizeof o); }")},

@@ -254,7 +254,9 @@ class OffsetEvaluator:
                     return Address(self._object_key(mem[1]), Form.of(("start", mem[0])))
                 if self.is_record(operand.type):
                     return Address(expr_key(operand), Form())
-            return None
+                return None
+            # `*pp` with `T **pp` (tmux's `memcpy(*lastgc, &gc, sizeof **lastgc)`) and other
+            # unary expressions: a pointer to the record is the start of one
         mem = self.member_of_record(c)
         if mem is not None and c.type.get_canonical().kind in (
                 ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
