@@ -117,3 +117,64 @@ def test_variable_length_from_a_scalar_member_keeps_the_tail(tmp_path: Path) -> 
     assert not a.refusals, a.refusals
     got = {(c.kind, c.fields, c.boundary) for c in a.constraints}
     assert got == {("pin", ("bytes", "tail"), None), ("same_side", (), "bytes")}
+
+
+PADDED = """\
+#include <string.h>
+struct s { char a; char b; int c; long d; };
+"""
+PADDED_USE = """\
+#include <stdio.h>
+#include "rec.h"
+int main(void) {
+    struct s x = {.a = 1, .b = 2, .c = 0x11223344, .d = 4}, y;
+    memset(&y, 0, sizeof y);
+    memcpy(&y.b, &x.b, 7);   /* b, the padding after it and c */
+    printf("%d %d %x %ld\\n", y.a, y.b, y.c, y.d);
+    return 0;
+}
+"""
+
+
+def test_a_constant_range_over_padding_keeps_its_bytes(tmp_path: Path) -> None:
+    """7 bytes from `b` (offset 1) are b, 2 bytes of padding and c: the members only
+    staying together in order (`unit`) let `--order d,b,c,a` put b at 8 and c at 12, and
+    the copy missed c's last byte. The covered members keep their offsets and no other
+    member moves into the bytes."""
+    a = analyse_rec_and_use(tmp_path, "s", PADDED, PADDED_USE)
+    assert not a.refusals, a.refusals
+    got = {(c.kind, c.fields, c.boundary) for c in a.constraints}
+    assert got == {("pin", ("b", "c"), None), ("same_side", (), 1), ("same_side", (), 8)}
+
+
+def test_a_constant_range_past_its_only_member_keeps_its_bytes(tmp_path: Path) -> None:
+    """`memset(&p->a, 0, 4)` clears a char and the 3 bytes of padding after it: another
+    member must not move into them, and a must not move inside them."""
+    use = ('#include "rec.h"\n'
+           "void clr(struct s *p) { memset(&p->a, 0, 4); }\n")
+    a = analyse_rec_and_use(tmp_path, "s", PADDED, use)
+    assert not a.refusals, a.refusals
+    got = {(c.kind, c.fields, c.boundary) for c in a.constraints}
+    assert got == {("pin", ("a", "b"), None), ("same_side", (), 0), ("same_side", (), 4)}
+
+
+@pytest.mark.parametrize("compiler", C_COMPILERS)
+def test_an_order_changing_the_padding_in_a_range_is_refused(tmp_path: Path, cachefit,
+                                                             compiler: str) -> None:
+    analyse_rec_and_use(tmp_path, "s", PADDED, PADDED_USE)
+    expected = build_and_run(tmp_path, "use.c", compiler, "-std=gnu11")
+    assert expected.split() == ["0", "2", "11223344", "0"]
+    err = refused_order(cachefit, tmp_path, "s", tmp_path / "rec.h", tmp_path / "use.c",
+                        "--order", "d,b,c,a", "--", "-std=gnu11")
+    assert "memcpy of a byte range of s" in err
+
+
+def test_a_constant_range_of_equally_aligned_members_stays_a_unit(tmp_path: Path) -> None:
+    """Two ints copied as 8 bytes from the first: no padding can come between them in any
+    order that keeps them together, so they only stay together (`unit`)."""
+    rec = "#include <string.h>\nstruct p { char tag; int x; int y; long z; };\n"
+    use = ('#include "rec.h"\n'
+           "void cp(struct p *d, const struct p *s) { memcpy(&d->x, &s->x, 2 * sizeof(int)); }\n")
+    a = analyse_rec_and_use(tmp_path, "p", rec, use)
+    assert not a.refusals, a.refusals
+    assert [(c.kind, c.fields) for c in a.constraints] == [("unit", ("x", "y"))]

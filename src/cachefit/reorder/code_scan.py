@@ -103,7 +103,8 @@ class _UnitScan:
         sizes = {f.name: max(f.end - f.offset, f.size if not f.is_bitfield else 0)
                  for f in record.fields}
         self.ev = OffsetEvaluator(usr, offsets, self.is_record)
-        self.mem = MemoryUses(self.ev, name, offsets, sizes, record.size)
+        self.mem = MemoryUses(self.ev, name, offsets, sizes, record.size,
+                              {f.name: f.align for f in record.fields})
         self.order = {f.name: i for i, f in enumerate(record.fields)}
         self.record_type: ci.Type | None = None
         self._macros: list[Macro] | None = None

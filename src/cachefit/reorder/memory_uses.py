@@ -78,13 +78,22 @@ def fold_member_sizes(form: Form, sizes: dict[str, int]) -> Form:
 
 def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
                   offsets: dict[str, int], sizes: dict[str, int],
-                  record_size: int) -> RangeMeaning:
+                  record_size: int, aligns: dict[str, int] | None = None) -> RangeMeaning:
     """Turn [start, start + length) into constraints: same_side on each bounding member.
 
     A range of constant bytes that ends at or before the record's first byte ("outside":
     Lua's `lua_getextraspace(L)`, `(char *)(L) - LUA_EXTRASPACE`, the header allocated
     right before each lua_State) is none of the record's bytes, whatever the order.
-    Member sizes in the length count as numbers (`fold_member_sizes`)."""
+    Member sizes in the length count as numbers (`fold_member_sizes`).
+
+    A constant number of bytes from member m was counted in the current layout: the members
+    it covers stay together in order (`unit`) when that keeps the same bytes, i.e. it ends
+    inside the last of them and the first has their largest alignment (`aligns`: where the
+    group starts, the padding inside it is then what it is now). Otherwise (padding in the
+    bytes after the last member, or a group that could start at another offset modulo its
+    alignment and get other padding: 7 bytes from `char b` at 1 over `int c` at 4) the
+    covered members keep their offsets (`pin`) and no member crosses either end of the
+    range (`same_side` on both byte offsets)."""
     length = fold_member_sizes(length, sizes)
     end = start.plus(length)
     s, e = start.single(), end.single()
@@ -107,9 +116,15 @@ def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
         covered = tuple(sorted((n for n in offsets
                                 if offsets[n] < hi and offsets[n] + sizes[n] > lo),
                                key=lambda n: offsets[n]))
-        if covered == (s[1],):
+        inside = hi <= max(offsets[n] + sizes[n] for n in covered)
+        if covered == (s[1],) and inside:
             return RangeMeaning("member")
-        return RangeMeaning("range", (OrderConstraint("unit", covered, reason, loc),))
+        if inside and aligns is not None and all(n in aligns for n in covered) and \
+                aligns[covered[0]] >= max(aligns[n] for n in covered):
+            return RangeMeaning("range", (OrderConstraint("unit", covered, reason, loc),))
+        return RangeMeaning("range", (OrderConstraint("pin", covered, reason, loc),
+                                      OrderConstraint("same_side", (), reason, loc, lo),
+                                      OrderConstraint("same_side", (), reason, loc, hi)))
     out: list[OrderConstraint] = []
     if not start.is_zero():
         if s is None or s[0] not in ("start", "end"):
@@ -162,8 +177,10 @@ class MemoryUses:
     """Collects constraints and refusals from calls and offset arithmetic."""
 
     def __init__(self, ev: OffsetEvaluator, record_name: str, offsets: dict[str, int],
-                 sizes: dict[str, int], record_size: int) -> None:
+                 sizes: dict[str, int], record_size: int,
+                 aligns: dict[str, int] | None = None) -> None:
         self.ev = ev
+        self.aligns = aligns
         self.record_size = record_size
         self.name = record_name
         self.offsets = offsets
@@ -234,7 +251,7 @@ class MemoryUses:
                loc: Location | None, two_sided: bool) -> None:
         reason = f"{func} of a byte range of {self.name}"
         meaning = range_meaning(addr.form, length, reason, loc, self.offsets, self.sizes,
-                                self.record_size)
+                                self.record_size, self.aligns)
         buffer_side = two_sided and any(o is None for o in others)
         if meaning.kind in ("member", "outside"):
             return
