@@ -122,9 +122,8 @@ def range_meaning(start: Form, length: Form, reason: str, loc: Location | None,
         if inside and aligns is not None and all(n in aligns for n in covered) and \
                 aligns[covered[0]] >= max(aligns[n] for n in covered):
             return RangeMeaning("range", (OrderConstraint("unit", covered, reason, loc),))
-        return RangeMeaning("range", (OrderConstraint("pin", covered, reason, loc),
-                                      OrderConstraint("same_side", (), reason, loc, lo),
-                                      OrderConstraint("same_side", (), reason, loc, hi)))
+        sides = tuple(OrderConstraint("same_side", (), reason, loc, b) for b in (lo, hi) if b)
+        return RangeMeaning("range", (OrderConstraint("pin", covered, reason, loc), *sides))
     out: list[OrderConstraint] = []
     if not start.is_zero():
         if s is None or s[0] not in ("start", "end"):
