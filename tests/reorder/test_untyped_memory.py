@@ -263,8 +263,26 @@ int main(void) {
   return 0;
 }
 """,
+    # a handle read as the record (libuv's `(uv_timer_t *)handle`) is the typed rules'
+    # business; the user data field's pointee is not the record (libuv's test-metrics.c,
+    # `(*(int *)handle->data)++`)
+    """\
+struct owner { void *data; };
+struct handle { char tag; };
+static void close_page(struct handle *h) { struct page *p = (struct page *)h; p->isInit = 0; }
+int main(void) {
+  static int counter;
+  static struct handle hd;
+  static struct owner a, b;
+  a.data = &counter;
+  b.data = &hd;
+  (*(int *)a.data)++;
+  close_page((struct handle *)b.data);
+  return 0;
+}
+""",
 ], ids=["allocator-wrapper", "string-field", "moved-pointer", "typed-free-list",
-        "whole-record", "moved-and-returned", "generic-container"])
+        "whole-record", "moved-and-returned", "generic-container", "record-to-record-cast"])
 def test_nothing_for_other_memory(tmp_path: Path, use: str) -> None:
     assert _pins(analyse_rec_and_use(tmp_path, "page", PAGE, HEAD + use)) == []
 

@@ -465,7 +465,10 @@ class FlowCollector:
         if frm is None or to.kind != ci.TypeKind.RECORD and frm.kind != ci.TypeKind.RECORD:
             return
         probe = to.kind == ci.TypeKind.RECORD and frm.kind == ci.TypeKind.VOID
-        mine = self.is_record(to) != self.is_record(frm)
+        # the other side untyped (not another record: `(uv_timer_t *)handle` reads a
+        # handle as a timer, the typed rules' business, pointer_casts)
+        mine = self.is_record(to) and frm.kind != ci.TypeKind.RECORD or \
+            self.is_record(frm) and to.kind != ci.TypeKind.RECORD
         if not (probe or mine):
             return
         where = self._function(ancestors)
