@@ -5,7 +5,8 @@ reads its member list (rewrite.member_units) and its layout from the compiler, a
 constraints and refusals from the definition itself (record_rules), the project file
 (project_config) and the whole code base (code_scan, run over every unit in parallel and
 cached by scan_pool; a definition of the record in another file that some unit sees
-instead, other_definitions). `refuse_if_needed` raises the first
+instead, other_definitions; bytes of the record's memory used through untyped pointers,
+untyped_memory). `refuse_if_needed` raises the first
 refusal with its location. It does not choose an order or edit anything.
 """
 

@@ -8,7 +8,8 @@ sizes (asserted_size), C++ constructors and default member initialisers that rea
 members (those members must stay before), unions with the record as a member
 (union_overlays: the common initial sequence with another struct member is pinned, a byte
 array overlaying it refused), other records that start with the same macro-declared
-header, and where each unit sees the record's definition (other_definitions).
+header, where each unit sees the record's definition (other_definitions), and the facts
+about untyped pointers that untyped_memory joins over the whole code base.
 `merge_results` joins the units' results in unit order, deduplicated. Results are plain
 data (no clang objects). It never parses, edits or chooses an order.
 """

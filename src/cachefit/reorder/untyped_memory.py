@@ -8,26 +8,28 @@ pointer_casts) see nothing. This module follows untyped pointers instead: an *ac
 constant byte range [a, b) at the start of what a pointer that is not a pointer to the record
 points to (`memset`/`memcpy`-like calls with a constant length, `((char *)p)[k]`, `*(u32 *)p`),
 meets a *conversion*, where the same memory becomes the record or the record becomes
-untyped (an explicit or implicit cast between a pointer to the record and another pointer,
-except as the argument of a memory, I/O or free function). When both may point to the same
-memory, the members that cover [a, b) are pinned (a range covering the whole record, or
-lying after it, needs nothing).
+untyped (an explicit or implicit cast between a pointer to the record and a pointer that is
+not to another record, except as the argument of a memory, I/O or free function). When both
+may point to the same memory, the members that cover [a, b) are pinned (a range covering
+the whole record, or lying after it, needs nothing; nor do members other constraints
+already keep where they are).
 
 Which pointers may point to the same memory is a small flow analysis over the whole code
 base. Each unit's scan (code_scan) collects plain facts per function (`FlowCollector`): what
 local variables, fields and globals are assigned, what functions return, their calls with
 the arguments, the accesses and the conversions; each pointer expression is described as a
-local variable, a parameter, a field (all objects' field is one place: field-based), a
-global or a call's result. `untyped_constraints` joins the facts of every unit. Left out
-for precision: `void *` fields converted to two or more record types (a generic
-container's), `char *` and typed-pointer fields, accesses through plain `char *` text, and
-what a pointer moved by arithmetic passes on or returns. A pointer's
-*objects* are the places it may come from: a call's result is its own object plus what the
-callee returns, renamed for that call (an allocation inside `xmalloc` is a different object
-for each caller, so two callers' buffers do not meet); a field's are everything stored into
-it. Accesses and conversions inside a callee on its parameters or on what it returns are
-carried into each caller, renamed the same way (sqlite's `sqlite3PagerGetExtra` returns the
-field; a helper that zeroes its argument's first bytes acts at each call).
+local variable, a parameter, a `void *` field, a `void *` global or a call's result.
+`untyped_constraints` joins the facts of every unit. A pointer's *objects* are the places
+it may come from: a local's are what it is assigned; a field is one object for all the
+objects that have it (field-based), plus what the same function stores into it; a call's
+result is its own object plus what the callee returns, renamed for that call (an
+allocation inside `xmalloc` is a different object for each caller, so two callers' buffers
+do not meet). Accesses and conversions inside a callee on its parameters or on what it
+returns are carried into each caller, renamed the same way (sqlite's
+`sqlite3PagerGetExtra` returns the field; a helper that zeroes its argument's first bytes
+acts at each call). Left out for precision: `void *` fields converted to two or more record
+types (a generic container's), `char *` and typed-pointer fields, accesses through plain
+`char *` text, and what a pointer moved by arithmetic passes on, returns or is assigned to.
 
 Not followed (documented in docs/reorder.md "Limits"): calls through function pointers,
 pointer arithmetic (`p + 8`, `&buf[1]`), pointers stored in integers, and memory reached
