@@ -674,11 +674,3 @@ def untyped_constraints(facts: FlowFacts, record: Record,
             acc.location))
     return out
 
-
-def merge_facts(parts: Sequence[FlowFacts | None]) -> FlowFacts:
-    out = FlowFacts()
-    for p in parts:
-        if p is not None:
-            out.merge(p)
-    return out
-
