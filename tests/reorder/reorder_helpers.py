@@ -59,3 +59,11 @@ def reorder_in_place(cachefit: Callable[..., tuple[int, str, str]], tmp_path: Pa
     code, _, err = cachefit("reorder", name, tmp_path / "rec.h", tmp_path / "use.c",
                             "--order", order, "--in-place", "--", "-std=gnu11")
     assert code == 0, err
+
+
+def reorder_and_run(cachefit: Callable[..., tuple[int, str, str]], tmp_path: Path,
+                    name: str, order: str, compiler: str) -> list[str]:
+    """`reorder_in_place` of NAME with ORDER, then use.c built with `compiler` (gnu11) and
+    run: the words it prints."""
+    reorder_in_place(cachefit, tmp_path, name, order)
+    return build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split()

@@ -12,6 +12,7 @@ from reorder_helpers import (
     analyse_rec_and_use,
     build_and_run,
     refused_order,
+    reorder_and_run,
     reorder_in_place,
     write,
 )
@@ -388,11 +389,10 @@ def test_cast_to_a_union_holding_the_record_needs_nothing(tmp_path: Path, cachef
     kinds = {(c.kind, c.fields) for c in a.constraints}
     assert ("pin", ("next", "tt", "marked")) in kinds, kinds
     assert all(c.kind != "pin" or "a" not in c.fields for c in a.constraints), kinds
-    reorder_in_place(cachefit, tmp_path, "tab", "next,tt,marked,c,b,a")
+    out = reorder_and_run(cachefit, tmp_path, "tab", "next,tt,marked,c,b,a", compiler)
     assert "struct tab { CommonHeader; char c; int b; long a; };" in \
         (tmp_path / "rec.h").read_text()
-    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
-        ["5", "2", "7"]
+    assert out == ["5", "2", "7"]
 
 
 LUA_EXTRA = """\
@@ -423,11 +423,10 @@ def test_range_before_the_record_needs_nothing(tmp_path: Path, cachefit,
     a = analyse_rec_and_use(tmp_path, "state", LUA_EXTRA, use)
     assert not a.refusals, a.refusals
     assert a.constraints == []
-    reorder_in_place(cachefit, tmp_path, "state", "hook,top,nci,status")
+    out = reorder_and_run(cachefit, tmp_path, "state", "hook,top,nci,status", compiler)
     assert "struct state { void *hook; long top; int nci; char status; };" in \
         (tmp_path / "rec.h").read_text()
-    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
-        ["1", "3", "4"]
+    assert out == ["1", "3", "4"]
 
 
 LUA_UDATA = """\
@@ -487,10 +486,9 @@ def test_a_sibling_with_the_same_header_and_members_keeps_them(tmp_path: Path, c
                         "--", "-std=gnu11")
     assert "struct udata0" in err and "rec.h:16:" in err, err
     assert "the same members (nuvalue, len, metatable)" in err, err
-    reorder_in_place(cachefit, tmp_path, "udata",
-                     "next,tt,marked,nuvalue,len,metatable,spare,gclist,uv")
-    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
-        ["24", "1", "0"]
+    assert reorder_and_run(cachefit, tmp_path, "udata",
+                           "next,tt,marked,nuvalue,len,metatable,spare,gclist,uv",
+                           compiler) == ["24", "1", "0"]
 
 
 REDIS_IDS = """\
@@ -527,7 +525,6 @@ def test_a_member_sized_by_another_members_sizeof_is_that_member(tmp_path: Path,
     a = analyse_rec_and_use(tmp_path, "server", REDIS_IDS, use)
     assert not a.refusals, a.refusals
     assert a.constraints == []
-    reorder_in_place(cachefit, tmp_path, "server",
-                     "replid2,master_repl_offset,second_replid_offset,replid,port")
-    assert build_and_run(tmp_path, "use.c", compiler, "-std=gnu11").split() == \
-        ["abc", "000", "7", "9"]
+    assert reorder_and_run(cachefit, tmp_path, "server",
+                           "replid2,master_repl_offset,second_replid_offset,replid,port",
+                           compiler) == ["abc", "000", "7", "9"]

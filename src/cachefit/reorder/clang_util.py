@@ -18,6 +18,9 @@ PAREN_LIST_INIT_ID = 155        # CXCursor_CXXParenListInitExpr (clang 17+)
 _EVAL_INT = 1
 _registered = False
 
+FUNCTION_KINDS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
+                  CK.FUNCTION_TEMPLATE, CK.LAMBDA_EXPR}
+"""Cursors that have a body of code: the scope of a local variable or a parameter."""
 CAST_KINDS = {CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR,
               CK.CXX_CONST_CAST_EXPR, CK.CXX_FUNCTIONAL_CAST_EXPR}
 

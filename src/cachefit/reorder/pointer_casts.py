@@ -38,6 +38,7 @@ from cachefit.model import Record
 from cachefit.reorder.clang_util import (
     CAST_KINDS,
     CK,
+    FUNCTION_KINDS,
     children,
     is_anonymous_member,
     is_anonymous_name,
@@ -78,14 +79,12 @@ def _user(ancestors: list[ci.Cursor]) -> ci.Cursor | None:
     return None
 
 
-_FUNCTIONS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
-              CK.FUNCTION_TEMPLATE, CK.LAMBDA_EXPR}
 _TRANSPARENT = {CK.PAREN_EXPR, CK.UNEXPOSED_EXPR}
 
 
 def _variable_dereferenced(var: ci.Cursor, ancestors: list[ci.Cursor]) -> bool:
     """Whether a byte-pointer variable is dereferenced (`*p`, `p[i]`) in its function."""
-    scope = next((a for a in reversed(ancestors) if kind_of(a) in _FUNCTIONS), None)
+    scope = next((a for a in reversed(ancestors) if kind_of(a) in FUNCTION_KINDS), None)
     if scope is None:
         return True
     stack: list[tuple[ci.Cursor, list[ci.Cursor]]] = [(scope, [])]

@@ -51,6 +51,7 @@ from cachefit.reorder.clang_util import (
     BINARY_ASSIGN,
     CAST_KINDS,
     CK,
+    FUNCTION_KINDS,
     UNARY_DEREF,
     UNARY_POST_DEC,
     UNARY_POST_INC,
@@ -76,8 +77,6 @@ Obj = tuple[str, ...]
 """Memory a pointer may point to: ("F", field usr), ("G", global usr), ("V", name of a local
 variable), ("C", name of a call's result), ("P", function, index) for a parameter."""
 
-_FUNCTIONS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.CONSTRUCTOR, CK.DESTRUCTOR,
-              CK.FUNCTION_TEMPLATE, CK.LAMBDA_EXPR}
 _NOT_CONVERSIONS = {*MEMORY_FUNCS, *IO_FUNCS, "free", "realloc"}
 _STEPS = (UNARY_POST_INC, UNARY_POST_DEC, UNARY_PRE_INC, UNARY_PRE_DEC)
 MAX_DEPTH = 4
@@ -216,7 +215,7 @@ class FlowCollector:
                   ) -> tuple[ci.Cursor, FunctionFacts] | None:
         """The function the cursor whose ancestors these are is in, and its facts."""
         for a in reversed(ancestors):
-            if kind_of(a) in _FUNCTIONS:
+            if kind_of(a) in FUNCTION_KINDS:
                 key = _function_key(a)
                 facts = self.facts.functions.get(key)
                 if facts is None:
@@ -233,7 +232,7 @@ class FlowCollector:
             kr = kind_of(ref) if ref is not None else None
             if kr == CK.VAR_DECL:
                 parent = ref.semantic_parent
-                if parent is not None and kind_of(parent) in _FUNCTIONS:
+                if parent is not None and kind_of(parent) in FUNCTION_KINDS:
                     return ("var", ref.get_usr() or _site(ref))
                 return ("global", ref.get_usr() or _site(ref)) if _untyped(ref.type) \
                     else None
@@ -270,7 +269,7 @@ class FlowCollector:
         name = callee_name(c)
         args = list(c.get_arguments())
         pointers = [pointee(a.type) is not None for a in args]
-        if ref is not None and kind_of(ref) in _FUNCTIONS and (
+        if ref is not None and kind_of(ref) in FUNCTION_KINDS and (
                 name in MEMORY_FUNCS or not ref.location.is_in_system_header):
             # a library function's body is never seen: its call's result is just itself
             descs = tuple(self.describe(a, fn) if ptr else None
