@@ -742,9 +742,10 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
     children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
                    pr->kest + (size_t)depth * nk, pr->kleft + (size_t)depth * nk * nf,
                    pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk, 0};
+    int32_t mp = s->in->mp, mq = s->in->mq;
     for (int32_t t = 0; t < nt; t++) {
-        if (!st[t])
-            continue;
+        if (!st[t] || (t == mq && st[mp]))
+            continue;             /* q only after p (the mirrored layouts have p after q) */
         int32_t nm = s->nmoves[(size_t)t * g + cmod];
         for (int32_t j = 0; j < nm; j++) {
             const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
@@ -2015,6 +2016,8 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
                        in->fidx, in->weight, pieces) ||
         thresh_init(&t, &pr, in->max_nodes))
         goto done;
+    pr.pin.mp = in->mp;               /* q only after p, as in the best-first search */
+    pr.pin.mq = in->mq;
     if (in->oracle && in->floor_scale) {
         /* a dirty search: the lines oracle bounds it, and the groups bound the oracle */
         if (!oracle_init(&orc_store, in, &pr.ps)) {
