@@ -228,3 +228,16 @@ def test_trace_written_on_request(tmp_path: Path) -> None:
     prof = load(tmp_path / "p.json")
     assert prof.invocations == 4
     assert seqs(prof, "obj") == {((0, 16, 1, W),): 4}
+
+
+@needs_clang
+def test_allocator_size_in_a_local_variable_with_offsetof(tmp_path: Path) -> None:
+    """Lua's strings: `total = offsetof(str, contents) + (l + 1) * sizeof(char);
+    newobj(tag, total)`; the objects are registered (they were not: the size was not
+    `sizeof`-based and sat in a variable), and only between allocation and free."""
+    b = build(tmp_path, ["flex_alloc.c"], types=["str"], entry=["hashof"],
+              config_extra='allocators = ["newobj"]\ndeallocators = ["freeobj"]\n')
+    assert b.run().strip() == "19"
+    prof = b.trace()
+    assert seqs(prof, "str") == {((0, 12, 4, R), (0, 9, 1, R)): 2}
+    assert prof.invocations == 2

@@ -166,3 +166,42 @@ def test_defaulted_constructor_is_left_alone(tmp_path: Path) -> None:
     proc = subprocess.run(["clang++-19", "-fsyntax-only", "-x", "c++-cpp-output", str(edited)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+FLEX_UNIT = """
+#include <stddef.h>
+#include <stdlib.h>
+typedef struct S { int a; long n; char data[1]; } S;
+struct obj { int a; long b; };
+void *alloc(void *ud, int tag, size_t sz);
+S *mk(size_t l) { size_t total; total = offsetof(S, data) + (l + 1) * sizeof(char);
+                  return alloc(0, 1, total); }
+S *mk2(size_t l) { return alloc(0, 2, (l + 1) * sizeof(char) + offsetof(S, data)); }
+S *mk3(size_t l) { size_t total = offsetof(S, data) + l; total += 8; return alloc(0, 3, total); }
+S *mk4(size_t l) { return alloc(0, 4, offsetof(S, a) + l); }
+struct obj *mk5(size_t n) { size_t sz = n * sizeof(struct obj); return malloc(sz); }
+S *mk6(int c, size_t l) { size_t t = sizeof(S); if (c) t = offsetof(S, data) + l; else t = 4;
+                          return alloc(0, 6, t); }
+S *mk7(size_t l) { size_t t = offsetof(S, data) + l; size_t *p = &t; *p = 1;
+                   return alloc(0, 7, t); }
+"""
+
+
+def test_sizes_through_offsetof_and_local_variables(tmp_path: Path) -> None:
+    """One S with a trailing array: `offsetof(S, last) + extra`, also through a local
+    variable all of whose assignments have that form; a variable that is changed
+    otherwise (`+=`, its address taken) or holds different forms is not followed."""
+    text = preprocess(tmp_path, FLEX_UNIT)
+    trace = TraceConfig(types=("S", "obj"), entry=("op",), allocators=("alloc",))
+    out, rep = instrument_preprocessed(text, "c", trace)
+    code = user_part(out)
+    assert "__cachefit_track((alloc(0, 1, total)), (24), &__cachefit_site_0)" in code
+    assert "__cachefit_track((alloc(0, 2, (l + 1) * sizeof(char) + " in code
+    for n in (3, 4, 6, 7):
+        assert f"return alloc(0, {n}, " in code        # not registered
+    assert "__cachefit_malloc(sz, &__cachefit_site_1)" in code
+    assert rep.allocation_sites == 3
+    unit = tmp_path / "e.i"
+    unit.write_bytes(out)
+    subprocess.run(["clang-19", "-c", "-x", "cpp-output", str(unit), "-o",
+                    str(tmp_path / "e.o"), "-Wall", "-Werror"], check=True)

@@ -229,6 +229,7 @@ class UnitInstrumenter:
         self.source = source
         # Enclosing function definitions while walking: is each one instrumented?
         self._fn_stack: list[bool] = []
+        self._fn_cursors: list[ci.Cursor] = []
         self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
                                  lambda t: bool(self.occurrences(t))) \
             if struct_copies or by_value_copies else None
@@ -415,27 +416,92 @@ class UnitInstrumenter:
             return None
         return last.type
 
-    def _size_of(self, arg: ci.Cursor) -> tuple[ci.Type, bool] | None:
+    def _offsetof_last(self, c: ci.Cursor) -> ci.Type | None:
+        """X when `c` is `offsetof(X, m)` (`__builtin_offsetof`) and m is X's last field:
+        the size of an X whose trailing array holds what is added to it."""
+        toks = self._tokens(c)
+        if not toks or toks[0].spelling != "__builtin_offsetof":
+            return None
+        kids = list(c.get_children())
+        if len(kids) != 2 or kids[0].kind != CK.TYPE_REF or kids[1].kind != CK.MEMBER_REF:
+            return None
+        xtype = kids[0].type
+        decl = xtype.get_canonical().get_declaration()
+        fields = [f for f in decl.get_children() if f.kind == CK.FIELD_DECL]
+        if not fields or fields[-1].spelling != kids[1].spelling:
+            return None
+        return xtype
+
+    def _size_of(self, arg: ci.Cursor, _seen: int = 0) -> tuple[ci.Type, bool] | None:
         """(X, single) when `arg` is sizeof(X), a product with sizeof(X) (single=False),
-        or a sum with sizeof(X) (one X with extra bytes, single=True)."""
+        a sum with sizeof(X) or with offsetof(X, last field) (one X with extra bytes,
+        single=True), or a local variable every assignment of which is one of these
+        forms with the same X (`n = offsetof(X, data) + len; alloc(n)`)."""
         c = self._strip(arg)
         if c.kind == CK.CXX_UNARY_EXPR:
             t = self._sizeof_type(c)
             return (t, False) if t is not None else None
+        if c.kind == CK.DECL_REF_EXPR and _seen == 0:
+            return self._size_of_local(c)
         if c.kind == CK.BINARY_OPERATOR:
             op = self._binary_op(c)
             kids = list(c.get_children())
+            found: list[tuple[ci.Type, bool]] = []
             if op == "*":
                 for k in kids:
-                    got = self._size_of(k)
+                    got = self._size_of(k, _seen + 1)
                     if got is not None:
-                        return got
+                        found.append(got)
             elif op == "+":
                 for k in kids:
-                    got = self._size_of(k)
+                    off = self._offsetof_last(self._strip(k))
+                    got = (off, False) if off is not None else self._size_of(k, _seen + 1)
                     if got is not None and not got[1]:
-                        return (got[0], True)
+                        found.append((got[0], True))
+            # `n * sizeof(char) + sizeof(X)`: the operand naming a target type counts.
+            for got in found:
+                if self.occurrences(got[0]):
+                    return got
+            return found[0] if found else None
         return None
+
+    def _size_of_local(self, ref: ci.Cursor) -> tuple[ci.Type, bool] | None:
+        """The size form of a local variable of the function being walked: its
+        initialiser and every plain assignment `v = E` must have one with the same X;
+        its address taken, `++`/`--` or a compound assignment give None."""
+        decl = ref.referenced
+        fn = self._fn_cursors[-1] if self._fn_cursors else None
+        if decl is None or decl.kind != CK.VAR_DECL or fn is None or \
+                decl.semantic_parent is None or decl.semantic_parent != fn or \
+                decl.storage_class == ci.StorageClass.STATIC:
+            return None
+
+        def is_v(e: ci.Cursor) -> bool:
+            e = self._strip(e)
+            return e.kind == CK.DECL_REF_EXPR and e.referenced == decl
+
+        values: list[ci.Cursor] = [k for k in decl.get_children() if k.kind.is_expression()]
+        for d in fn.walk_preorder():
+            kids = list(d.get_children())
+            if d.kind == CK.BINARY_OPERATOR and len(kids) == 2 and is_v(kids[0]):
+                if self._binary_op(d) != "=":
+                    continue
+                values.append(kids[1])
+            elif d.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and kids and is_v(kids[0]):
+                return None
+            elif d.kind == CK.UNARY_OPERATOR and kids and is_v(kids[0]):
+                toks = [t.spelling for t in self._tokens(d)]
+                if "&" in toks or "++" in toks or "--" in toks:
+                    return None
+        if not values:
+            return None
+        forms = [self._size_of(v, 1) for v in values]
+        first = forms[0]
+        if first is None or any(f is None or f[1] != first[1] or
+                                f[0].get_canonical() != first[0].get_canonical()
+                                for f in forms):
+            return None
+        return first
 
     def _pure(self, c: ci.Cursor) -> bool:
         """True when evaluating `c` twice is harmless: no calls, no assignments."""
@@ -488,10 +554,12 @@ class UnitInstrumenter:
                     CK.DESTRUCTOR) and c.is_definition():
             self._function(c, depth)
             self._fn_stack.append(self._instrumented(c))
+            self._fn_cursors.append(c)
             try:
                 self._walk(c, depth)
             finally:
                 self._fn_stack.pop()
+                self._fn_cursors.pop()
             return
         if self.copies is not None and self._fn_stack and self._fn_stack[-1] and \
                 self._struct_copy(c, depth):
