@@ -18,6 +18,7 @@ from wrapper_helpers import (
     cache_stats,
     copy_project,
     layout,
+    needs_clang,
     needs_gcc,
     order_by_offset,
     run,
@@ -223,6 +224,55 @@ def test_units_compiled_unchanged_build_with_werror(cc: str, mode: str, project:
         proc = run([CACHEFIT, "cc", "-Wall", "-Werror", "-c", src], project, env)
         assert proc.stderr == "", proc.stderr
     assert (project / "six.o").is_file() and (project / "other.o").is_file()
+
+
+@needs_gcc
+@pytest.mark.parametrize("mode", ["profile", "optimize"])
+def test_fallthrough_comment_does_not_warn(mode: str, project: Path, tmp_path: Path) -> None:
+    # gcc's -Wimplicit-fallthrough (in -Wextra) accepts a `/* FALLTHROUGH */` comment;
+    # the transformed unit is compiled from preprocessed text, which has lost the comments,
+    # so Lua 5.4.4's lgc.c (reallymarkobject) warned in both modes: an error with -Werror.
+    env = wrapper_env(tmp_path, mode, CACHEFIT_CC="gcc")
+    (project / "fall.c").write_text(
+        '#include "item.h"\n'
+        "long fall(struct item *it, int k) {\n"
+        "  long r = 0;\n"
+        "  switch (k) {\n"
+        "    case 1: r += it->count;\n"
+        "      /* FALLTHROUGH */\n"
+        "    case 2: r += it->id; break;\n"
+        "    default: break;\n"
+        "  }\n"
+        "  return r;\n"
+        "}\n")
+    proc = run([CACHEFIT, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-c", "fall.c"], project,
+               env)
+    assert proc.stderr == "", proc.stderr
+    assert (project / "fall.o").is_file()
+    # the unit was transformed (compiled from preprocessed text), not from its source
+    units = tmp_path / "units"
+    run([CACHEFIT, "cc", "-O2", "-c", "fall.c", "-o", "fall2.o"], project,
+        {**env, "CACHEFIT_UNITS_DIR": str(units)})
+    assert list(units.glob("fall-*.i"))
+
+
+@needs_clang
+@pytest.mark.parametrize("mode", ["profile", "optimize"])
+def test_clang_macro_parentheses_do_not_warn(mode: str, project: Path, tmp_path: Path) -> None:
+    # clang leaves -Wparentheses-equality out inside macro expansions; the preprocessed
+    # text has no macros, and Lua 5.4.4's `if (luai_numeq(a, b))` (`((a)==(b))`) warned
+    # in both modes where the plain build does not: an error with -Werror.
+    env = wrapper_env(tmp_path, mode, CACHEFIT_CC="clang-19")
+    (project / "eq.c").write_text(
+        '#include "item.h"\n'
+        "#define numeq(a, b) ((a) == (b))\n"
+        "int eq(struct item *it, long k) {\n"
+        "  if (numeq(it->id, k)) return it->count;\n"
+        "  return 0;\n"
+        "}\n")
+    proc = run([CACHEFIT, "cc", "-O2", "-Wall", "-Werror", "-c", "eq.c"], project, env)
+    assert proc.stderr == "", proc.stderr
+    assert (project / "eq.o").is_file()
 
 
 @needs_gcc

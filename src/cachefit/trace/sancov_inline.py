@@ -32,6 +32,7 @@ from cachefit.build.wrapper_steps import (
     Language,
     call,
     compile_preprocessed,
+    macro_warning_args,
     main_file_args,
     preprocessed_x,
 )
@@ -121,7 +122,8 @@ def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Languag
     final = "-S" if cmd.action == "assemble" else "-c"
     fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
     os.close(fd)
-    first = [*compiler, *flags, *extra, *main_file_args(compiler, env, source), "-c",
+    first = [*compiler, *flags, *extra, *main_file_args(compiler, env, source),
+             *macro_warning_args(compiler, env), "-c",
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
     code = call(first, env)
