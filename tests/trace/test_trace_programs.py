@@ -100,6 +100,21 @@ def test_runaway_sequences_are_cut_off_and_counted(tmp_path: Path) -> None:
 
 
 @needs_clang
+def test_trace_says_what_was_cut_off_as_runaway(tmp_path: Path) -> None:
+    b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
+              config_extra="max_accesses = 100\nmax_objects = 8\n")
+    proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], tmp_path, b.env)
+    notes = [ln for ln in proc.stderr.splitlines() if "runaway" in ln]
+    assert len(notes) == 1, proc.stderr
+    assert notes[0].startswith("cachefit: note: obj: 3 of 5 invocations were cut off")
+    assert "choose entries that are one operation" in notes[0]
+    # within the limits, nothing is said
+    proc = run([*CACHEFIT, "trace", "--max-accesses", "10000", "--max-objects", "64",
+                "-o", "q.json", "--", str(b.program)], tmp_path, b.env)
+    assert "runaway" not in proc.stderr, proc.stderr
+
+
+@needs_clang
 def test_trace_limits_on_the_command_line(tmp_path: Path) -> None:
     b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
               config_extra="max_accesses = 100\n")

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cachefit.trace.profile_format import save
+from cachefit.trace.profile_format import Profile, save
 from cachefit.trace.trace_run import trace_command
 
 
@@ -57,10 +57,30 @@ def run(args: argparse.Namespace) -> int:
     if prof.invocations == 0:
         print("cachefit: note: no entry function ran; check [trace] entry in cachefit.toml",
               file=sys.stderr)
+    for note in runaway_notes(prof):
+        print(f"cachefit: note: {note}", file=sys.stderr)
     if result.returncode != 0:
         print(f"cachefit: note: the traced command exited with status {result.returncode}",
               file=sys.stderr)
     return result.returncode
+
+
+def runaway_notes(prof: Profile) -> list[str]:
+    """One line per type whose invocations were cut off as runaway. An entry function
+    that encloses the whole run does that (Lua 5.4.4's `luaD_precall`, which runs the
+    script's main chunk: 3 of 221 invocations cut off, and nothing left for two of the
+    three types), and raising the limits does not help there."""
+    notes = []
+    for name, t in sorted(prof.types.items()):
+        if not t.runaway:
+            continue
+        counted = sum(s.count for s in t.sequences)
+        notes.append(f"{name}: {t.runaway} of {t.runaway + counted} invocations were cut off "
+                     "as runaway (longer than max_accesses, or more objects than "
+                     "max_objects) and are left out; if an entry function encloses the "
+                     "whole run (main, an interpreter loop), choose entries that are one "
+                     "operation, else raise the limits (docs/cachefit-toml.md)")
+    return notes
 
 
 def run_qemu(args: argparse.Namespace) -> int:

@@ -136,8 +136,9 @@ def dropped_warning(name: str, entry: dict[str, Any]) -> list[str]:
     counted = sum(int(s.get("count", 0)) for s in entry.get("sequences", []))
     return [f"{runaway} of {runaway + counted} invocations that touched {name} were cut off "
             "as runaway (a sequence longer than max_accesses, or more objects than "
-            "max_objects) and are not in these figures; raise [trace] max_accesses or "
-            "max_objects (docs/cachefit-toml.md)"]
+            "max_objects) and are not in these figures; if a [trace] entry function "
+            "encloses the whole run, choose entries that are one operation, else raise "
+            "[trace] max_accesses or max_objects (docs/cachefit-toml.md)"]
 
 
 def refuse_order(a: Analysis, bad: list[OrderConstraint], what: str) -> UnsafeTransformation:
