@@ -135,6 +135,19 @@ def _summary(o: ReorderOutcome) -> str:
     return "\n".join(lines)
 
 
+def _unchanged_note(spec: str | None, o: ReorderOutcome) -> str | None:
+    """One line for stderr when `--order` gives the current order back (else None)."""
+    if spec is None or list(o.new_order) != list(o.old_order):
+        return None
+    if spec.strip() == "alphabetical":
+        why = ("alphabetical order, with the fields that must stay together (one macro "
+               "expansion, anonymous struct or declaration) sorted as one item, is the "
+               "current order")
+    else:
+        why = "the given order is the current order"
+    return f"cachefit: the order of {o.before.name} is unchanged: {why}; nothing to rewrite"
+
+
 def run(args: argparse.Namespace) -> int:
     _take_output_from_passthrough(args)
     opts = _options(args)
@@ -165,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
         outputs[path] = text.encode()
     write_all_atomic(outputs)
     diff = unified_diffs(outcome.originals, outcome.contents) if args.diff else ""
+    note = _unchanged_note(args.order, outcome)
+    if note:
+        print(note, file=sys.stderr)
     if args.json:
         data = outcome.to_json()
         data["file"] = display_path(target)
