@@ -40,6 +40,7 @@ from cachefit.reorder.clang_util import (
     CK,
     FUNCTION_KINDS,
     children,
+    evaluate_int,
     is_anonymous_member,
     is_anonymous_name,
     is_byte_type,
@@ -102,6 +103,66 @@ def _variable_dereferenced(var: ci.Cursor, ancestors: list[ci.Cursor]) -> bool:
             continue
         stack.extend((c, [*parents, cur]) for c in children(cur))
     return False
+
+
+def _index_reach(sub: ci.Cursor, elem: int, whole: int) -> int:
+    """The bytes `base[k]` reaches: (k + 1) elements for a constant k, else the record."""
+    kids = children(sub)
+    k = evaluate_int(kids[1]) if len(kids) == 2 else None
+    return whole if k is None or k < 0 else (k + 1) * elem
+
+
+def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int) -> int:
+    """How far into the record a use of a scalar pointer to it reads: `p[k]` reaches
+    (k + 1) elements, `p[i]` with a variable i, pointer arithmetic (`p + 1`, `p++`,
+    `p += n`) the whole record; other uses (`*p`, an argument) its first element."""
+    user = next((a for a in reversed(parents) if kind_of(a) not in _TRANSPARENT), None)
+    if user is None:
+        return elem
+    k = kind_of(user)
+    if k == CK.ARRAY_SUBSCRIPT_EXPR:
+        first = children(user)[0] if children(user) else None
+        if first is not None and strip(first) == strip(expr):
+            return _index_reach(user, elem, whole)
+        return elem
+    if k == CK.BINARY_OPERATOR and user.spelling in ("+", "-"):
+        return whole
+    if k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
+        return whole        # p += n, p -= n: only arithmetic applies to a pointer
+    if k == CK.UNARY_OPERATOR:
+        toks = [t.spelling for t in user.get_tokens()]
+        if toks and (toks[0] in ("++", "--") or toks[-1] in ("++", "--")):
+            return whole
+    return elem
+
+
+def _reach(cast: ci.Cursor, ancestors: list[ci.Cursor], elem: int, whole: int) -> int:
+    """How many bytes of the record a conversion to a pointer to a scalar reads: through
+    the converted pointer itself, or through the local variable it initialises or is
+    assigned to, wherever the function uses that variable (memcached-style statistics:
+    `uint64_t *p = (uint64_t *)&st; p[1]` reads the second member, not only the first)."""
+    reach = _use_reach(cast, ancestors, elem, whole)
+    user = _user(ancestors)
+    var = None
+    if user is not None and kind_of(user) == CK.VAR_DECL:
+        var = user
+    elif user is not None and kind_of(user) == CK.BINARY_OPERATOR and user.spelling == "=":
+        lhs = strip(children(user)[0], casts=False) if children(user) else None
+        if lhs is not None and kind_of(lhs) == CK.DECL_REF_EXPR:
+            var = lhs.referenced
+    if var is None:
+        return reach
+    scope = next((a for a in reversed(ancestors) if kind_of(a) in FUNCTION_KINDS), None)
+    if scope is None:
+        return whole
+    stack: list[tuple[ci.Cursor, list[ci.Cursor]]] = [(scope, [])]
+    while stack and reach < whole:
+        cur, parents = stack.pop()
+        if kind_of(cur) == CK.DECL_REF_EXPR and cur.referenced == var:
+            reach = max(reach, _use_reach(cur, parents, elem, whole))
+            continue
+        stack.extend((c, [*parents, cur]) for c in children(cur))
+    return reach
 
 
 def _is_storage(t: ci.Type) -> bool:
@@ -172,6 +233,8 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
             other.get_canonical().kind == ci.TypeKind.RECORD:
         return None         # an opaque handle holding another record (zlib's state)
     size = max(other.get_size(), 1)
+    if upcast and other.get_canonical().kind != ci.TypeKind.RECORD:
+        size = max(size, _reach(cast, ancestors, size, record.size))
     covering = tuple(f.name for f in record.fields if f.offset < size)
     star = "*" if other.spelling.endswith("*") else " *"     # `void **`, not `void * *`
     what = (f"a pointer to {record.name} is converted to/from "
