@@ -75,3 +75,24 @@ def test_an_order_that_keeps_the_reach_runs_the_same(cachefit, tmp_path: Path,
     (tmp_path / "rec.h").write_text(REC)
     (tmp_path / "use.c").write_text(SECOND)
     assert reorder_and_run(cachefit, tmp_path, "st", "a,b,d,c", compiler) == ["1", "2"]
+
+
+BYTES = "struct bytes { unsigned char a; unsigned char b; unsigned char c; unsigned char d; };\n"
+
+
+@pytest.mark.parametrize(("body", "pins"), [
+    ("unsigned char *p = (unsigned char *)s; return p[1];", [("a", "b")]),
+    ("return ((unsigned char *)s)[2];", [("a", "b", "c")]),
+    ("unsigned char *p = (unsigned char *)s; int t = 0;"
+     " for (int i = 0; i < 4; i++) t += p[i]; return t;", [("a", "b", "c", "d")]),
+    ("return *(unsigned char *)s;", [("a",)]),
+])
+def test_a_byte_pointer_indexed_past_the_first_byte(tmp_path: Path, body: str,
+                                                    pins: list[tuple[str, ...]]) -> None:
+    """The same for `unsigned char *` (`p[1]` read b; `--order a,c,b,d` was accepted and it
+    read c). Byte-pointer sums (`(char *)p + offsetof(T, m)`) stay the range analysis'."""
+    use = ('#include "rec.h"\nint f(struct bytes *s);\n'
+           f"int f(struct bytes *s) {{ {body} }}\n")
+    a = analyse_rec_and_use(tmp_path, "bytes", BYTES, use)
+    assert not a.refusals, a.refusals
+    assert [c.fields for c in a.constraints if c.kind in ("pin", "first")] == pins

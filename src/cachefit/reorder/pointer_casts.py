@@ -112,10 +112,13 @@ def _index_reach(sub: ci.Cursor, elem: int, whole: int) -> int:
     return whole if k is None or k < 0 else (k + 1) * elem
 
 
-def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int) -> int:
+def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int,
+               sums: bool = True) -> int:
     """How far into the record a use of a scalar pointer to it reads: `p[k]` reaches
     (k + 1) elements, `p[i]` with a variable i, pointer arithmetic (`p + 1`, `p++`,
-    `p += n`) the whole record; other uses (`*p`, an argument) its first element."""
+    `p += n`) the whole record; other uses (`*p`, an argument) its first element. Without
+    `sums` (byte pointers: `(char *)p + offsetof(T, m)` is an address that the range
+    analysis of memory_uses reads), `p + n` and `p - n` count as the first element."""
     user = next((a for a in reversed(parents) if kind_of(a) not in _TRANSPARENT), None)
     if user is None:
         return elem
@@ -126,7 +129,7 @@ def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int)
             return _index_reach(user, elem, whole)
         return elem
     if k == CK.BINARY_OPERATOR and user.spelling in ("+", "-"):
-        return whole
+        return whole if sums else elem
     if k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
         return whole        # p += n, p -= n: only arithmetic applies to a pointer
     if k == CK.UNARY_OPERATOR:
@@ -136,12 +139,13 @@ def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int)
     return elem
 
 
-def _reach(cast: ci.Cursor, ancestors: list[ci.Cursor], elem: int, whole: int) -> int:
+def _reach(cast: ci.Cursor, ancestors: list[ci.Cursor], elem: int, whole: int,
+           sums: bool = True) -> int:
     """How many bytes of the record a conversion to a pointer to a scalar reads: through
     the converted pointer itself, or through the local variable it initialises or is
     assigned to, wherever the function uses that variable (memcached-style statistics:
     `uint64_t *p = (uint64_t *)&st; p[1]` reads the second member, not only the first)."""
-    reach = _use_reach(cast, ancestors, elem, whole)
+    reach = _use_reach(cast, ancestors, elem, whole, sums)
     user = _user(ancestors)
     var = None
     if user is not None and kind_of(user) == CK.VAR_DECL:
@@ -159,7 +163,7 @@ def _reach(cast: ci.Cursor, ancestors: list[ci.Cursor], elem: int, whole: int) -
     while stack and reach < whole:
         cur, parents = stack.pop()
         if kind_of(cur) == CK.DECL_REF_EXPR and cur.referenced == var:
-            reach = max(reach, _use_reach(cur, parents, elem, whole))
+            reach = max(reach, _use_reach(cur, parents, elem, whole, sums))
             continue
         stack.extend((c, [*parents, cur]) for c in children(cur))
     return reach
@@ -220,6 +224,11 @@ def cast_constraint(cast: ci.Cursor, ancestors: list[ci.Cursor], record: Record,
         elif kind_of(user) not in (CK.UNARY_OPERATOR, CK.ARRAY_SUBSCRIPT_EXPR) and not (
                 kind_of(user) == CK.BINARY_OPERATOR and user.spelling == "="):
             return None
+        reach = _reach(cast, ancestors, 1, record.size, sums=False)
+        covering = tuple(f.name for f in record.fields if f.offset < reach)
+        if len(covering) > 1:
+            return OrderConstraint("pin", covering, f"{record.name} is read through a "
+                                   f"pointer to its bytes, up to byte {reach}", loc)
         return OrderConstraint("first", (first.name,),
                                f"{record.name} is read through a pointer to its first byte",
                                loc)
