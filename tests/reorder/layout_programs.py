@@ -41,13 +41,13 @@ class Member:
         return f"{t} {name}{suffix}{width}{attrs};".replace("  ", " ")
 
 
-
 # The layout probe reads the record's bytes (the first set bit) through a helper:
 # the analysis does not follow a pointer into a callee (a documented limit), so the
 # probe does not pin the members it looks at.
 FIRST_BIT = ("static __attribute__((unused)) int first_bit(const unsigned char *b, int n) {"
              " int i; for (i = 0; i < n; i++) if (b[i / 8] >> (i % 8) & 1) break;"
              " return i; }")
+
 
 def header(members: list[Member], cxx: bool = False, before: str = "", after: str = "",
            record_attrs: str = "") -> str:

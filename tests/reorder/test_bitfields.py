@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from layout_programs import predicted, split
+from layout_programs import FIRST_BIT, predicted, split
 from reorder_helpers import C_COMPILERS, build_and_run, write
 
 from cachefit.frontend.clang_records import load_record
@@ -29,14 +29,6 @@ BITFIELD_TYPES = [("unsigned char", 8), ("unsigned short", 16), ("unsigned int",
                   ("unsigned long long", 64), ("_Bool", 1)]
 PLAIN_TYPES = ["char", "short", "int", "long", "void *", "char[3]"]
 
-
-
-# The layout probe reads the record's bytes (the first set bit) through a helper:
-# the analysis does not follow a pointer into a callee (a documented limit), so the
-# probe does not pin the members it looks at.
-FIRST_BIT = ("static __attribute__((unused)) int first_bit(const unsigned char *b, int n) {"
-             " int i; for (i = 0; i < n; i++) if (b[i / 8] >> (i % 8) & 1) break;"
-             " return i; }")
 
 def random_record(rng: random.Random, n: int) -> list[tuple[str, str, int | None]]:
     """(name, type, width or None) per member, at least two bit-fields."""
