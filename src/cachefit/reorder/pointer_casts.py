@@ -39,6 +39,10 @@ from cachefit.reorder.clang_util import (
     CAST_KINDS,
     CK,
     FUNCTION_KINDS,
+    UNARY_POST_DEC,
+    UNARY_POST_INC,
+    UNARY_PRE_DEC,
+    UNARY_PRE_INC,
     children,
     evaluate_int,
     is_anonymous_member,
@@ -48,6 +52,7 @@ from cachefit.reorder.clang_util import (
     location,
     pointee,
     strip,
+    unary_operator,
 )
 from cachefit.reorder.constraints import OrderConstraint
 from cachefit.reorder.memory_uses import IO_FUNCS, MEMORY_FUNCS, callee_name
@@ -132,10 +137,9 @@ def _use_reach(expr: ci.Cursor, parents: list[ci.Cursor], elem: int, whole: int,
         return whole if sums else elem
     if k == CK.COMPOUND_ASSIGNMENT_OPERATOR:
         return whole        # p += n, p -= n: only arithmetic applies to a pointer
-    if k == CK.UNARY_OPERATOR:
-        toks = [t.spelling for t in user.get_tokens()]
-        if toks and (toks[0] in ("++", "--") or toks[-1] in ("++", "--")):
-            return whole
+    if k == CK.UNARY_OPERATOR and unary_operator(user) in (
+            UNARY_POST_INC, UNARY_POST_DEC, UNARY_PRE_INC, UNARY_PRE_DEC):
+        return whole
     return elem
 
 
