@@ -57,7 +57,8 @@ class _Input(ctypes.Structure):
                 ("deadline", ctypes.c_double), ("partial", ctypes.c_int32),
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
                 ("group_cap", ctypes.c_int64), ("nlines", ctypes.c_int32),
-                ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64)]
+                ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64),
+                ("nest", ctypes.c_int32)]
 
 
 class _Output(ctypes.Structure):
@@ -163,7 +164,7 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
 def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
               max_states: int = MAX_STATES, groups: int = 0, group_size: int = 3,
               group_cap: int = 0, floor: tuple[int, int] | None = None,
-              oracle_cap: int = 0) -> tuple[BestFirstOutcome, int]:
+              oracle_cap: int = 0, nest: int = 0) -> tuple[BestFirstOutcome, int]:
     """The least cost below `limit` by threshold questions on the root (docs/layout.md,
     "Threshold lines search"), with at most `max_nodes` expansions (its groups' included;
     `group_cap` 0: a group may take them all). Returns the outcome and the status.
@@ -174,10 +175,13 @@ def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | Non
 
     With `floor` and `oracle_cap` > 0 (a dirty search): the lines oracle, which may expand
     that many states, bounds the search and the groups bound the oracle ("The threshold
-    dirty search"); `bound` then does not count the floor."""
+    dirty search"); `bound` then does not count the floor.
+
+    `nest` >= 3: a group of at least that many footprints is bounded by a group of its
+    heaviest half, and so on down (docs/layout.md, "Nested groups"); 0: no nesting."""
     assert _lib is not None, "call available() first"
     inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, False, groups,
-                        group_size, group_cap, oracle_cap)
+                        group_size, group_cap, oracle_cap, nest)
     return _run(_lib.cf_block_threshold, inp, search,
                 lambda status, out: out.cost >= 0 and status != NOMEM)
 
@@ -197,7 +201,8 @@ def _run(fn: Any, inp: _Input, search: _Search,
 
 def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
            floor: tuple[int, int] | None, max_states: int, partial: bool, groups: int,
-           group_size: int, group_cap: int, oracle_cap: int) -> tuple[_Input, list]:
+           group_size: int, group_cap: int, oracle_cap: int, nest: int = 0
+           ) -> tuple[_Input, list]:
     """The C input for `search`, and the arrays it points to (keep them alive)."""
     nt, nfp = len(search.types), search.nfp
 
@@ -231,7 +236,8 @@ def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                  max(0, max_nodes), max_states,
                  0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
-                 arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap)
+                 arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap,
+                 nest)
     return inp, [*keep, gstart, gfp]
 
 

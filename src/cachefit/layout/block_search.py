@@ -245,7 +245,8 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
         counter.grant_dirty_extra()
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
-        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native)
+        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
+                          lines.plan)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
             found.append(targets)
@@ -266,13 +267,15 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
 
 
 def _best_first(search: _Search, limit: int, counter: _Counter,
-                floor: tuple[int, int] | None, native: bool) -> BestFirstOutcome:
+                floor: tuple[int, int] | None, native: bool,
+                plan: tuple[int, int] | None = None) -> BestFirstOutcome:
     """One search within `counter`'s budget: best-first, or natively when `native` and the
     search's numbers fit; the counter ends as the Python search leaves it (one tick past
     the budget when cut). A native lines search (no `floor`) asks threshold questions
     (`_threshold_lines`; cut, it may return a layout that is not proven); a native dirty
-    search runs best-first with the lines oracle, which may take the whole budget, and
-    its groups bound the oracle."""
+    search asks threshold questions with the lines oracle, which may take the whole budget,
+    and its groups bound the oracle: `plan`'s (groups, footprints per group) when given
+    (the plan that proved the lines), else GROUPS'."""
     if native and block_native.fits(search, limit):
         budget = counter.limit - counter.nodes
         if floor is None and THRESHOLD_LINES_SHARE > 0:
@@ -281,10 +284,12 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
         if cap is None:
             cap = budget
         if floor is not None and THRESHOLD_DIRTY:
+            if plan is not None:
+                groups, size = plan
             out, _status = block_native.threshold(search, limit, budget, counter.deadline,
                                                   groups=groups, group_size=size,
                                                   group_cap=cap, floor=floor,
-                                                  oracle_cap=budget)
+                                                  oracle_cap=budget, nest=NEST)
             counter.nodes += out.expanded + (0 if out.complete else 1)
             return out
         out, _status = block_native.best_first(search, limit, budget,
@@ -298,18 +303,42 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
 
 
 def _threshold_lines(search: _Search, limit: int, counter: _Counter) -> BestFirstOutcome:
-    """The native lines search: the threshold search with THRESHOLD_LINES_SHARE of the
-    budget, then, if it is cut, the best-first search with the rest, below the threshold
-    search's last layout (its bound rises with every expansion, the threshold search's
-    only with a proof). The outcome is complete when either proves the optimum; cut, it
-    holds the threshold search's last layout (not proven) and the larger bound."""
+    """The native lines search: threshold searches with THRESHOLD_LINES_SHARE of the
+    budget, one per THRESHOLD_PLANS entry while none is complete, each below the last
+    layout found; then, if all are cut, the best-first search with the rest, below the
+    last layout (its bound rises with every expansion, a threshold search's only with a
+    proof). The outcome is complete when one proves the optimum (`search.plan` is then the
+    plan that did); cut, it holds the last layout found (not proven) and the largest
+    bound."""
     budget = counter.limit - counter.nodes
-    groups, size = THRESHOLD_GROUPS
-    first, _status = block_native.threshold(search, limit, int(budget * THRESHOLD_LINES_SHARE),
-                                            counter.deadline, groups=groups, group_size=size)
-    counter.nodes += first.expanded
-    if first.complete:
-        return first
+    share = int(budget * THRESHOLD_LINES_SHARE)
+    below, spent = limit, 0
+    first = BestFirstOutcome(None, None, 0, False, 0, 0)
+    for groups, size, part in THRESHOLD_PLANS:
+        nodes = share - spent if part is None else min(share - spent, int(budget * part))
+        out, _status = block_native.threshold(search, below, nodes, counter.deadline,
+                                              groups=groups, group_size=size, nest=NEST)
+        counter.nodes += out.expanded
+        spent += out.expanded
+        expanded = first.expanded + out.expanded
+        queued = max(first.queued, out.queued)
+        if out.complete:
+            search.plan = (groups, size)
+            if out.path is None and first.path is not None:
+                # nothing below the last layout found: it is optimal
+                return BestFirstOutcome(first.cost, first.path, first.cost, True, expanded,
+                                        queued)
+            return BestFirstOutcome(out.cost, out.path, out.bound, True, expanded, queued)
+        if out.path is not None:
+            first = BestFirstOutcome(out.cost, out.path, max(first.bound, out.bound), False,
+                                     expanded, queued)
+            below = out.cost if out.cost is not None else below
+        else:
+            first = BestFirstOutcome(first.cost, first.path, max(first.bound, out.bound),
+                                     False, expanded, queued)
+        if spent >= share:
+            break
+    search.plan = THRESHOLD_PLANS[-1][:2]
     below = first.cost if first.cost is not None else limit
     groups, size, cap = GROUPS[0]
     out, _status = block_native.best_first(search, below, counter.limit - counter.nodes,
@@ -350,13 +379,20 @@ THRESHOLD_LINES_SHARE = 0.6
 only. (The threshold search's bound rises only with a proof, the best-first search's with
 every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)"""
 
-THRESHOLD_GROUPS = (1, 4)
-"""Groups and footprints per group asked by threshold by the threshold lines search; their
+THRESHOLD_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, 0.15), (1, 8, None))
+"""The threshold lines searches tried in turn while none is complete (`_threshold_lines`):
+groups, footprints per group, share of the lines budget (None: what is left of
+THRESHOLD_LINES_SHARE). Before session 13, THRESHOLD_GROUPS alone: groups and footprints
+per group asked by threshold by the threshold lines search; their
 expansions are capped only by the budget (16 bench records of 60 / 40, lines proven: one
 group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13; session 10: one
 group of four, 0.6 of it, 14, in fewer nodes on 12 of the 16 (seed 9: 1.06 M instead of
 1.58 M, seed 12: 0.57 M instead of 0.97 M; seed 10: 1.22 M instead of 1.08 M);
 bench/solver/RESULTS.md)."""
+
+NEST = 3
+"""Nested groups (`block_native.threshold`'s `nest`): a threshold group of at least NEST
+footprints is bounded by a group of its heaviest half, and so on down; 0: none."""
 
 GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (2, 3, None))
 """Group bounds of the native best-first searches (groups, footprints per group, programme
@@ -441,6 +477,7 @@ class _Search:
         self.ages0 = tuple(ages)
         self.counts0 = tuple(len(t.units) for t in self.types)
         self.mirror = self._mirror_pair(problem)
+        self.plan: tuple[int, int] | None = None   # the threshold plan that proved the lines
         self.left0 = [sum(self.type_bytes[t][i] * self.counts0[t]
                           for t in range(len(self.types))) for i in range(self.nfp)]
 

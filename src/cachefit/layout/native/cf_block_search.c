@@ -53,6 +53,10 @@ typedef struct {
     int32_t nlines;
     int32_t oracle;
     int64_t oracle_cap;
+    /* nest >= 3: a group asked by threshold with at least nest footprints is bounded by a
+     * threshold group of its heaviest half (its footprints come heaviest first), and so on
+     * down; 0: groups have no groups of their own. */
+    int32_t nest;
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
@@ -824,10 +828,13 @@ typedef struct group {
     int dead;                         /* the cap was reached: the group is not used */
     int threshold;                    /* asked by `th` (the oracle's), not by value */
     thresh th;
+    int32_t sub_start[2], *sub_fp;    /* `th`'s own group (the nest rule), if any */
 } group;
 
 static int thresh_init(thresh *o, programme *pr, int64_t cap);
 static void thresh_free(thresh *o);
+static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, const int32_t *gfp,
+                         int64_t cap, int32_t nest);
 struct oracle;
 static int oracle_within(struct oracle *o, const uint8_t *c, int64_t lines, int64_t *lb);
 static int64_t oracle_nodes(const struct oracle *o);
@@ -900,6 +907,20 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
     o->threshold = threshold;
     if (threshold && thresh_init(&o->th, &o->pr, in->group_cap))
         return -1;
+    if (threshold && in->nest >= 3 && n >= in->nest) {
+        /* the nest rule: the group's programme is a relaxation like the search's, so a
+         * group of its footprints bounds it as groups bound the search */
+        int32_t half = (n + 1) / 2;
+        o->sub_fp = malloc((size_t)half * sizeof(int32_t));
+        if (!o->sub_fp)
+            return -1;
+        for (int32_t l = 0; l < half; l++)
+            o->sub_fp[l] = l;
+        o->sub_start[0] = 0;
+        o->sub_start[1] = half;
+        if (thresh_groups(&o->th, 1, o->sub_start, o->sub_fp, in->group_cap, in->nest))
+            return -1;
+    }
     return 0;
 }
 
@@ -917,6 +938,7 @@ static void group_free(group *o)
     free(o->pstart);
     free(o->pidx);
     free(o->pweight);
+    free(o->sub_fp);
 }
 
 /* The expansions a group has spent (its value programme's or its threshold one's). */
@@ -1092,17 +1114,32 @@ static void thresh_free(thresh *o)
 /* Threshold groups for `o`, over its programme's input with groups `gstart`/`gfp` (of
  * its footprints) and `cap` states each; 0, or -1 out of memory. */
 static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, const int32_t *gfp,
-                         int64_t cap)
+                         int64_t cap, int32_t nest)
 {
     cf_bs_input *gin = &o->pr->pin;
     gin->ngroups = ngroups;
     gin->gstart = gstart;
     gin->gfp = gfp;
     gin->group_cap = cap;
+    gin->nest = nest;
     if (groups_init(gin, &o->gr, &o->ngroups, &o->ingroup, 1))
         return -1;
     o->gfloor = calloc((size_t)o->ngroups + 1, sizeof(int64_t));
     return o->gfloor ? 0 : -1;
+}
+
+/* Adds the expansions and bound evaluations of `o` and of its groups, theirs, and so on,
+ * to *n and *v. */
+static void thresh_work(const thresh *o, int64_t *n, int64_t *v)
+{
+    *n += o->nodes;
+    *v += o->visits;
+    for (int32_t j = 0; j < o->ngroups; j++) {
+        if (o->gr[j].threshold)
+            thresh_work(&o->gr[j].th, n, v);
+        else
+            *n += group_nodes(&o->gr[j]);
+    }
 }
 
 /* Its work with its groups': their expansions, or if more, their bound evaluations over
@@ -1110,12 +1147,8 @@ static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, cons
  * on larger ones, and the evaluations are what takes the time). */
 static int64_t thresh_nodes(const thresh *o)
 {
-    int64_t n = o->nodes, v = o->visits;
-    for (int32_t j = 0; j < o->ngroups; j++) {
-        n += group_nodes(&o->gr[j]);
-        if (o->gr[j].threshold)
-            v += o->gr[j].th.visits;
-    }
+    int64_t n = 0, v = 0;
+    thresh_work(o, &n, &v);
     v /= VISITS_PER_NODE;
     return (v > n ? v : n) + (o->orc ? oracle_nodes(o->orc) : 0);
 }
@@ -1549,7 +1582,7 @@ static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
     if (programme_init(&o->pr, in, pnt, nl, o->psize, o->palign, o->pcounts, o->pstart,
                        o->pidx, o->pweight, pieces) ||
         thresh_init(&o->t, &o->pr, in->oracle_cap) ||
-        thresh_groups(&o->t, in->ngroups, in->gstart, in->gfp, in->group_cap))
+        thresh_groups(&o->t, in->ngroups, in->gstart, in->gfp, in->group_cap, in->nest))
         goto out;
     rc = 0;
 out:
@@ -2025,7 +2058,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
             t.oscale = in->floor_scale;
         }
     } else if (thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
-                             in->group_cap > 0 ? in->group_cap : in->max_nodes))
+                             in->group_cap > 0 ? in->group_cap : in->max_nodes, in->nest))
         goto done;
     t.deadline = in->deadline;
     t.max_keys = in->max_states;
