@@ -58,7 +58,7 @@ class _Input(ctypes.Structure):
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
                 ("group_cap", ctypes.c_int64), ("nlines", ctypes.c_int32),
                 ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64),
-                ("nest", ctypes.c_int32)]
+                ("nest", ctypes.c_int32), ("orc", ctypes.c_void_p)]
 
 
 class _Output(ctypes.Structure):
@@ -103,6 +103,15 @@ def _load() -> ctypes.CDLL | None:
     lib.cf_block_best_first.restype = ctypes.c_int
     lib.cf_block_threshold.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
     lib.cf_block_threshold.restype = ctypes.c_int
+    lib.cf_oracle_open.argtypes = [ctypes.POINTER(_Input)]
+    lib.cf_oracle_open.restype = ctypes.c_void_p
+    lib.cf_oracle_close.argtypes = [ctypes.c_void_p]
+    lib.cf_oracle_close.restype = None
+    lib.cf_oracle_types.argtypes = [ctypes.c_void_p, _I32, _I32, _I32, _I32, ctypes.c_int32]
+    lib.cf_oracle_types.restype = ctypes.c_int32
+    lib.cf_oracle_lines.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Input),
+                                    ctypes.POINTER(_Output)]
+    lib.cf_oracle_lines.restype = ctypes.c_int
     return lib
 
 
@@ -164,7 +173,8 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
 def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
               max_states: int = MAX_STATES, groups: int = 0, group_size: int = 3,
               group_cap: int = 0, floor: tuple[int, int] | None = None,
-              oracle_cap: int = 0, nest: int = 0) -> tuple[BestFirstOutcome, int]:
+              oracle_cap: int = 0, nest: int = 0, oracle: LinesOracle | None = None
+              ) -> tuple[BestFirstOutcome, int]:
     """The least cost below `limit` by threshold questions on the root (docs/layout.md,
     "Threshold lines search"), with at most `max_nodes` expansions (its groups' included;
     `group_cap` 0: a group may take them all). Returns the outcome and the status.
@@ -178,12 +188,94 @@ def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | Non
     dirty search"); `bound` then does not count the floor.
 
     `nest` >= 3: a group of at least that many footprints is bounded by a group of its
-    heaviest half, and so on down (docs/layout.md, "Nested groups"); 0: no nesting."""
+    heaviest half, and so on down (docs/layout.md, "Nested groups"); 0: no nesting.
+
+    `oracle` (a dirty search, `search` the one it was opened for): the oracle of the lines
+    search goes on with its memo instead of a new one."""
     assert _lib is not None, "call available() first"
     inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, False, groups,
                         group_size, group_cap, oracle_cap, nest)
+    if oracle is not None and oracle.handle is not None and floor is not None:
+        assert oracle.search is search
+        oracle.use_plan(inp, _keep, groups, group_size, nest)
+        inp.orc = oracle.handle
     return _run(_lib.cf_block_threshold, inp, search,
                 lambda status, out: out.cost >= 0 and status != NOMEM)
+
+
+class LinesOracle:
+    """The lines oracle of a dirty search (`search`, with `lines` the lines search of the
+    same problem), kept from the lines search to the dirty search (docs/layout.md, "One
+    oracle for both phases"): `lines_search` runs the threshold lines search over the
+    oracle's projection, whose states are the lines search's (the whole-granule pieces of
+    a lines class are one block there too), and `threshold(..., oracle=)` goes on with its
+    memo. `handle` is None when the oracle cannot be built. Call `close` when done."""
+
+    def __init__(self, search: _Search, lines: _Search, deadline: float | None) -> None:
+        assert _lib is not None, "call available() first"
+        self.search = search
+        self._keep: list[Any] = []
+        self._plans: dict[tuple[int, int, int], tuple[int, ctypes.Array, ctypes.Array]] = {}
+        inp, keep = _input(search, 0, 0, deadline, (0, search.scale), MAX_STATES, False, 0,
+                           2, 0, 1, 0)
+        self._keep += [inp, keep]
+        self.handle: int | None = _lib.cf_oracle_open(ctypes.byref(inp))
+        self._to_lines: list[int] = []
+        if self.handle is None:
+            return
+        size, align, count, rep = ((ctypes.c_int32 * 256)() for _ in range(4))
+        n = _lib.cf_oracle_types(self.handle, size, align, count, rep, 256)
+        nl = len(search.p.lines_fp)
+        index = {(t.size, t.align, t.mask): i for i, t in enumerate(lines.types)}
+        for p in range(n):
+            # a type at count 0 (part of a class) is never placed from the root
+            mask = search.types[rep[p]].mask & ((1 << nl) - 1)
+            ti = index.get((size[p], align[p], mask), -1)
+            if count[p] and (ti < 0 or len(lines.types[ti].units) != count[p]):
+                self.close()                # not the lines search's types: do not use it
+                return
+            self._to_lines.append(ti)
+
+    def use_plan(self, inp: _Input, keep: list, groups: int, group_size: int,
+                 nest: int) -> None:
+        """Gives `inp` (made by `_input`, its arrays `keep`) the plan's group arrays, the
+        same ones each time (the oracle keeps its groups, and their memos, while the arrays
+        are the same)."""
+        key = (groups, group_size, nest)
+        if key not in self._plans:
+            starts, fps = keep[-2], keep[-1]
+            self._plans[key] = (inp.ngroups, (ctypes.c_int32 * max(1, len(starts)))(*starts),
+                                (ctypes.c_int32 * max(1, len(fps)))(*fps))
+        ngroups, gstart, gfp = self._plans[key]
+        inp.ngroups = ngroups
+        inp.gstart = ctypes.cast(gstart, _I32)
+        inp.gfp = ctypes.cast(gfp, _I32)
+        inp.nest = nest
+        self._keep.append(inp)
+
+    def lines_search(self, limit: int, max_nodes: int, deadline: float | None, groups: int,
+                     group_size: int, nest: int, group_cap: int) -> tuple[BestFirstOutcome, int]:
+        """The least lines below `limit` (the lines search's costs) by threshold questions
+        over the oracle, with at most `max_nodes` of work and the given groups; the
+        outcome's path is in the lines search's item types."""
+        assert _lib is not None and self.handle is not None
+        inp, keep = _input(self.search, limit, max_nodes, deadline, (0, self.search.scale),
+                           MAX_STATES, False, groups, group_size, group_cap, 1, nest)
+        self._keep += [inp, keep]
+        self.use_plan(inp, keep, groups, group_size, nest)
+        path = (ctypes.c_int32 * max(1, sum(self.search.counts0)))()
+        out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
+        status = _lib.cf_oracle_lines(self.handle, ctypes.byref(inp), ctypes.byref(out))
+        has = out.cost >= 0 and status != NOMEM
+        moves = tuple((self._to_lines[path[i] // 256], path[i] % 256)
+                      for i in range(out.path_len))
+        return (BestFirstOutcome(out.cost if has else None, moves if has else None, out.bound,
+                                 status in (FOUND, NONE), out.expanded, out.queued), status)
+
+    def close(self) -> None:
+        if self.handle is not None and _lib is not None:
+            _lib.cf_oracle_close(self.handle)
+        self.handle = None
 
 
 def _run(fn: Any, inp: _Input, search: _Search,

@@ -217,13 +217,39 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
                        upper: tuple[int, int], judge: Judge | None, merge: bool,
                        native: bool) -> BlockSearchResult:
     """`block_search` with `block_best_first.best_first` (or its native form) for both
-    phases."""
+    phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
+    scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+    oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
+    try:
+        return _both_phases(lines, scalar, counter, upper, judge, native, oracle)
+    finally:
+        if oracle is not None:
+            oracle.close()
+
+
+def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int],
+                   counter: _Counter) -> block_native.LinesOracle | None:
+    """The lines oracle of the dirty search, opened for the lines search to fill (docs/
+    layout.md, "One oracle for both phases"), or None (SHARED_ORACLE off, the threshold
+    searches off, numbers the C form cannot hold, or a projection it cannot build)."""
+    if not (SHARED_ORACLE and THRESHOLD_DIRTY and THRESHOLD_LINES_SHARE > 0
+            and block_native.fits(lines, upper[0])
+            and block_native.fits(scalar, upper[0] * scalar.scale + upper[1])):
+        return None
+    oracle = block_native.LinesOracle(scalar, lines, counter.deadline)
+    return oracle if oracle.handle is not None else None
+
+
+def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tuple[int, int],
+                 judge: Judge | None, native: bool,
+                 oracle: block_native.LinesOracle | None) -> BlockSearchResult:
+    """The lines phase, then the dirty phase when the lines are proven (`_best_first_search`)."""
     found: list[dict[int, int]] = []
     best = upper
     lb = lines.root_bound()
     exact = lb >= best[0]
     if not exact:
-        out = _best_first(lines, best[0], counter, None, native)
+        out = _best_first(lines, best[0], counter, None, native, oracle=oracle)
         if out.path is not None and out.cost is not None:
             targets = lines.targets(list(out.path))
             found.append(targets)
@@ -243,10 +269,9 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     dirty_exact = False
     if exact and best[0] == lb:
         counter.grant_dirty_extra()
-        scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
-                          lines.plan)
+                          lines.plan, oracle)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
             found.append(targets)
@@ -268,18 +293,20 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
 
 def _best_first(search: _Search, limit: int, counter: _Counter,
                 floor: tuple[int, int] | None, native: bool,
-                plan: tuple[int, int] | None = None) -> BestFirstOutcome:
+                plan: tuple[int, int] | None = None,
+                oracle: block_native.LinesOracle | None = None) -> BestFirstOutcome:
     """One search within `counter`'s budget: best-first, or natively when `native` and the
     search's numbers fit; the counter ends as the Python search leaves it (one tick past
     the budget when cut). A native lines search (no `floor`) asks threshold questions
     (`_threshold_lines`; cut, it may return a layout that is not proven); a native dirty
     search asks threshold questions with the lines oracle, which may take the whole budget,
     and its groups bound the oracle: `plan`'s (groups, footprints per group) when given
-    (the plan that proved the lines), else GROUPS'."""
+    (the plan that proved the lines), else GROUPS'. `oracle`: the lines oracle both
+    phases share (the lines search runs over it; the dirty search goes on with it)."""
     if native and block_native.fits(search, limit):
         budget = counter.limit - counter.nodes
         if floor is None and THRESHOLD_LINES_SHARE > 0:
-            return _threshold_lines(search, limit, counter)
+            return _threshold_lines(search, limit, counter, oracle)
         groups, size, cap = GROUPS[floor is not None]
         if cap is None:
             cap = budget
@@ -289,7 +316,8 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
             out, _status = block_native.threshold(search, limit, budget, counter.deadline,
                                                   groups=groups, group_size=size,
                                                   group_cap=cap, floor=floor,
-                                                  oracle_cap=budget, nest=NEST)
+                                                  oracle_cap=budget, nest=NEST,
+                                                  oracle=oracle)
             counter.nodes += out.expanded + (0 if out.complete else 1)
             return out
         out, _status = block_native.best_first(search, limit, budget,
@@ -302,22 +330,28 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
     return best_first(search, limit, _Budget, floor=floor)
 
 
-def _threshold_lines(search: _Search, limit: int, counter: _Counter) -> BestFirstOutcome:
+def _threshold_lines(search: _Search, limit: int, counter: _Counter,
+                     oracle: block_native.LinesOracle | None = None) -> BestFirstOutcome:
     """The native lines search: threshold searches with THRESHOLD_LINES_SHARE of the
     budget, one per THRESHOLD_PLANS entry while none is complete, each below the last
     layout found; then, if all are cut, the best-first search with the rest, below the
     last layout (its bound rises with every expansion, a threshold search's only with a
     proof). The outcome is complete when one proves the optimum (`search.plan` is then the
     plan that did); cut, it holds the last layout found (not proven) and the largest
-    bound."""
+    bound. With `oracle`, the threshold searches run over it and fill its memo for the
+    dirty search (no mirror rule there)."""
     budget = counter.limit - counter.nodes
     share = int(budget * THRESHOLD_LINES_SHARE)
     below, spent = limit, 0
     first = BestFirstOutcome(None, None, 0, False, 0, 0)
     for groups, size, part in THRESHOLD_PLANS:
         nodes = share - spent if part is None else min(share - spent, int(budget * part))
-        out, _status = block_native.threshold(search, below, nodes, counter.deadline,
-                                              groups=groups, group_size=size, nest=NEST)
+        if oracle is not None:
+            out, _status = oracle.lines_search(below, nodes, counter.deadline, groups, size,
+                                               NEST, group_cap=budget)
+        else:
+            out, _status = block_native.threshold(search, below, nodes, counter.deadline,
+                                                  groups=groups, group_size=size, nest=NEST)
         counter.nodes += out.expanded
         spent += out.expanded
         expanded = first.expanded + out.expanded
@@ -393,6 +427,11 @@ bench/solver/RESULTS.md)."""
 NEST = 3
 """Nested groups (`block_native.threshold`'s `nest`): a threshold group of at least NEST
 footprints is bounded by a group of its heaviest half, and so on down; 0: none."""
+
+SHARED_ORACLE = True
+"""One lines oracle for both phases of the native search (`block_native.LinesOracle`):
+the threshold lines search runs over the dirty search's oracle, whose memo the dirty
+search then goes on with instead of proving the least lines again."""
 
 GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (2, 3, None))
 """Group bounds of the native best-first searches (groups, footprints per group, programme
@@ -495,9 +534,26 @@ class _Search:
         single = [ti for ti, t in enumerate(self.types) if len(t.units) == 1]
         if len(single) < 2:
             return None
+        alone = [ti for ti in single if self._alone_in_lines(ti)]
+        if len(alone) >= 2:
+            # pieces of their own in the lines oracle's projection: it can keep the pair too
+            single = alone
         heavy = sorted(single, key=lambda ti: (-sum(
             self.weight[i] for i in range(self.nfp) if self.types[ti].mask >> i & 1), ti))
         return heavy[1], heavy[0]
+
+    def _alone_in_lines(self, ti: int) -> bool:
+        """Type ti (one piece) is the only piece of its type in the lines oracle's projection:
+        no other piece has its size, alignment and lines footprints, or, filling whole
+        granules, its lines footprints (the oracle's classes). Always so in a lines search."""
+        nl = len(self.p.lines_fp)
+        t = self.types[ti]
+        whole = t.align == self.g and t.size % self.g == 0
+        mask = t.mask & ((1 << nl) - 1)
+        same = sum(len(u.units) for u in self.types if u.mask & ((1 << nl) - 1) == mask and (
+            (u.align == self.g and u.size % self.g == 0) if whole
+            else (u.size, u.align) == (t.size, t.align)))
+        return same == 1
 
     def encodable(self) -> bool:
         """States fit in bytes (counts, cursor and distances below 256), as

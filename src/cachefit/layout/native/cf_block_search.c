@@ -57,6 +57,10 @@ typedef struct {
      * threshold group of its heaviest half (its footprints come heaviest first), and so on
      * down; 0: groups have no groups of their own. */
     int32_t nest;
+    /* orc (a dirty search with the oracle): a lines oracle made by cf_oracle_open for this
+     * search, whose memo (from cf_oracle_lines, the lines search) it goes on with;
+     * NULL: it builds its own. */
+    void *orc;
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
@@ -1442,9 +1446,13 @@ typedef struct oracle {
     int32_t **cls;                    /* per class: its type per granules left, or -1 */
     int32_t *rem;                     /* per class: granules left (oracle_live's) */
     int64_t *pweight;
+    int32_t *prep;                    /* per projected type: a type of the dirty search */
     int dead;
     int32_t nl;
     const cf_bs_input *in;
+    int64_t base;                     /* its work before the current dirty search */
+    const int32_t *plan_start, *plan_fp;  /* the groups it has (oracle_regroup) */
+    int32_t plan_n, plan_nest;
 } oracle;
 
 static void oracle_free(oracle *o)
@@ -1463,6 +1471,23 @@ static void oracle_free(oracle *o)
     free(o->cls);
     free(o->pweight);
     free(o->rem);
+    free(o->prep);
+}
+
+/* The projected type of the dirty search's type t when that type is one piece and the only
+ * piece of its projected type (a loose type, or a lines class of that piece alone); -1
+ * otherwise. */
+static int32_t oracle_single(const oracle *o, const cf_bs_input *in, int32_t t)
+{
+    if (t < 0 || in->counts0[t] != 1)
+        return -1;
+    if (o->tmap[t] >= 0)
+        return o->pcounts[o->tmap[t]] == 1 ? o->tmap[t] : -1;
+    int32_t c = o->tclass[t], n = 0;
+    for (int32_t u = 0; u < in->nt; u++)
+        if (o->tclass[u] == c)
+            n += in->counts0[u];
+    return n == 1 ? o->cls[c][in->size[t] / in->g] : -1;
 }
 
 /* 0, or -1 when the projection cannot be built (no memory, too many types, lines weights
@@ -1584,11 +1609,46 @@ static int oracle_init(oracle *o, const cf_bs_input *in, const search *s)
         thresh_init(&o->t, &o->pr, in->oracle_cap) ||
         thresh_groups(&o->t, in->ngroups, in->gstart, in->gfp, in->group_cap, in->nest))
         goto out;
+    /* the dirty search's mirror pair (it keeps only completions with p before q), when
+     * each piece is a projected type of its own: the oracle then asks the same of its
+     * completions, so it drops only states the dirty search would find no layout under */
+    int32_t op = oracle_single(o, in, in->mp), oq = oracle_single(o, in, in->mq);
+    if (op >= 0 && oq >= 0 && op != oq) {
+        o->pr.pin.mp = op;
+        o->pr.pin.mq = oq;
+    }
+    o->plan_start = in->gstart;
+    o->plan_fp = in->gfp;
+    o->plan_n = in->ngroups;
+    o->plan_nest = in->nest;
+    o->prep = rep;
+    rep = NULL;
     rc = 0;
 out:
     free(rep);
     free(crep);
     return rc;
+}
+
+/* Gives the oracle the groups of `in` unless it has them, keeping its memo: a lower bound
+ * or a cost found there is proven whatever groups bounded the search that found it. 0, or
+ * -1 when the memory ends. */
+static int oracle_regroup(oracle *o, const cf_bs_input *in)
+{
+    if (o->plan_start == in->gstart && o->plan_fp == in->gfp && o->plan_n == in->ngroups &&
+        o->plan_nest == in->nest)
+        return 0;
+    groups_free(o->t.gr, o->t.ngroups, o->t.ingroup);
+    free(o->t.gfloor);
+    o->t.gr = NULL;
+    o->t.ngroups = 0;
+    o->t.ingroup = NULL;
+    o->t.gfloor = NULL;
+    o->plan_start = in->gstart;
+    o->plan_fp = in->gfp;
+    o->plan_n = in->ngroups;
+    o->plan_nest = in->nest;
+    return thresh_groups(&o->t, in->ngroups, in->gstart, in->gfp, in->group_cap, in->nest);
 }
 
 /* The oracle's projection of the dirty search's state c, in its programme's buffer. */
@@ -1633,7 +1693,7 @@ static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb
 
 static int64_t oracle_nodes(const oracle *o)
 {
-    return thresh_nodes(&o->t);
+    return thresh_nodes(&o->t) - o->base;
 }
 
 /* At most `room` more nodes for the oracle (never more than its own cap). */
@@ -2023,57 +2083,22 @@ done:
  * the limit). Every question reuses the proven bounds of the ones before. Cut by the
  * budget, the states cap or the deadline, it returns the last layout found (not proven)
  * and the root's proven lower bound. A dirty search (in->oracle, floor given) is bounded
- * by the lines oracle, and its groups bound the oracle ("The threshold dirty search"). */
-int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
+ * by the lines oracle, and its groups bound the oracle ("The threshold dirty search").
+ * thresh_search is that loop for any threshold programme t over pr, from `root` at cost
+ * g0 (the moves of the last layout to out->path; `path`: room for every piece); it
+ * returns the status and sets out->cost (-1: no layout) and out->bound. */
+static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t g0,
+                         int64_t limit, cf_bs_output *out, int32_t *path)
 {
-    programme pr;
-    thresh t;
-    memset(&pr, 0, sizeof(pr));
-    memset(&t, 0, sizeof(t));
-    int32_t nt = in->nt, nfp = in->nfp, pieces = 0;
-    for (int32_t i = 0; i < nt; i++)
-        pieces += in->counts0[i];
-    int status = CF_BS_NOMEM;
-    out->path_len = 0;
-    out->cost = -1;
-    out->bound = in->g0;
-    out->expanded = out->queued = 0;
-    int32_t *path = malloc(((size_t)pieces + 1) * sizeof(int32_t));
-    uint8_t *root = NULL;
-    int64_t best = -1, hi = in->limit - 1;
-    int cut = 0;
-    oracle orc_store;
-    memset(&orc_store, 0, sizeof(orc_store));
-    if (!path ||
-        programme_init(&pr, in, nt, nfp, in->size, in->align, in->counts0, in->fidx_start,
-                       in->fidx, in->weight, pieces) ||
-        thresh_init(&t, &pr, in->max_nodes))
-        goto done;
-    pr.pin.mp = in->mp;               /* q only after p, as in the best-first search */
-    pr.pin.mq = in->mq;
-    if (in->oracle && in->floor_scale) {
-        /* a dirty search: the lines oracle bounds it, and the groups bound the oracle */
-        if (!oracle_init(&orc_store, in, &pr.ps)) {
-            t.orc = &orc_store;
-            t.oscale = in->floor_scale;
-        }
-    } else if (thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
-                             in->group_cap > 0 ? in->group_cap : in->max_nodes, in->nest))
-        goto done;
-    t.deadline = in->deadline;
-    t.max_keys = in->max_states;
-    root = calloc(pr.stride, 1);
-    if (!root)
-        goto done;
-    for (int32_t i = 0; i < nt; i++)
-        root[i] = (uint8_t)in->counts0[i];
-    root[nt] = (uint8_t)in->cmod0;
-    memcpy(root + nt + 1, in->ages0, (size_t)nfp);
+    int32_t nt = pr->ps.nt;
+    int64_t best = -1, hi = limit - 1;
+    int cut = 0, status = CF_BS_NOMEM;
+    out->bound = g0;
     for (;;) {
         int64_t lb = 0;
-        int r = hi < in->g0 ? 0 : thresh_query(&t, root, hi - in->g0, 0, &lb, NULL, NULL);
+        int r = hi < g0 ? 0 : thresh_query(t, root, hi - g0, 0, &lb, NULL, NULL);
         if (r < 0) {
-            status = t.stop ? t.stop : CF_BS_NOMEM;
+            status = t->stop ? t->stop : CF_BS_NOMEM;
             cut = 1;
             break;
         }
@@ -2083,13 +2108,13 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
                 out->bound = best;
             } else {
                 status = CF_BS_NONE;
-                out->bound = in->g0 + lb > in->limit ? in->g0 + lb : in->limit;
+                out->bound = g0 + lb > limit ? g0 + lb : limit;
             }
             break;
         }
         /* yes: follow children that answer yes down to a complete layout */
         const uint8_t *st = root;
-        int64_t rb = hi - in->g0, cost = in->g0;
+        int64_t rb = hi - g0, cost = g0;
         int32_t n = 0, d = 0, ok = 1;
         for (;;) {
             int any = 0;
@@ -2097,16 +2122,16 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
                 any |= st[i] != 0;
             if (!any)
                 break;
-            children ch = programme_children(&pr, st, programme_left(&pr, st, d), d, 0);
+            children ch = programme_children(pr, st, programme_left(pr, st, d), d, 0);
             int found = 0;
             for (int32_t j = 0; j < ch.n && !found; j++) {
                 int32_t x = ch.order[j];
                 if (ch.kest[x] > rb)
                     break;
-                const uint8_t *c = ch.kids + (size_t)x * pr.stride;
+                const uint8_t *c = ch.kids + (size_t)x * pr->stride;
                 int64_t clb;
-                int rr = thresh_query(&t, c, rb - ch.kadd[x], d + 1, &clb,
-                                      ch.kleft + (size_t)x * (pr.ps.nfp + 1), NULL);
+                int rr = thresh_query(t, c, rb - ch.kadd[x], d + 1, &clb,
+                                      ch.kleft + (size_t)x * (pr->ps.nfp + 1), NULL);
                 if (rr < 0) {
                     ok = -1;
                     break;
@@ -2126,7 +2151,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
             d++;
         }
         if (ok <= 0) {
-            status = ok < 0 && t.stop ? t.stop : CF_BS_NOMEM;
+            status = ok < 0 && t->stop ? t->stop : CF_BS_NOMEM;
             cut = 1;
             break;
         }
@@ -2136,16 +2161,167 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         hi = cost - 1;
     }
     if (cut) {                        /* the root's proven bound, at most the last layout */
-        int64_t floor = in->g0 + thresh_floor(&t, root, 0, NULL);
+        int64_t floor = g0 + thresh_floor(t, root, 0, NULL);
         out->bound = best >= 0 && floor > best ? best : floor;
     }
     out->cost = best;
+    return status;
+}
+
+int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
+{
+    programme pr;
+    thresh t;
+    memset(&pr, 0, sizeof(pr));
+    memset(&t, 0, sizeof(t));
+    int32_t nt = in->nt, nfp = in->nfp, pieces = 0;
+    for (int32_t i = 0; i < nt; i++)
+        pieces += in->counts0[i];
+    int status = CF_BS_NOMEM;
+    out->path_len = 0;
+    out->cost = -1;
+    out->bound = in->g0;
+    out->expanded = out->queued = 0;
+    int32_t *path = malloc(((size_t)pieces + 1) * sizeof(int32_t));
+    uint8_t *root = NULL;
+    oracle orc_store;
+    memset(&orc_store, 0, sizeof(orc_store));
+    if (!path ||
+        programme_init(&pr, in, nt, nfp, in->size, in->align, in->counts0, in->fidx_start,
+                       in->fidx, in->weight, pieces) ||
+        thresh_init(&t, &pr, in->max_nodes))
+        goto done;
+    pr.pin.mp = in->mp;               /* q only after p, as in the best-first search */
+    pr.pin.mq = in->mq;
+    if (in->oracle && in->floor_scale && in->orc) {
+        /* the oracle of cf_oracle_open, whose memo the lines search filled */
+        oracle *o = in->orc;
+        o->in = in;
+        if (oracle_regroup(o, in))
+            goto done;
+        o->base = thresh_nodes(&o->t);
+        o->t.cap = o->base + in->oracle_cap;
+        o->t.deadline = 0;
+        o->t.max_keys = 0;
+        o->t.stop = 0;
+        o->dead = 0;
+        t.orc = o;
+        t.oscale = in->floor_scale;
+    } else if (in->oracle && in->floor_scale) {
+        /* a dirty search: the lines oracle bounds it, and the groups bound the oracle */
+        if (!oracle_init(&orc_store, in, &pr.ps)) {
+            t.orc = &orc_store;
+            t.oscale = in->floor_scale;
+        }
+    } else if (thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
+                             in->group_cap > 0 ? in->group_cap : in->max_nodes, in->nest))
+        goto done;
+    t.deadline = in->deadline;
+    t.max_keys = in->max_states;
+    root = calloc(pr.stride, 1);
+    if (!root)
+        goto done;
+    for (int32_t i = 0; i < nt; i++)
+        root[i] = (uint8_t)in->counts0[i];
+    root[nt] = (uint8_t)in->cmod0;
+    memcpy(root + nt + 1, in->ages0, (size_t)nfp);
+    status = thresh_search(&t, &pr, root, in->g0, in->limit, out, path);
 done:
     out->expanded = thresh_nodes(&t);
     out->queued = (int64_t)t.keys.n;
     thresh_free(&t);
     oracle_free(&orc_store);
     programme_free(&pr);
+    free(root);
+    free(path);
+    return status;
+}
+
+/* ---- the lines oracle kept from the lines search to the dirty search (docs/layout.md,
+ * "One oracle for both phases"): cf_oracle_open builds the oracle of a dirty search's
+ * input (floor_scale set; floor_lines, limit and budgets unused), cf_oracle_lines runs the
+ * threshold lines search over its projection, and cf_block_threshold with in->orc set
+ * goes on with the same memo. The input's arrays must outlive the handle. ---- */
+void *cf_oracle_open(const cf_bs_input *in)
+{
+    oracle *o = calloc(1, sizeof(oracle));
+    search s;
+    memset(&s, 0, sizeof(s));
+    if (!o || !in->floor_scale || search_init(&s, in) || oracle_init(o, in, &s)) {
+        search_free(&s);
+        if (o)
+            oracle_free(o);
+        free(o);
+        return NULL;
+    }
+    search_free(&s);
+    return o;
+}
+
+void cf_oracle_close(void *h)
+{
+    if (h) {
+        oracle_free(h);
+        free(h);
+    }
+}
+
+/* The oracle's projected types: their number, and up to `cap` of their sizes, alignments,
+ * counts at the root (a class's types for fewer granules than it has start at 0) and
+ * (`rep`) a type of the dirty search each stands for. */
+int32_t cf_oracle_types(void *h, int32_t *size, int32_t *align, int32_t *count, int32_t *rep,
+                        int32_t cap)
+{
+    oracle *o = h;
+    int32_t n = o->pr.ps.nt;
+    for (int32_t p = 0; p < n && p < cap; p++) {
+        size[p] = o->psize[p];
+        align[p] = o->palign[p];
+        count[p] = o->pcounts[p];
+        rep[p] = o->prep[p];
+    }
+    return n;
+}
+
+/* The threshold lines search over the oracle's projection of in's root: the least lines
+ * below in->limit (in lines, the fixed area's lines in in->g0 / in->floor_scale), with
+ * at most in->max_nodes of work, bounded by in's groups (the oracle takes them, keeping
+ * its memo). Moves in out->path are projected types * 256 + start; the rest of out is
+ * cf_block_threshold's. */
+int cf_oracle_lines(void *h, const cf_bs_input *in, cf_bs_output *out)
+{
+    oracle *o = h;
+    int32_t nt = in->nt, pieces = 0;
+    out->path_len = 0;
+    out->cost = -1;
+    out->bound = 0;
+    out->expanded = out->queued = 0;
+    o->in = in;
+    if (oracle_regroup(o, in))
+        return CF_BS_NOMEM;
+    for (int32_t p = 0; p < o->pr.ps.nt; p++)
+        pieces += o->pcounts[p];
+    int64_t start = thresh_nodes(&o->t);
+    o->t.cap = start + in->max_nodes;
+    o->t.deadline = in->deadline;
+    o->t.max_keys = in->max_states;
+    o->t.stop = 0;
+    int status = CF_BS_NOMEM;
+    uint8_t *droot = calloc((size_t)nt + 1 + in->nfp, 1);
+    uint8_t *root = malloc(o->pr.stride);
+    int32_t *path = malloc(((size_t)pieces + 1) * sizeof(int32_t));
+    if (droot && root && path) {
+        for (int32_t i = 0; i < nt; i++)
+            droot[i] = (uint8_t)in->counts0[i];
+        droot[nt] = (uint8_t)in->cmod0;
+        memcpy(droot + nt + 1, in->ages0, (size_t)in->nfp);
+        memcpy(root, oracle_project(o, droot), o->pr.stride);
+        status = thresh_search(&o->t, &o->pr, root, in->g0 / in->floor_scale, in->limit, out,
+                               path);
+    }
+    out->expanded = thresh_nodes(&o->t) - start;
+    out->queued = (int64_t)o->t.keys.n;
+    free(droot);
     free(root);
     free(path);
     return status;
