@@ -407,13 +407,13 @@ PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
 
-THRESHOLD_LINES_SHARE = 0.6
+THRESHOLD_LINES_SHARE = 0.95
 """Share of the lines search's budget for the native threshold search (docs/layout.md,
 "Threshold lines search"); the best-first search gets the rest if it is cut. 0: best-first
 only. (The threshold search's bound rises only with a proof, the best-first search's with
 every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)"""
 
-THRESHOLD_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, 0.15), (1, 8, None))
+THRESHOLD_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, 0.25), (1, 8, None))
 """The threshold lines searches tried in turn while none is complete (`_threshold_lines`):
 groups, footprints per group, share of the lines budget (None: what is left of
 THRESHOLD_LINES_SHARE). Before session 13, THRESHOLD_GROUPS alone: groups and footprints
