@@ -407,17 +407,25 @@ PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
 and for the dirty search."""
 
-THRESHOLD_LINES_SHARE = 0.95
+THRESHOLD_LINES_SHARE = 0.75
 """Share of the lines search's budget for the native threshold search (docs/layout.md,
 "Threshold lines search"); the best-first search gets the rest if it is cut. 0: best-first
 only. (The threshold search's bound rises only with a proof, the best-first search's with
-every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)"""
+every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)
+Session 13, with the plans and the shared oracle (bench/solver/RESULTS.md): 0.6 proves 13
+of the 16 60 / 40 records, 0.75 and 0.95 prove 15; with 0.95 the 200 / 60 records, whose
+threshold searches end nowhere, took up to 9.9 CPU s (their threshold nodes are dear), with
+0.75 6.1-7.1 s."""
 
 THRESHOLD_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, 0.25), (1, 8, None))
 """The threshold lines searches tried in turn while none is complete (`_threshold_lines`):
 groups, footprints per group, share of the lines budget (None: what is left of
-THRESHOLD_LINES_SHARE). Before session 13, THRESHOLD_GROUPS alone: groups and footprints
-per group asked by threshold by the threshold lines search; their
+THRESHOLD_LINES_SHARE). One nested group of six proves 60 / 40 seed 10's lines in 0.34 M
+nodes and seed 15's in 2.68 M, one of eight the other way round (2.08 M, 1.96 M); with a
+probe share of 0.15 seed 10's dirty proof, bounded by the eight, did not end, with 0.25 the
+six prove both phases (bench/solver/RESULTS.md, "session 13"). Before session 13,
+THRESHOLD_GROUPS alone: groups and footprints per group asked by threshold by the
+threshold lines search; their
 expansions are capped only by the budget (16 bench records of 60 / 40, lines proven: one
 group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13; session 10: one
 group of four, 0.6 of it, 14, in fewer nodes on 12 of the 16 (seed 9: 1.06 M instead of
