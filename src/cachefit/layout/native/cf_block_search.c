@@ -109,6 +109,19 @@ static uint64_t hash_words(const uint8_t *p, size_t n)
     return h ^ (h >> 29);
 }
 
+/* Whether keys a and b (n bytes, whole words) are equal. */
+static int same_key(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            return 0;
+    }
+    return 1;
+}
+
 static int keyset_init(keyset *s, size_t stride)
 {
     s->stride = stride;
@@ -162,7 +175,7 @@ static int64_t keyset_find(keyset *s, const uint8_t *key, int add, int *added)
             break;
         if ((v & 0xffffffff00000000ULL) == tag) {
             size_t id = (uint32_t)v - 1;
-            if (!memcmp(s->arena + id * s->stride, key, s->stride))
+            if (same_key(s->arena + id * s->stride, key, s->stride))
                 return (int64_t)id;
         }
         j = (j + 1) & (s->nslots - 1);
@@ -348,6 +361,11 @@ typedef struct {
     int32_t *nmoves;
     int32_t *wait;                    /* per type: granules a whole-granule piece (aligned
                                        * to g, at least g bytes) fills, else 0 */
+    /* penalty_masks' types, in increasing order: per cursor cmod, sharers[sharers_start[cmod]
+     * .. sharers_start[cmod + 1]) those that can share the next granule (at 0 those with
+     * wait 0, elsewhere those that can start in the cursor's granule), and waiters[0 ..
+     * nwaiters) those with a wait */
+    int32_t *sharers, *sharers_start, *waiters, nwaiters;
     int32_t gshift;                   /* g = 1 << gshift */
     int64_t floor_base;               /* floor_lines * floor_scale, 0 without a floor */
     double inv_scale;
@@ -416,55 +434,72 @@ static int64_t base_bound_except(const search *s, const int64_t *left, const uin
     return total;
 }
 
+/* base_bound's term for footprint i with b > 0 bytes left at distance a, `room` bytes
+ * free in the cursor's granule. */
+static int64_t bound_term(const search *s, int32_t i, int64_t b, int32_t a, int32_t room)
+{
+    int32_t g = s->g;
+    if (!a)
+        return b > room ? s->in->weight[i] * ((b - room + g - 1) >> s->gshift) : 0;
+    return s->in->weight[i] * (a + ((b + g - 1) >> s->gshift) - 1);
+}
+
 static int64_t base_bound(const search *s, const int64_t *left, const uint8_t *ages,
                           int32_t cmod, uint8_t *open)
 {
     return base_bound_except(s, left, ages, cmod, open, NULL);
 }
 
-/* `penalty` with the footprints as bit masks (at most 64 of them): the same value. */
-static int64_t penalty_masks(const search *s, const uint8_t *open, int32_t cmod,
-                             const uint8_t *counts, const uint8_t *ages)
+/* The open footprints `open` (bytes) as a bit mask (at most 64 of them). */
+static uint64_t open_mask(const uint8_t *open, int32_t nfp)
 {
-    const cf_bs_input *in = s->in;
-    int32_t g = s->g, k = s->k, nfp = s->nfp;
     uint64_t openm = 0;
     for (int32_t i = 0; i < nfp; i++)
         openm |= (uint64_t)open[i] << i;
+    return openm;
+}
+
+/* `penalty` with the footprints as bit masks (at most 64 of them; `openm` the open ones):
+ * the same value, the least of the same options, taken from the type lists; as no option
+ * is below 0, one of 0 ends the search. */
+static int64_t penalty_masks(const search *s, uint64_t openm, int32_t cmod,
+                             const uint8_t *counts, const uint8_t *ages)
+{
+    const int64_t *weight = s->in->weight;
+    int32_t k = s->k;
     if (!openm)
         return 0;
     int64_t best = -1;
     int has_share = 0;
     uint64_t sharem = 0;
-    for (int32_t t = 0; t < s->nt; t++) {
-        if (!counts[t])
-            continue;
-        uint64_t mem = s->memmask[t];
-        if (cmod) {
-            if (s->nmoves[(size_t)t * g + cmod] == 2) {   /* it can start in this granule */
-                sharem |= mem;
-                has_share = 1;
-            }
-        } else if (s->wait[t]) {
-            int32_t wait = s->wait[t];
-            int64_t cost = 0;
-            for (uint64_t x = openm & ~mem; x; x &= x - 1) {
-                int32_t i = __builtin_ctzll(x), a = ages[i];
-                cost += in->weight[i] * ((a + wait < k ? a + wait : k) - a);
-            }
-            if (best < 0 || cost < best)
-                best = cost;
-        } else {
-            sharem |= mem;
+    for (int32_t j = s->sharers_start[cmod]; j < s->sharers_start[cmod + 1]; j++) {
+        int32_t t = s->sharers[j];
+        if (counts[t]) {
+            sharem |= s->memmask[t];
             has_share = 1;
         }
     }
     if (has_share || cmod) {
         int64_t rest = 0;
         for (uint64_t x = openm & ~sharem; x; x &= x - 1)
-            rest += in->weight[__builtin_ctzll(x)];
-        if (best < 0 || rest < best)
-            best = rest;
+            rest += weight[__builtin_ctzll(x)];
+        if (!rest)
+            return 0;
+        best = rest;
+    }
+    if (!cmod) {
+        for (int32_t j = 0; j < s->nwaiters && best; j++) {
+            int32_t t = s->waiters[j], wait = s->wait[t];
+            if (!counts[t])
+                continue;
+            int64_t cost = 0;
+            for (uint64_t x = openm & ~s->memmask[t]; x; x &= x - 1) {
+                int32_t i = __builtin_ctzll(x), a = ages[i];
+                cost += weight[i] * ((a + wait < k ? a + wait : k) - a);
+            }
+            if (best < 0 || cost < best)
+                best = cost;
+        }
     }
     return best > 0 ? best : 0;
 }
@@ -476,7 +511,7 @@ static int64_t penalty(const search *s, const uint8_t *open, int32_t cmod,
     const cf_bs_input *in = s->in;
     int32_t g = s->g, k = s->k, nfp = s->nfp;
     if (s->memmask)
-        return penalty_masks(s, open, cmod, counts, ages);
+        return penalty_masks(s, open_mask(open, nfp), cmod, counts, ages);
     int any_open = 0;
     for (int32_t i = 0; i < nfp; i++) {
         share[i] = 0;
@@ -586,6 +621,22 @@ static int search_init(search *s, const cf_bs_input *in)
             s->nmoves[(size_t)t * g + cmod] = ns;
         }
     }
+    s->sharers = calloc((size_t)nt * g + 1, sizeof(int32_t));
+    s->sharers_start = calloc((size_t)g + 1, sizeof(int32_t));
+    s->waiters = calloc((size_t)nt + 1, sizeof(int32_t));
+    if (!s->sharers || !s->sharers_start || !s->waiters)
+        return -1;
+    int32_t n = 0;
+    for (int32_t cmod = 0; cmod < g; cmod++) {
+        s->sharers_start[cmod] = n;
+        for (int32_t t = 0; t < nt; t++)
+            if (cmod ? s->nmoves[(size_t)t * g + cmod] == 2 : !s->wait[t])
+                s->sharers[n++] = t;
+    }
+    s->sharers_start[g] = n;
+    for (int32_t t = 0; t < nt; t++)
+        if (s->wait[t])
+            s->waiters[s->nwaiters++] = t;
     return 0;
 }
 
@@ -595,6 +646,9 @@ static void search_free(search *s)
     free(s->memmask);
     free(s->moves);
     free(s->nmoves);
+    free(s->sharers);
+    free(s->sharers_start);
+    free(s->waiters);
     free(s->wait);
 }
 
@@ -605,58 +659,6 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* The child of state `st` (counts, cursor, distances; `left`: its footprints' bytes
- * left) that places a piece of type t by move m: written to c (nt + 1 + nfp bytes; the
- * padding is the caller's), its footprints' bytes left to cleft, its per-footprint bound
- * (base_bound's value) to *h and its open footprints to open; returns the cost the move
- * adds. The main search builds the same children with per-expansion caches. */
-static int64_t make_child(const search *s, const uint8_t *st, const int64_t *left, int32_t t,
-                          const move *m, uint8_t *c, int64_t *cleft, int64_t *h,
-                          uint8_t *open)
-{
-    /* locals: the stores to c[] (bytes) could alias anything the loop reads */
-    const int64_t *weight = s->in->weight;
-    int32_t nt = s->nt, nfp = s->nfp, k = s->k, size = s->in->size[t];
-    int32_t sg = m->sg, g1 = m->g1, v = m->v, g = s->g, shift = s->gshift;
-    int32_t room = m->ncmod ? g - m->ncmod : 0;
-    int64_t bound = 0;
-    const uint8_t *ages = st + nt + 1, *mem = s->member + (size_t)t * nfp;
-    uint8_t *cages = c + nt + 1;
-    memcpy(c, st, nt);
-    c[t]--;
-    c[nt] = (uint8_t)m->ncmod;
-    int64_t add = m->extra;
-    for (int32_t i = 0; i < nfp; i++) {
-        int32_t ai = ages[i], a;
-        int64_t rest = left[i];
-        if (mem[i]) {
-            int32_t d = ai + sg;
-            add += weight[i] * (d ? (d < k ? d : k) : 0);
-            a = v;
-            rest -= size;
-        } else if (g1) {
-            a = ai + g1 < k ? ai + g1 : k;
-        } else {
-            a = ai;
-        }
-        cleft[i] = rest;
-        uint8_t op = 0;
-        if (!rest) {
-            a = 0;
-        } else if (!a) {                  /* base_bound's terms, for the child */
-            if (rest > room)
-                bound += weight[i] * ((rest - room + g - 1) >> shift);
-        } else {
-            bound += weight[i] * (a + ((rest + g - 1) >> shift) - 1);
-            op = a < k;
-        }
-        cages[i] = (uint8_t)a;
-        open[i] = op;
-    }
-    *h = bound;
-    return add;
-}
-
 /* ---- depth-first programmes over a projection (the group bounds, the lines oracle): the
  * projected input and its search, and per depth the children of the state expanded ---- */
 typedef struct {
@@ -665,17 +667,130 @@ typedef struct {
     size_t stride;                    /* a projected state, zero-padded to words */
     int32_t maxdepth;
     uint8_t *kids, *open, *share, *proj;
-    int64_t *kadd, *kest, *left, *kleft;  /* kleft: each child's bytes left */
+    int64_t *kadd, *kest, *kh, *left, *kleft;  /* kleft: each child's bytes left */
+    uint64_t *kopen;
     int32_t *order, *kmove;           /* kmove: the child's move, type * 256 + its start */
+    /* per expansion (programme_children), per footprint: what its next granule costs at
+     * its distance (wa0) or one more (wa1), and base_bound's term for its further granules
+     * (wc, 0 without bytes left) */
+    int64_t *wa0, *wa1, *wc;
+    /* and per slot (slot_fill): g1 (1..max_g1) for the moves that advance the cursor by g1
+     * granules, max_g1 + ncmod for those that leave it at ncmod */
+    int32_t max_g1, nslot;
+    int64_t epoch;                    /* expansions so far: a slot is valid for the one
+                                       * it was filled for */
+    int64_t *slot_epoch, *slot_total, *slot_terms;
+    uint64_t *slot_open;
+    uint8_t *slot_state, *slot_openb;
 } programme;
 
-/* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound). */
+/* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound), each
+ * with its move's cost kadd, its per-footprint bound kh (base_bound's value) and open
+ * footprints kopen (a mask; nfp <= 64 only). busy: they have pieces left (all or none,
+ * since each places one piece). */
 typedef struct {
     uint8_t *kids;
-    int64_t *kadd, *kest, *kleft;     /* kleft: nfp + 1 per child */
+    int64_t *kadd, *kest, *kh, *kleft;    /* kleft: nfp + 1 per child */
+    uint64_t *kopen;
     int32_t *order, *kmove;
-    int32_t n;
+    int32_t n, busy;
 } children;
+
+/* Slot `slot` of the expansion of `st` (bytes left `left`), for move m: a child as if the
+ * piece held none of the footprints (pieces and distances; the cursor is the move's),
+ * base_bound's terms for it, their total and its open footprints (bytes, and a mask when
+ * nfp <= 64). They depend only on g1, and when g1 is 0 on the room left in the granule: a
+ * footprint's distance grows by g1 (capped at K) or stays, and at a distance of at least
+ * 1 the room does not enter its term. */
+static void slot_fill(programme *pr, int32_t slot, const uint8_t *st, const int64_t *left,
+                      const move *m)
+{
+    /* locals: the stores to bytes could alias anything the loop reads */
+    const search *s = &pr->ps;
+    const int64_t *weight = s->in->weight, *wc = pr->wc;
+    int32_t nt = s->nt, nfp = s->nfp, k = s->k, g = s->g, shift = s->gshift, g1 = m->g1;
+    int32_t room = m->ncmod ? g - m->ncmod : 0, masks = s->memmask != NULL;
+    const uint8_t *ages = st + nt + 1;
+    uint8_t *img = pr->slot_state + (size_t)slot * pr->stride, *sages = img + nt + 1;
+    uint8_t *sopen = pr->slot_openb + (size_t)slot * nfp;
+    int64_t *terms = pr->slot_terms + (size_t)slot * nfp;
+    int64_t total = 0;
+    uint64_t openm = 0;
+    memcpy(img, st, nt);
+    for (int32_t i = 0; i < nfp; i++) {
+        int64_t rest = left[i], term = 0;
+        int32_t a = !g1 ? ages[i] : ages[i] + g1 < k ? ages[i] + g1 : k;
+        if (!rest)
+            a = 0;
+        else if (a)
+            term = weight[i] * a + wc[i];
+        else if (rest > room)
+            term = weight[i] * ((rest - room + g - 1) >> shift);
+        uint8_t op = a && a < k;
+        sages[i] = (uint8_t)a;
+        sopen[i] = op;
+        terms[i] = term;
+        total += term;
+        if (masks)
+            openm |= (uint64_t)op << i;
+    }
+    pr->slot_total[slot] = total;
+    pr->slot_open[slot] = openm;
+    pr->slot_epoch[slot] = pr->epoch;
+}
+
+/* The child of the expanded state (`left`: its footprints' bytes left) that places a piece
+ * of type t by move m, from the move's slot: written to c (stride bytes), its footprints'
+ * bytes left to cleft, its per-footprint bound (base_bound's value) to *h and its open
+ * footprints to *openm (nfp <= 64), else to the programme's `open`; returns the cost the
+ * move adds. Only the piece's footprints differ from the slot: each pays for the granule
+ * where the piece starts (wa0, or wa1 when it starts at the next one), and then has
+ * distance v, or 0 with no bytes left, and the term (left - m->c) >> gshift (the
+ * best-first search's form of base_bound's term for either distance). */
+static int64_t make_child(programme *pr, int32_t slot, const int64_t *left, int32_t t,
+                          const move *m, uint8_t *c, int64_t *cleft, int64_t *h,
+                          uint64_t *openm)
+{
+    /* locals: the stores to c[] (bytes) could alias anything the loop reads */
+    const search *s = &pr->ps;
+    const int64_t *weight = s->in->weight, *was = m->sg ? pr->wa1 : pr->wa0;
+    const int64_t *terms = pr->slot_terms + (size_t)slot * s->nfp;
+    const int32_t *fidx = s->in->fidx;
+    int32_t nt = s->nt, nfp = s->nfp, size = s->in->size[t], shift = s->gshift, mc = m->c;
+    int32_t j0 = s->in->fidx_start[t], j1 = s->in->fidx_start[t + 1];
+    int32_t masks = s->memmask != NULL;
+    uint8_t v = (uint8_t)m->v, op = m->v && m->v < s->k, *cages = c + nt + 1, *open = pr->open;
+    memcpy(c, pr->slot_state + (size_t)slot * pr->stride, pr->stride);
+    c[t]--;
+    c[nt] = (uint8_t)m->ncmod;
+    memcpy(cleft, left, (size_t)nfp * sizeof(int64_t));
+    if (!masks)
+        memcpy(open, pr->slot_openb + (size_t)slot * nfp, nfp);
+    int64_t add = m->extra, bound = pr->slot_total[slot];
+    uint64_t om = pr->slot_open[slot];
+    if (masks)
+        om = op ? om | s->memmask[t] : om & ~s->memmask[t];
+    for (int32_t j = j0; j < j1; j++) {
+        int32_t i = fidx[j];
+        int64_t rest = left[i] - size;
+        add += was[i];
+        bound += weight[i] * ((left[i] - mc) >> shift) - terms[i];
+        cages[i] = v;
+        cleft[i] = rest;
+        if (!masks)
+            open[i] = op;
+        if (!rest) {                      /* its last bytes: distance 0, not open */
+            cages[i] = 0;
+            if (masks)
+                om &= ~((uint64_t)1 << i);
+            else
+                open[i] = 0;
+        }
+    }
+    *h = bound;
+    *openm = om;
+    return add;
+}
 
 static void programme_free(programme *pr)
 {
@@ -687,9 +802,20 @@ static void programme_free(programme *pr)
     free(pr->kmove);
     free(pr->left);
     free(pr->kleft);
+    free(pr->kh);
+    free(pr->kopen);
     free(pr->open);
     free(pr->share);
     free(pr->proj);
+    free(pr->slot_epoch);
+    free(pr->slot_total);
+    free(pr->slot_terms);
+    free(pr->slot_open);
+    free(pr->wa0);
+    free(pr->wa1);
+    free(pr->wc);
+    free(pr->slot_state);
+    free(pr->slot_openb);
 }
 
 /* A programme over nt item types and nfp footprints (granule and starts of `in`), with
@@ -723,11 +849,29 @@ static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int3
     pr->kmove = calloc((size_t)pr->maxdepth * nk, sizeof(int32_t));
     pr->left = calloc((size_t)pr->maxdepth * nf, sizeof(int64_t));
     pr->kleft = calloc((size_t)pr->maxdepth * nk * nf, sizeof(int64_t));
+    pr->kh = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
+    pr->kopen = calloc((size_t)pr->maxdepth * nk, sizeof(uint64_t));
     pr->open = calloc(nf, 1);
     pr->share = calloc(nf, 1);
     pr->proj = calloc(pr->stride, 1);
+    pr->max_g1 = 1;
+    for (int32_t t = 0; t < nt; t++)
+        if (size[t] / in->g + 1 > pr->max_g1)
+            pr->max_g1 = size[t] / in->g + 1;
+    pr->nslot = pr->max_g1 + 1 + in->g;
+    pr->slot_epoch = calloc(pr->nslot, sizeof(int64_t));
+    pr->slot_total = calloc(pr->nslot, sizeof(int64_t));
+    pr->slot_terms = calloc((size_t)pr->nslot * nf, sizeof(int64_t));
+    pr->slot_open = calloc(pr->nslot, sizeof(uint64_t));
+    pr->slot_state = calloc(pr->nslot, pr->stride);
+    pr->slot_openb = calloc((size_t)pr->nslot * nf, 1);
+    pr->wa0 = calloc(nf, sizeof(int64_t));
+    pr->wa1 = calloc(nf, sizeof(int64_t));
+    pr->wc = calloc(nf, sizeof(int64_t));
     return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->left && pr->kleft &&
-           pr->open && pr->share && pr->proj ? 0 : -1;
+           pr->kh && pr->kopen && pr->open && pr->share && pr->proj && pr->slot_epoch &&
+           pr->slot_total && pr->slot_terms && pr->slot_open && pr->slot_state &&
+           pr->slot_openb && pr->wa0 && pr->wa1 && pr->wc ? 0 : -1;
 }
 
 /* The footprints' bytes left in state `st`, kept for its depth. */
@@ -739,8 +883,8 @@ static int64_t *programme_left(programme *pr, const uint8_t *st, int32_t depth)
 }
 
 /* The children of `st` (bytes left `left`), each with the cost its move adds, its bytes
- * left, and that cost plus the per-footprint bound (and the next-granule penalty if
- * `with_penalty`), ordered by the latter. */
+ * left, its per-footprint bound and open footprints, and that cost plus the bound (and
+ * the next-granule penalty if `with_penalty`), ordered by the latter. */
 static children programme_children(programme *pr, const uint8_t *st, const int64_t *left,
                                    int32_t depth, int with_penalty)
 {
@@ -748,28 +892,44 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
     int32_t nt = s->nt, g = s->g, cmod = st[nt];
     size_t nk = (size_t)2 * nt + 2, nf = (size_t)s->nfp + 1;
     children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
-                   pr->kest + (size_t)depth * nk, pr->kleft + (size_t)depth * nk * nf,
-                   pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk, 0};
-    int32_t mp = s->in->mp, mq = s->in->mq;
+                   pr->kest + (size_t)depth * nk, pr->kh + (size_t)depth * nk,
+                   pr->kleft + (size_t)depth * nk * nf, pr->kopen + (size_t)depth * nk,
+                   pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk, 0, 0};
+    int32_t mp = s->in->mp, mq = s->in->mq, nfp = s->nfp, k = s->k, pieces = 0;
+    const uint8_t *ages = st + nt + 1;
+    for (int32_t i = 0; i < nfp; i++) {
+        int64_t w = s->in->weight[i];
+        pr->wa0[i] = w * ages[i];
+        pr->wa1[i] = w * (ages[i] < k ? ages[i] + 1 : k);
+        pr->wc[i] = left[i] ? w * (((left[i] + g - 1) >> s->gshift) - 1) : 0;
+    }
+    pr->epoch++;
     for (int32_t t = 0; t < nt; t++) {
+        pieces += st[t];
         if (!st[t] || (t == mq && st[mp]))
             continue;             /* q only after p (the mirrored layouts have p after q) */
         int32_t nm = s->nmoves[(size_t)t * g + cmod];
         for (int32_t j = 0; j < nm; j++) {
             const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
+            int32_t slot = m->g1 ? m->g1 : pr->max_g1 + m->ncmod;
+            if (pr->slot_epoch[slot] != pr->epoch)
+                slot_fill(pr, slot, st, left, m);
             uint8_t *c = ch.kids + (size_t)ch.n * pr->stride;
-            int64_t *cleft = ch.kleft + (size_t)ch.n * nf;
             int64_t h;
-            int64_t add = make_child(s, st, left, t, m, c, cleft, &h, pr->open);
-            if (with_penalty)
-                h += penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
+            int64_t add = make_child(pr, slot, left, t, m, c, ch.kleft + (size_t)ch.n * nf, &h,
+                                     &ch.kopen[ch.n]);
             ch.kadd[ch.n] = add;
+            ch.kh[ch.n] = h;
+            if (with_penalty)
+                h += s->memmask ? penalty_masks(s, ch.kopen[ch.n], m->ncmod, c, c + nt + 1)
+                                : penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
             ch.kest[ch.n] = add + h;
             ch.kmove[ch.n] = t * 256 + m->o;
             ch.order[ch.n] = ch.n;
             ch.n++;
         }
     }
+    ch.busy = pieces > 1;
     for (int32_t i = 1; i < ch.n; i++) {
         int32_t x = ch.order[i], j = i;
         while (j > 0 && ch.kest[ch.order[j - 1]] > ch.kest[x]) {
@@ -779,6 +939,64 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
         ch.order[j] = x;
     }
     return ch;
+}
+
+/* What a threshold query needs of its state besides the state itself, and the expansion
+ * that made it already has (programme_children's values for a child): its footprints'
+ * bytes left, its per-footprint bound h (base_bound's value), its open footprints (a mask;
+ * nfp <= 64 only) and whether it has pieces left; and what is found of it on the way, to
+ * be found once: h with the next-granule penalty (known_bound's), and its memo entry in
+ * the threshold programme asked (-1 none, -2 not looked up yet). */
+typedef struct {
+    const int64_t *left;
+    int64_t h;
+    uint64_t open;
+    int busy;
+    int64_t bound;                    /* -1 until known_bound computes it */
+    int64_t id;
+} known;
+
+/* `known` of state `st` of `pr` computed (`left`: its bytes left, or NULL to compute them
+ * in the programme's buffer at `depth`). */
+static known programme_known(programme *pr, const uint8_t *st, int32_t depth,
+                             const int64_t *left)
+{
+    const search *s = &pr->ps;
+    int32_t nt = s->nt;
+    known kn = {left ? left : programme_left(pr, st, depth), 0, 0, 0, -1, -2};
+    kn.h = base_bound(s, kn.left, st + nt + 1, st[nt], pr->open);
+    if (s->memmask)
+        kn.open = open_mask(pr->open, s->nfp);
+    for (int32_t t = 0; t < nt; t++)
+        kn.busy |= st[t] != 0;
+    return kn;
+}
+
+/* `known` of child x of an expansion. */
+static known child_known(const programme *pr, const children *ch, int32_t x)
+{
+    known kn = {ch->kleft + (size_t)x * (pr->ps.nfp + 1), ch->kh[x], ch->kopen[x], ch->busy,
+                -1, -2};
+    return kn;
+}
+
+/* The per-footprint bound of state `st` of `pr` (`kn` its known values) plus its
+ * next-granule penalty (kept in kn). */
+static int64_t known_bound(programme *pr, const uint8_t *st, known *kn)
+{
+    const search *s = &pr->ps;
+    int32_t nt = s->nt, cmod = st[nt];
+    const uint8_t *ages = st + nt + 1;
+    if (kn->bound >= 0)
+        return kn->bound;
+    if (s->memmask) {
+        kn->bound = kn->h + penalty_masks(s, kn->open, cmod, st, ages);
+    } else {
+        /* more than 64 footprints: the open ones as bytes, computed again */
+        int64_t h = base_bound(s, kn->left, ages, cmod, pr->open);
+        kn->bound = h + penalty(s, pr->open, cmod, st, ages, pr->share);
+    }
+    return kn->bound;
 }
 
 /* ---- group bounds: the exact optimum of the relaxation projected onto a few footprints
@@ -812,6 +1030,7 @@ typedef struct {
     int32_t ngroups;
     uint8_t *ingroup;
     int64_t *gfloor;                  /* per group: what it pays at least, this state */
+    known *gknown;                    /* per group: its projection's, this state */
     double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
     int64_t max_keys;                 /* states kept at most; 0: no limit */
     int stop;                         /* why a query returned -1 (CF_BS_*), 0 not yet */
@@ -824,6 +1043,7 @@ typedef struct {
 typedef struct group {
     programme pr;
     int32_t *psize, *palign, *pcounts, *pstart, *pidx, *tmap;
+    int32_t *mapped, nmapped;         /* the types with a projected type (tmap[t] >= 0) */
     int64_t *pweight;
     keyset keys;
     int64_t *val;                     /* per key; -1 while being computed */
@@ -851,6 +1071,7 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
     const int32_t *gfp = in->gfp + in->gstart[j];
     int32_t nt = in->nt;
     o->tmap = malloc((size_t)nt * sizeof(int32_t));
+    o->mapped = malloc((size_t)nt * sizeof(int32_t));
     o->psize = calloc((size_t)nt + 1, sizeof(int32_t));
     o->palign = calloc((size_t)nt + 1, sizeof(int32_t));
     o->pcounts = calloc((size_t)nt + 1, sizeof(int32_t));
@@ -858,7 +1079,7 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
     o->pidx = calloc((size_t)nt * n + 1, sizeof(int32_t));
     int32_t *pmask = calloc((size_t)nt + 1, sizeof(int32_t));
     o->pweight = calloc((size_t)n + 1, sizeof(int64_t));
-    if (!o->tmap || !o->psize || !o->palign || !o->pcounts || !o->pstart || !o->pidx ||
+    if (!o->tmap || !o->mapped || !o->psize || !o->palign || !o->pcounts || !o->pstart || !o->pidx ||
         !pmask || !o->pweight) {
         free(pmask);
         return -1;
@@ -885,6 +1106,7 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
         }
         o->pcounts[pt] += in->counts0[t];
         o->tmap[t] = pt;
+        o->mapped[o->nmapped++] = t;
     }
     int32_t q = 0;
     for (int32_t pt = 0; pt < pnt; pt++) {
@@ -936,6 +1158,7 @@ static void group_free(group *o)
     keyset_free(&o->keys);
     free(o->val);
     free(o->tmap);
+    free(o->mapped);
     free(o->psize);
     free(o->palign);
     free(o->pcounts);
@@ -1001,9 +1224,10 @@ static uint8_t *group_project(group *o, const cf_bs_input *in, int32_t j,
     int32_t pnt = o->pr.ps.nt, n = o->pr.ps.nfp;
     uint8_t *proj = o->pr.proj;
     memset(proj, 0, o->pr.stride);
-    for (int32_t t = 0; t < in->nt; t++)
-        if (counts[t] && o->tmap[t] >= 0)
-            proj[o->tmap[t]] += counts[t];
+    for (int32_t q = 0; q < o->nmapped; q++) {
+        int32_t t = o->mapped[q];
+        proj[o->tmap[t]] += counts[t];
+    }
     proj[pnt] = (uint8_t)cmod;
     const int32_t *gfp = in->gfp + in->gstart[j];
     for (int32_t l = 0; l < n; l++)
@@ -1113,6 +1337,7 @@ static void thresh_free(thresh *o)
     free(o->ub);
     groups_free(o->gr, o->ngroups, o->ingroup);
     free(o->gfloor);
+    free(o->gknown);
 }
 
 /* Threshold groups for `o`, over its programme's input with groups `gstart`/`gfp` (of
@@ -1129,7 +1354,8 @@ static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, cons
     if (groups_init(gin, &o->gr, &o->ngroups, &o->ingroup, 1))
         return -1;
     o->gfloor = calloc((size_t)o->ngroups + 1, sizeof(int64_t));
-    return o->gfloor ? 0 : -1;
+    o->gknown = calloc((size_t)o->ngroups + 1, sizeof(known));
+    return o->gfloor && o->gknown ? 0 : -1;
 }
 
 /* Adds the expansions and bound evaluations of `o` and of its groups, theirs, and so on,
@@ -1184,40 +1410,55 @@ static int thresh_add(thresh *o, int64_t id, int64_t kid, int64_t h)
 }
 
 /* What a state of `o` costs at least without a search: its memo's lower bound, or the
- * per-footprint bound with the next-granule penalty (`left`: its bytes left, or NULL to
- * compute them in its programme's buffer at `depth`; the open footprints are left in the
- * programme's buffer). */
-static int64_t thresh_floor(thresh *o, const uint8_t *st, int32_t depth, const int64_t *left)
+ * per-footprint bound with the next-granule penalty (`kn`: its known values, and what is
+ * found of it). */
+static int64_t thresh_floor(thresh *o, const uint8_t *st, known *kn)
 {
-    const search *s = &o->pr->ps;
-    int32_t nt = s->nt;
-    if (!left)
-        left = programme_left(o->pr, st, depth);
-    int64_t h = base_bound(s, left, st + nt + 1, st[nt], o->pr->open);
-    h += penalty(s, o->pr->open, st[nt], st, st + nt + 1, o->pr->share);
+    int64_t h = known_bound(o->pr, st, kn);
     int added;
-    int64_t id = keyset_find(&o->keys, st, 0, &added);
-    if (id >= 0 && o->lb[id] > h)
-        h = o->lb[id];
+    if (kn->id == -2)
+        kn->id = keyset_find(&o->keys, st, 0, &added);
+    if (kn->id >= 0 && o->lb[kn->id] > h)
+        h = o->lb[kn->id];
     return h;
 }
 
 static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout,
-                        const int64_t *left, int64_t *idout);
+                        known *kn);
 
-/* Whether o's groups prove that state `st` (bytes left `left`) costs more than b: 1 with
- * the bound in *lbout, 0 when they cannot, -1 when the memory ends. The footprints in no
- * group pay their terms and penalty ("rest"); each group is asked whether it can pay at
+/* Whether o's groups prove that state `st` (`kn`: its known values) costs more than b: 1
+ * with the bound in *lbout, 0 when they cannot, -1 when the memory ends. The footprints in
+ * no group pay their terms and penalty ("rest"); each group is asked whether it can pay at
  * most what b leaves when the others pay their floors, and a no is a proof. */
-static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *left, int64_t b,
+static int thresh_groups_exceed(thresh *o, const uint8_t *st, known *kn, int64_t b,
                                 int64_t *lbout)
 {
     const search *s = &o->pr->ps;
     const cf_bs_input *in = s->in;
     int32_t nt = s->nt, cmod = st[nt];
     const uint8_t *ages = st + nt + 1;
-    int64_t rest = base_bound_except(s, left, ages, cmod, o->pr->open, o->ingroup);
-    rest += penalty(s, o->pr->open, cmod, st, ages, o->pr->share);
+    int64_t rest;
+    if (s->memmask) {
+        /* the per-footprint bound and open footprints less the live groups' (the footprints
+         * in `ingroup`) */
+        int32_t room = cmod ? s->g - cmod : 0;
+        uint64_t openm = kn->open;
+        rest = kn->h;
+        for (int32_t j = 0; j < o->ngroups; j++) {
+            if (o->gr[j].dead)
+                continue;
+            for (int32_t q = in->gstart[j]; q < in->gstart[j + 1]; q++) {
+                int32_t i = in->gfp[q];
+                openm &= ~((uint64_t)1 << i);
+                if (kn->left[i])
+                    rest -= bound_term(s, i, kn->left[i], ages[i], room);
+            }
+        }
+        rest += penalty_masks(s, openm, cmod, st, ages);
+    } else {
+        rest = base_bound_except(s, kn->left, ages, cmod, o->pr->open, o->ingroup);
+        rest += penalty(s, o->pr->open, cmod, st, ages, o->pr->share);
+    }
     int64_t sum = 0;
     for (int32_t j = 0; j < o->ngroups; j++) {
         group *gj = &o->gr[j];
@@ -1225,7 +1466,8 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
         if (gj->dead)
             continue;
         uint8_t *proj = group_project(gj, in, j, st, cmod, ages);
-        o->gfloor[j] = thresh_floor(&gj->th, proj, 0, group_left(gj, in, j, left));
+        o->gknown[j] = programme_known(&gj->pr, proj, 0, group_left(gj, in, j, kn->left));
+        o->gfloor[j] = thresh_floor(&gj->th, proj, &o->gknown[j]);
         sum += o->gfloor[j];
     }
     if (rest + sum > b) {
@@ -1237,8 +1479,7 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
         if (gj->dead || gj->th.nodes > GROUP_RATIO * o->nodes + GROUP_SLACK)
             continue;                    /* ahead of the search it bounds: not asked now */
         int64_t others = sum - o->gfloor[j], lbj = 0;
-        int r = thresh_query(&gj->th, gj->pr.proj, b - rest - others, 0, &lbj, gj->pr.left,
-                             NULL);
+        int r = thresh_query(&gj->th, gj->pr.proj, b - rest - others, 0, &lbj, &o->gknown[j]);
         if (r < 0) {
             if (thresh_nodes(&gj->th) < gj->th.cap)
                 return -1;               /* out of memory */
@@ -1255,31 +1496,31 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, const int64_t *lef
 
 /* Whether the least future cost of projected state `st` is at most `b`: 1 yes, 0 no (a
  * proven lower bound above b in *lbout), -1 when the cap or the memory ends the search.
- * `left`: its bytes left, or NULL to compute them. *idout (unless NULL): its memo entry
- * afterwards (-1: none), or -2 when it was not looked up. */
+ * `kn`: its known values, or NULL to compute them; its id is its memo entry afterwards
+ * (-1: none), or -2 when it was not looked up. */
 static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, int64_t *lbout,
-                        const int64_t *left, int64_t *idout)
+                        known *kn)
 {
     const search *s = &o->pr->ps;
     const cf_bs_input *in = s->in;
     int32_t nt = s->nt, nfp = s->nfp;
-    int32_t cmod = st[nt];
     const uint8_t *ages = st + nt + 1;
     int any = 0;
-    for (int32_t t = 0; t < nt; t++)
-        any |= st[t] != 0;
+    if (kn) {
+        any = kn->busy;
+    } else {
+        for (int32_t t = 0; t < nt; t++)
+            any |= st[t] != 0;
+    }
     *lbout = 0;
-    int64_t idnone;
-    if (!idout)
-        idout = &idnone;
-    *idout = -2;
     if (!any)
         return b >= 0;
     if (b < 0)
         return 0;
     int added;
-    int64_t id = keyset_find(&o->keys, st, 0, &added);
-    *idout = id;
+    int64_t id = kn && kn->id != -2 ? kn->id : keyset_find(&o->keys, st, 0, &added);
+    if (kn)
+        kn->id = id;
     if (id >= 0) {
         if (o->ub[id] <= b)
             return 1;
@@ -1289,14 +1530,16 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         }
     }
     o->visits++;
-    uint8_t *open = o->pr->open, *share = o->pr->share;
-    if (!left)
-        left = programme_left(o->pr, st, depth);
-    int64_t h = base_bound(s, left, ages, cmod, open);
-    h += penalty(s, open, cmod, st, ages, share);
+    known own;
+    if (!kn) {
+        own = programme_known(o->pr, st, depth, NULL);
+        own.id = id;
+        kn = &own;
+    }
+    int64_t h = known_bound(o->pr, st, kn);
     if (o->ngroups && h <= b) {
         int64_t gv = 0;
-        int r = thresh_groups_exceed(o, st, left, b, &gv);
+        int r = thresh_groups_exceed(o, st, kn, b, &gv);
         if (r < 0)
             return -1;
         if (r && gv > h)
@@ -1340,8 +1583,8 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         o->ccount[kid] = 0;
     }
     for (int32_t x = o->chead[kid]; x >= 0; x = o->cnext[x]) {
-        if (x == id)
-            continue;
+        if (x == id || (o->lb[x] <= b && o->ub[x] > b))
+            continue;                    /* it can answer neither way: up, down >= 0 */
         const uint8_t *a2 = o->keys.arena + (size_t)x * o->pr->stride + nt + 1;
         int64_t up = 0, down = 0;
         for (int32_t i = 0; i < nfp; i++) {
@@ -1380,12 +1623,12 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         id = keyset_find(&o->keys, st, 1, &added);
         if (id < 0 || thresh_add(o, id, kid, h))
             return -1;
-        *idout = id;
+        kn->id = id;
     }
     o->nodes++;
     /* the children, by increasing cost + per-footprint bound (the penalty and the groups
      * are the child's own first check) */
-    children ch = programme_children(o->pr, st, left, depth, 0);
+    children ch = programme_children(o->pr, st, kn->left, depth, 0);
     int64_t newlb = INT64_MAX;
     for (int32_t j = 0; j < ch.n; j++) {
         int32_t x = ch.order[j];
@@ -1395,21 +1638,19 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
             break;
         }
         const uint8_t *c = ch.kids + (size_t)x * o->pr->stride;
-        int64_t clb = 0, cid = -2;
-        int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb,
-                             ch.kleft + (size_t)x * (s->nfp + 1), &cid);
+        int64_t clb = 0;
+        known ck = child_known(o->pr, &ch, x);
+        int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb, &ck);
         if (r < 0)
             return -1;
-        int cany = 0;
-        for (int32_t t = 0; t < nt; t++)
-            cany |= c[t] != 0;
-        if (!cany)
+        int64_t cid = ck.id;
+        if (!ch.busy)
             cid = -1;
         else if (cid == -2)
             cid = keyset_find(&o->keys, c, 0, &added);
         if (r == 1) {
             int64_t cu = cid >= 0 ? o->ub[cid] : 0;
-            if (cany && (cid < 0 || cu == INT64_MAX))
+            if (ch.busy && (cid < 0 || cu == INT64_MAX))
                 cu = b - ch.kadd[x];     /* a dominance answer for a state not kept */
             if (ch.kadd[x] + cu < o->ub[id])
                 o->ub[id] = ch.kadd[x] + cu;
@@ -1683,7 +1924,7 @@ static int oracle_within(oracle *o, const uint8_t *c, int64_t lines, int64_t *lb
     *lb = 0;
     if (o->dead)
         return 1;
-    int r = thresh_query(&o->t, oracle_project(o, c), lines, 0, lb, NULL, NULL);
+    int r = thresh_query(&o->t, oracle_project(o, c), lines, 0, lb, NULL);
     if (r < 0) {
         o->dead = 1;
         return 1;
@@ -2096,7 +2337,7 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
     out->bound = g0;
     for (;;) {
         int64_t lb = 0;
-        int r = hi < g0 ? 0 : thresh_query(t, root, hi - g0, 0, &lb, NULL, NULL);
+        int r = hi < g0 ? 0 : thresh_query(t, root, hi - g0, 0, &lb, NULL);
         if (r < 0) {
             status = t->stop ? t->stop : CF_BS_NOMEM;
             cut = 1;
@@ -2130,8 +2371,8 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
                     break;
                 const uint8_t *c = ch.kids + (size_t)x * pr->stride;
                 int64_t clb;
-                int rr = thresh_query(t, c, rb - ch.kadd[x], d + 1, &clb,
-                                      ch.kleft + (size_t)x * (pr->ps.nfp + 1), NULL);
+                known ck = child_known(pr, &ch, x);
+                int rr = thresh_query(t, c, rb - ch.kadd[x], d + 1, &clb, &ck);
                 if (rr < 0) {
                     ok = -1;
                     break;
@@ -2161,7 +2402,8 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
         hi = cost - 1;
     }
     if (cut) {                        /* the root's proven bound, at most the last layout */
-        int64_t floor = g0 + thresh_floor(t, root, 0, NULL);
+        known kn = programme_known(pr, root, 0, NULL);
+        int64_t floor = g0 + thresh_floor(t, root, &kn);
         out->bound = best >= 0 && floor > best ? best : floor;
     }
     out->cost = best;
