@@ -670,126 +670,146 @@ typedef struct {
     int64_t *kadd, *kest, *kh, *left, *kleft;  /* kleft: each child's bytes left */
     uint64_t *kopen;
     int32_t *order, *kmove;           /* kmove: the child's move, type * 256 + its start */
+    const move **kmv;
     /* per expansion (programme_children), per footprint: what its next granule costs at
      * its distance (wa0) or one more (wa1), and base_bound's term for its further granules
-     * (wc, 0 without bytes left) */
-    int64_t *wa0, *wa1, *wc;
-    /* and per slot (slot_fill): g1 (1..max_g1) for the moves that advance the cursor by g1
+     * (wc, 0 without bytes left); the footprints with bytes left at distance 0 (fresh);
+     * per distance d <= K the weight of the footprints with bytes left at d (wd, the
+     * distance capped at K) and (nfp <= 64) those with bytes left below d (below[d]) */
+    int64_t *wa0, *wa1, *wc, *wd;
+    int32_t *fresh, nfresh;
+    uint64_t *below;
+    /* per slot (slot_total), base_bound's value for a child as if its piece held none of
+     * the footprints: slot g1 (1..max_g1) for the moves that advance the cursor by g1
      * granules, max_g1 + ncmod for those that leave it at ncmod */
     int32_t max_g1, nslot;
-    int64_t epoch;                    /* expansions so far: a slot is valid for the one
-                                       * it was filled for */
-    int64_t *slot_epoch, *slot_total, *slot_terms;
-    uint64_t *slot_open;
-    uint8_t *slot_state, *slot_openb;
+    int64_t epoch;                    /* expansions so far: a slot is valid for the one it
+                                       * was computed for */
+    int64_t *slot_epoch, *slot_total;
+    int64_t wcsum, staysum;           /* per expansion: the sum of wc; of base_bound's terms
+                                       * at a distance of at least 1 */
 } programme;
 
 /* The children of one expansion: kids[order[0..n)] by increasing kest (cost + bound), each
- * with its move's cost kadd, its per-footprint bound kh (base_bound's value) and open
- * footprints kopen (a mask; nfp <= 64 only). busy: they have pieces left (all or none,
- * since each places one piece). */
+ * with its move (kmv, kmove), its move's cost kadd, its per-footprint bound kh
+ * (base_bound's value) and open footprints kopen (a mask; nfp <= 64 only). busy: they
+ * have pieces left (all or none, since each places one piece). The children themselves
+ * (kids, kleft: their bytes left) are written by programme_child, from the state expanded
+ * (st, left), when they are needed. */
 typedef struct {
     uint8_t *kids;
     int64_t *kadd, *kest, *kh, *kleft;    /* kleft: nfp + 1 per child */
     uint64_t *kopen;
     int32_t *order, *kmove;
+    const move **kmv;
     int32_t n, busy;
+    const uint8_t *st;
+    const int64_t *left;
 } children;
 
-/* Slot `slot` of the expansion of `st` (bytes left `left`), for move m: a child as if the
- * piece held none of the footprints (pieces and distances; the cursor is the move's),
- * base_bound's terms for it, their total and its open footprints (bytes, and a mask when
- * nfp <= 64). They depend only on g1, and when g1 is 0 on the room left in the granule: a
- * footprint's distance grows by g1 (capped at K) or stays, and at a distance of at least
- * 1 the room does not enter its term. */
-static void slot_fill(programme *pr, int32_t slot, const uint8_t *st, const int64_t *left,
-                      const move *m)
+/* Slot `slot` of the expansion of `st` (`left`: its footprints' bytes left), for move m:
+ * base_bound's value for its child as if the piece held none of the footprints. With g1
+ * > 0, each footprint with bytes left goes to distance min(a + g1, K) and pays
+ * wd-weighted; with g1 0 the distances stay, and the fresh footprints pay their bytes past
+ * the room left in the granule. */
+static int64_t slot_total(programme *pr, int32_t slot, const int64_t *left, const move *m)
 {
-    /* locals: the stores to bytes could alias anything the loop reads */
     const search *s = &pr->ps;
-    const int64_t *weight = s->in->weight, *wc = pr->wc;
-    int32_t nt = s->nt, nfp = s->nfp, k = s->k, g = s->g, shift = s->gshift, g1 = m->g1;
-    int32_t room = m->ncmod ? g - m->ncmod : 0, masks = s->memmask != NULL;
-    const uint8_t *ages = st + nt + 1;
-    uint8_t *img = pr->slot_state + (size_t)slot * pr->stride, *sages = img + nt + 1;
-    uint8_t *sopen = pr->slot_openb + (size_t)slot * nfp;
-    int64_t *terms = pr->slot_terms + (size_t)slot * nfp;
-    int64_t total = 0;
-    uint64_t openm = 0;
-    memcpy(img, st, nt);
-    for (int32_t i = 0; i < nfp; i++) {
-        int64_t rest = left[i], term = 0;
-        int32_t a = !g1 ? ages[i] : ages[i] + g1 < k ? ages[i] + g1 : k;
-        if (!rest)
-            a = 0;
-        else if (a)
-            term = weight[i] * a + wc[i];
-        else if (rest > room)
-            term = weight[i] * ((rest - room + g - 1) >> shift);
-        uint8_t op = a && a < k;
-        sages[i] = (uint8_t)a;
-        sopen[i] = op;
-        terms[i] = term;
-        total += term;
-        if (masks)
-            openm |= (uint64_t)op << i;
+    int32_t k = s->k, g = s->g, g1 = m->g1;
+    if (pr->slot_epoch[slot] == pr->epoch)
+        return pr->slot_total[slot];
+    int64_t total;
+    if (g1) {
+        total = pr->wcsum;
+        for (int32_t d = 0; d <= k; d++)
+            total += pr->wd[d] * (d + g1 < k ? d + g1 : k);
+    } else {
+        int32_t room = g - m->ncmod;
+        total = pr->staysum;
+        for (int32_t f = 0; f < pr->nfresh; f++) {
+            int32_t i = pr->fresh[f];
+            if (left[i] > room)
+                total += s->in->weight[i] * ((left[i] - room + g - 1) >> s->gshift);
+        }
     }
     pr->slot_total[slot] = total;
-    pr->slot_open[slot] = openm;
     pr->slot_epoch[slot] = pr->epoch;
+    return total;
 }
 
-/* The child of the expanded state (`left`: its footprints' bytes left) that places a piece
- * of type t by move m, from the move's slot: written to c (stride bytes), its footprints'
- * bytes left to cleft, its per-footprint bound (base_bound's value) to *h and its open
- * footprints to *openm (nfp <= 64), else to the programme's `open`; returns the cost the
- * move adds. Only the piece's footprints differ from the slot: each pays for the granule
- * where the piece starts (wa0, or wa1 when it starts at the next one), and then has
- * distance v, or 0 with no bytes left, and the term (left - m->c) >> gshift (the
- * best-first search's form of base_bound's term for either distance). */
-static int64_t make_child(programme *pr, int32_t slot, const int64_t *left, int32_t t,
-                          const move *m, uint8_t *c, int64_t *cleft, int64_t *h,
-                          uint64_t *openm)
+/* The child of the expanded state (`ages`, `left`: its footprints' distances and bytes
+ * left) that places a piece of type t by move m, from its slot's value `total`: its
+ * per-footprint bound (base_bound's value) to *h and its open footprints to *openm (nfp <=
+ * 64); returns the cost the move adds. Only the piece's footprints differ from the slot:
+ * each pays for the granule where the piece starts (wa0, or wa1 when it starts at the
+ * next one), and then has distance v, or 0 with no bytes left, and the term (left - m->c)
+ * >> gshift (the best-first search's form of base_bound's term for either distance)
+ * instead of the slot's. */
+static int64_t child_bound(const programme *pr, const uint8_t *ages, const int64_t *left,
+                           int32_t t, const move *m, int64_t total, int64_t *h,
+                           uint64_t *openm)
 {
-    /* locals: the stores to c[] (bytes) could alias anything the loop reads */
     const search *s = &pr->ps;
-    const int64_t *weight = s->in->weight, *was = m->sg ? pr->wa1 : pr->wa0;
-    const int64_t *terms = pr->slot_terms + (size_t)slot * s->nfp;
+    const int64_t *weight = s->in->weight, *wc = pr->wc, *was = m->sg ? pr->wa1 : pr->wa0;
     const int32_t *fidx = s->in->fidx;
-    int32_t nt = s->nt, nfp = s->nfp, size = s->in->size[t], shift = s->gshift, mc = m->c;
-    int32_t j0 = s->in->fidx_start[t], j1 = s->in->fidx_start[t + 1];
-    int32_t masks = s->memmask != NULL;
-    uint8_t v = (uint8_t)m->v, op = m->v && m->v < s->k, *cages = c + nt + 1, *open = pr->open;
-    memcpy(c, pr->slot_state + (size_t)slot * pr->stride, pr->stride);
-    c[t]--;
-    c[nt] = (uint8_t)m->ncmod;
-    memcpy(cleft, left, (size_t)nfp * sizeof(int64_t));
-    if (!masks)
-        memcpy(open, pr->slot_openb + (size_t)slot * nfp, nfp);
-    int64_t add = m->extra, bound = pr->slot_total[slot];
-    uint64_t om = pr->slot_open[slot];
-    if (masks)
-        om = op ? om | s->memmask[t] : om & ~s->memmask[t];
-    for (int32_t j = j0; j < j1; j++) {
-        int32_t i = fidx[j];
-        int64_t rest = left[i] - size;
+    int32_t k = s->k, g = s->g, size = s->in->size[t], shift = s->gshift;
+    int32_t mc = m->c, g1 = m->g1, room = m->ncmod ? g - m->ncmod : 0;
+    int64_t add = m->extra, bound = total;
+    uint64_t om = 0;
+    if (s->memmask) {
+        /* the slot's open footprints: with bytes left, below K after the move, not 0 */
+        uint64_t so = g1 ? (g1 < k ? pr->below[k - g1] : 0) : pr->below[k] & ~pr->below[1];
+        om = m->v && m->v < k ? so | s->memmask[t] : so & ~s->memmask[t];
+    }
+    for (int32_t j = s->in->fidx_start[t]; j < s->in->fidx_start[t + 1]; j++) {
+        int32_t i = fidx[j], a = !g1 ? ages[i] : ages[i] + g1 < k ? ages[i] + g1 : k;
         add += was[i];
-        bound += weight[i] * ((left[i] - mc) >> shift) - terms[i];
-        cages[i] = v;
-        cleft[i] = rest;
-        if (!masks)
-            open[i] = op;
-        if (!rest) {                      /* its last bytes: distance 0, not open */
-            cages[i] = 0;
-            if (masks)
-                om &= ~((uint64_t)1 << i);
-            else
-                open[i] = 0;
-        }
+        bound += weight[i] * ((left[i] - mc) >> shift);
+        if (a)                            /* the slot's term (its bytes left are not 0) */
+            bound -= weight[i] * a + wc[i];
+        else if (left[i] > room)
+            bound -= weight[i] * ((left[i] - room + g - 1) >> shift);
+        if (left[i] == size && s->memmask)
+            om &= ~((uint64_t)1 << i);    /* its last bytes: distance 0, not open */
     }
     *h = bound;
     *openm = om;
     return add;
+}
+
+/* Child x of `ch`, written to its place in kids and kleft; with `open`, its open
+ * footprints as bytes there. A footprint's distance grows by g1 (capped at K) or stays,
+ * and is v for the piece's footprints; 0 without bytes left. */
+static uint8_t *programme_child(const programme *pr, const children *ch, int32_t x,
+                                uint8_t *open)
+{
+    /* locals: the stores to c[] (bytes) could alias anything the loops read */
+    const search *s = &pr->ps;
+    const move *m = ch->kmv[x];
+    const uint8_t *st = ch->st, *ages = st + s->nt + 1;
+    const int64_t *left = ch->left;
+    const int32_t *fidx = s->in->fidx;
+    int32_t nt = s->nt, nfp = s->nfp, k = s->k, g1 = m->g1, t = ch->kmove[x] >> 8;
+    int32_t size = s->in->size[t], j1 = s->in->fidx_start[t + 1];
+    uint8_t v = (uint8_t)m->v, *c = ch->kids + (size_t)x * pr->stride, *cages = c + nt + 1;
+    int64_t *cleft = ch->kleft + (size_t)x * (nfp + 1);
+    memcpy(c, st, nt);
+    c[t]--;
+    c[nt] = (uint8_t)m->ncmod;
+    memcpy(cleft, left, (size_t)nfp * sizeof(int64_t));
+    for (int32_t i = 0; i < nfp; i++) {
+        int32_t a = ages[i] + g1 < k ? ages[i] + g1 : k;
+        cages[i] = (uint8_t)(!left[i] ? 0 : g1 ? a : ages[i]);
+    }
+    for (int32_t j = s->in->fidx_start[t]; j < j1; j++) {
+        int32_t i = fidx[j];
+        cleft[i] -= size;
+        cages[i] = cleft[i] ? v : 0;
+    }
+    if (open)
+        for (int32_t i = 0; i < nfp; i++)
+            open[i] = cages[i] && cages[i] < k;
+    return c;
 }
 
 static void programme_free(programme *pr)
@@ -804,18 +824,18 @@ static void programme_free(programme *pr)
     free(pr->kleft);
     free(pr->kh);
     free(pr->kopen);
+    free(pr->kmv);
     free(pr->open);
     free(pr->share);
     free(pr->proj);
-    free(pr->slot_epoch);
-    free(pr->slot_total);
-    free(pr->slot_terms);
-    free(pr->slot_open);
     free(pr->wa0);
     free(pr->wa1);
     free(pr->wc);
-    free(pr->slot_state);
-    free(pr->slot_openb);
+    free(pr->wd);
+    free(pr->fresh);
+    free(pr->below);
+    free(pr->slot_epoch);
+    free(pr->slot_total);
 }
 
 /* A programme over nt item types and nfp footprints (granule and starts of `in`), with
@@ -851,6 +871,7 @@ static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int3
     pr->kleft = calloc((size_t)pr->maxdepth * nk * nf, sizeof(int64_t));
     pr->kh = calloc((size_t)pr->maxdepth * nk, sizeof(int64_t));
     pr->kopen = calloc((size_t)pr->maxdepth * nk, sizeof(uint64_t));
+    pr->kmv = calloc((size_t)pr->maxdepth * nk, sizeof(move *));
     pr->open = calloc(nf, 1);
     pr->share = calloc(nf, 1);
     pr->proj = calloc(pr->stride, 1);
@@ -859,19 +880,18 @@ static int programme_init(programme *pr, const cf_bs_input *in, int32_t nt, int3
         if (size[t] / in->g + 1 > pr->max_g1)
             pr->max_g1 = size[t] / in->g + 1;
     pr->nslot = pr->max_g1 + 1 + in->g;
-    pr->slot_epoch = calloc(pr->nslot, sizeof(int64_t));
-    pr->slot_total = calloc(pr->nslot, sizeof(int64_t));
-    pr->slot_terms = calloc((size_t)pr->nslot * nf, sizeof(int64_t));
-    pr->slot_open = calloc(pr->nslot, sizeof(uint64_t));
-    pr->slot_state = calloc(pr->nslot, pr->stride);
-    pr->slot_openb = calloc((size_t)pr->nslot * nf, 1);
     pr->wa0 = calloc(nf, sizeof(int64_t));
     pr->wa1 = calloc(nf, sizeof(int64_t));
     pr->wc = calloc(nf, sizeof(int64_t));
-    return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->left && pr->kleft &&
-           pr->kh && pr->kopen && pr->open && pr->share && pr->proj && pr->slot_epoch &&
-           pr->slot_total && pr->slot_terms && pr->slot_open && pr->slot_state &&
-           pr->slot_openb && pr->wa0 && pr->wa1 && pr->wc ? 0 : -1;
+    pr->wd = calloc((size_t)in->k + 1, sizeof(int64_t));
+    pr->fresh = calloc(nf, sizeof(int32_t));
+    pr->below = calloc((size_t)in->k + 2, sizeof(uint64_t));
+    pr->slot_epoch = calloc(pr->nslot, sizeof(int64_t));
+    pr->slot_total = calloc(pr->nslot, sizeof(int64_t));
+    return pr->kids && pr->kadd && pr->kest && pr->order && pr->kmove && pr->kmv && pr->left &&
+           pr->kleft && pr->kh && pr->kopen && pr->open && pr->share && pr->proj && pr->wa0 &&
+           pr->wa1 && pr->wc && pr->wd && pr->fresh && pr->below && pr->slot_epoch &&
+           pr->slot_total ? 0 : -1;
 }
 
 /* The footprints' bytes left in state `st`, kept for its depth. */
@@ -882,9 +902,10 @@ static int64_t *programme_left(programme *pr, const uint8_t *st, int32_t depth)
     return left;
 }
 
-/* The children of `st` (bytes left `left`), each with the cost its move adds, its bytes
- * left, its per-footprint bound and open footprints, and that cost plus the bound (and
- * the next-granule penalty if `with_penalty`), ordered by the latter. */
+/* The children of `st` (bytes left `left`), each with the cost its move adds, its
+ * per-footprint bound and open footprints, and that cost plus the bound, ordered by the
+ * latter. With `with_penalty`, that sum holds the next-granule penalty too, and the
+ * children are written (programme_child) as they are made. */
 static children programme_children(programme *pr, const uint8_t *st, const int64_t *left,
                                    int32_t depth, int with_penalty)
 {
@@ -894,15 +915,44 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
     children ch = {pr->kids + (size_t)depth * nk * pr->stride, pr->kadd + (size_t)depth * nk,
                    pr->kest + (size_t)depth * nk, pr->kh + (size_t)depth * nk,
                    pr->kleft + (size_t)depth * nk * nf, pr->kopen + (size_t)depth * nk,
-                   pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk, 0, 0};
+                   pr->order + (size_t)depth * nk, pr->kmove + (size_t)depth * nk,
+                   pr->kmv + (size_t)depth * nk, 0, 0, st, left};
+    /* locals: ch's address is taken (programme_child), so its fields would be reloaded */
+    int64_t *kadd = ch.kadd, *kest = ch.kest, *kh = ch.kh;
+    uint64_t *kopen = ch.kopen;
+    int32_t *order = ch.order, *kmove = ch.kmove, n = 0;
+    const move **kmv = ch.kmv;
     int32_t mp = s->in->mp, mq = s->in->mq, nfp = s->nfp, k = s->k, pieces = 0;
     const uint8_t *ages = st + nt + 1;
+    int masks = s->memmask != NULL;
+    uint64_t *below = pr->below;
+    for (int32_t d = 0; d <= k; d++) {
+        pr->wd[d] = 0;
+        below[d + 1] = 0;
+    }
+    pr->nfresh = 0;
+    pr->wcsum = pr->staysum = 0;
     for (int32_t i = 0; i < nfp; i++) {
         int64_t w = s->in->weight[i];
-        pr->wa0[i] = w * ages[i];
-        pr->wa1[i] = w * (ages[i] < k ? ages[i] + 1 : k);
-        pr->wc[i] = left[i] ? w * (((left[i] + g - 1) >> s->gshift) - 1) : 0;
+        int32_t a = ages[i];
+        pr->wa0[i] = w * a;
+        pr->wa1[i] = w * (a < k ? a + 1 : k);
+        pr->wc[i] = 0;
+        if (!left[i])
+            continue;
+        pr->wc[i] = w * (((left[i] + g - 1) >> s->gshift) - 1);
+        pr->wcsum += pr->wc[i];
+        pr->wd[a < k ? a : k] += w;
+        if (a)
+            pr->staysum += w * a + pr->wc[i];
+        else
+            pr->fresh[pr->nfresh++] = i;
+        if (masks)
+            below[(a < k ? a : k) + 1] |= (uint64_t)1 << i;   /* first: at distance d - 1 */
     }
+    below[0] = 0;
+    for (int32_t d = 1; d <= k; d++)
+        below[d] |= below[d - 1];
     pr->epoch++;
     for (int32_t t = 0; t < nt; t++) {
         pieces += st[t];
@@ -912,31 +962,32 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
         for (int32_t j = 0; j < nm; j++) {
             const move *m = &s->moves[((size_t)t * g + cmod) * 2 + j];
             int32_t slot = m->g1 ? m->g1 : pr->max_g1 + m->ncmod;
-            if (pr->slot_epoch[slot] != pr->epoch)
-                slot_fill(pr, slot, st, left, m);
-            uint8_t *c = ch.kids + (size_t)ch.n * pr->stride;
             int64_t h;
-            int64_t add = make_child(pr, slot, left, t, m, c, ch.kleft + (size_t)ch.n * nf, &h,
-                                     &ch.kopen[ch.n]);
-            ch.kadd[ch.n] = add;
-            ch.kh[ch.n] = h;
-            if (with_penalty)
-                h += s->memmask ? penalty_masks(s, ch.kopen[ch.n], m->ncmod, c, c + nt + 1)
-                                : penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
-            ch.kest[ch.n] = add + h;
-            ch.kmove[ch.n] = t * 256 + m->o;
-            ch.order[ch.n] = ch.n;
-            ch.n++;
+            int64_t add = child_bound(pr, ages, left, t, m, slot_total(pr, slot, left, m), &h,
+                                      &kopen[n]);
+            kadd[n] = add;
+            kh[n] = h;
+            kmove[n] = t * 256 + m->o;
+            kmv[n] = m;
+            if (with_penalty) {
+                uint8_t *c = programme_child(pr, &ch, n, masks ? NULL : pr->open);
+                h += masks ? penalty_masks(s, kopen[n], m->ncmod, c, c + nt + 1)
+                           : penalty(s, pr->open, m->ncmod, c, c + nt + 1, pr->share);
+            }
+            kest[n] = add + h;
+            order[n] = n;
+            n++;
         }
     }
+    ch.n = n;
     ch.busy = pieces > 1;
-    for (int32_t i = 1; i < ch.n; i++) {
-        int32_t x = ch.order[i], j = i;
-        while (j > 0 && ch.kest[ch.order[j - 1]] > ch.kest[x]) {
-            ch.order[j] = ch.order[j - 1];
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = order[i], j = i;
+        while (j > 0 && kest[order[j - 1]] > kest[x]) {
+            order[j] = order[j - 1];
             j--;
         }
-        ch.order[j] = x;
+        order[j] = x;
     }
     return ch;
 }
@@ -1637,7 +1688,7 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
                 newlb = ch.kest[x];
             break;
         }
-        const uint8_t *c = ch.kids + (size_t)x * o->pr->stride;
+        const uint8_t *c = programme_child(o->pr, &ch, x, NULL);
         int64_t clb = 0;
         known ck = child_known(o->pr, &ch, x);
         int r = thresh_query(o, c, b - ch.kadd[x], depth + 1, &clb, &ck);
@@ -2369,7 +2420,7 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
                 int32_t x = ch.order[j];
                 if (ch.kest[x] > rb)
                     break;
-                const uint8_t *c = ch.kids + (size_t)x * pr->stride;
+                const uint8_t *c = programme_child(pr, &ch, x, NULL);
                 int64_t clb;
                 known ck = child_known(pr, &ch, x);
                 int rr = thresh_query(t, c, rb - ch.kadd[x], d + 1, &clb, &ck);
