@@ -742,9 +742,10 @@ static int64_t slot_total(programme *pr, int32_t slot, const int64_t *left, cons
  * per-footprint bound (base_bound's value) to *h and its open footprints to *openm (nfp <=
  * 64); returns the cost the move adds. Only the piece's footprints differ from the slot:
  * each pays for the granule where the piece starts (wa0, or wa1 when it starts at the
- * next one), and then has distance v, or 0 with no bytes left, and the term (left - m->c)
- * >> gshift (the best-first search's form of base_bound's term for either distance)
- * instead of the slot's. */
+ * next one), and then has distance v, or 0 with no bytes left, and the term
+ * (left - m->c) >> gshift instead of the slot's: ceil((rest - room) / g) for rest bytes
+ * left and the room the move leaves, which is base_bound's term at distance 1 (room 0),
+ * at distance 0, and without bytes left (the best-first search's form). */
 static int64_t child_bound(const programme *pr, const uint8_t *ages, const int64_t *left,
                            int32_t t, const move *m, int64_t total, int64_t *h,
                            uint64_t *openm)
@@ -947,8 +948,8 @@ static children programme_children(programme *pr, const uint8_t *st, const int64
             pr->staysum += w * a + pr->wc[i];
         else
             pr->fresh[pr->nfresh++] = i;
-        if (masks)
-            below[(a < k ? a : k) + 1] |= (uint64_t)1 << i;   /* first: at distance d - 1 */
+        if (masks)                        /* below[d + 1]: those at d, for now */
+            below[(a < k ? a : k) + 1] |= (uint64_t)1 << i;
     }
     below[0] = 0;
     for (int32_t d = 1; d <= k; d++)
@@ -1008,18 +1009,22 @@ typedef struct {
 } known;
 
 /* `known` of state `st` of `pr` computed (`left`: its bytes left, or NULL to compute them
- * in the programme's buffer at `depth`). */
+ * in the programme's buffer at `depth`; `busy`: whether it has pieces left, or -1 to find
+ * out). */
 static known programme_known(programme *pr, const uint8_t *st, int32_t depth,
-                             const int64_t *left)
+                             const int64_t *left, int busy)
 {
     const search *s = &pr->ps;
     int32_t nt = s->nt;
-    known kn = {left ? left : programme_left(pr, st, depth), 0, 0, 0, -1, -2};
+    known kn = {left ? left : programme_left(pr, st, depth), 0, 0, busy, -1, -2};
     kn.h = base_bound(s, kn.left, st + nt + 1, st[nt], pr->open);
     if (s->memmask)
         kn.open = open_mask(pr->open, s->nfp);
-    for (int32_t t = 0; t < nt; t++)
-        kn.busy |= st[t] != 0;
+    if (busy < 0) {
+        kn.busy = 0;
+        for (int32_t t = 0; t < nt; t++)
+            kn.busy |= st[t] != 0;
+    }
     return kn;
 }
 
@@ -1130,8 +1135,8 @@ static int group_init(group *o, const cf_bs_input *in, int32_t j, int threshold)
     o->pidx = calloc((size_t)nt * n + 1, sizeof(int32_t));
     int32_t *pmask = calloc((size_t)nt + 1, sizeof(int32_t));
     o->pweight = calloc((size_t)n + 1, sizeof(int64_t));
-    if (!o->tmap || !o->mapped || !o->psize || !o->palign || !o->pcounts || !o->pstart || !o->pidx ||
-        !pmask || !o->pweight) {
+    if (!o->tmap || !o->mapped || !o->psize || !o->palign || !o->pcounts || !o->pstart ||
+        !o->pidx || !pmask || !o->pweight) {
         free(pmask);
         return -1;
     }
@@ -1268,17 +1273,22 @@ static int64_t group_value(group *o, const uint8_t *st, int32_t depth, const int
     return best;
 }
 
-/* Group j's projection of a state of `in` (pieces left, cursor, distances), in its `proj`. */
+/* Group j's projection of a state of `in` (pieces left, cursor, distances), in its `proj`;
+ * *busy (unless NULL): whether it has pieces left. */
 static uint8_t *group_project(group *o, const cf_bs_input *in, int32_t j,
-                              const uint8_t *counts, int32_t cmod, const uint8_t *ages)
+                              const uint8_t *counts, int32_t cmod, const uint8_t *ages,
+                              int *busy)
 {
     int32_t pnt = o->pr.ps.nt, n = o->pr.ps.nfp;
-    uint8_t *proj = o->pr.proj;
+    uint8_t *proj = o->pr.proj, any = 0;
     memset(proj, 0, o->pr.stride);
     for (int32_t q = 0; q < o->nmapped; q++) {
         int32_t t = o->mapped[q];
         proj[o->tmap[t]] += counts[t];
+        any |= counts[t];
     }
+    if (busy)
+        *busy = any != 0;
     proj[pnt] = (uint8_t)cmod;
     const int32_t *gfp = in->gfp + in->gstart[j];
     for (int32_t l = 0; l < n; l++)
@@ -1316,7 +1326,7 @@ static int64_t groups_value(group *gr, int32_t ngroups, const cf_bs_input *in,
         group *o = &gr[j];
         if (o->dead)
             continue;
-        int64_t v = group_value(o, group_project(o, in, j, counts, cmod, ages), 0,
+        int64_t v = group_value(o, group_project(o, in, j, counts, cmod, ages, NULL), 0,
                                 group_left(o, in, j, left));
         if (v < 0) {
             group_kill(o, in, j, ingroup);
@@ -1516,8 +1526,9 @@ static int thresh_groups_exceed(thresh *o, const uint8_t *st, known *kn, int64_t
         o->gfloor[j] = 0;
         if (gj->dead)
             continue;
-        uint8_t *proj = group_project(gj, in, j, st, cmod, ages);
-        o->gknown[j] = programme_known(&gj->pr, proj, 0, group_left(gj, in, j, kn->left));
+        int busy;
+        uint8_t *proj = group_project(gj, in, j, st, cmod, ages, &busy);
+        o->gknown[j] = programme_known(&gj->pr, proj, 0, group_left(gj, in, j, kn->left), busy);
         o->gfloor[j] = thresh_floor(&gj->th, proj, &o->gknown[j]);
         sum += o->gfloor[j];
     }
@@ -1583,7 +1594,7 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
     o->visits++;
     known own;
     if (!kn) {
-        own = programme_known(o->pr, st, depth, NULL);
+        own = programme_known(o->pr, st, depth, NULL, 1);
         own.id = id;
         kn = &own;
     }
@@ -2453,7 +2464,7 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
         hi = cost - 1;
     }
     if (cut) {                        /* the root's proven bound, at most the last layout */
-        known kn = programme_known(pr, root, 0, NULL);
+        known kn = programme_known(pr, root, 0, NULL, -1);
         int64_t floor = g0 + thresh_floor(t, root, &kn);
         out->bound = best >= 0 && floor > best ? best : floor;
     }
