@@ -164,3 +164,33 @@ def test_block_search_proves_the_same_with_and_without_the_shared_oracle(
             assert r.lines_exact and r.lines_bound == want
             results.append((r.dirty_bound, r.dirty_exact))
         assert results[0] == results[1] and results[0][1]
+
+
+def test_a_near_lines_proof_goes_on_with_the_dirty_extra(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the plans end cut with a layout near their bound (NEAR_GAP), the last plan goes
+    on with the dirty search's extra budget, granted once: the lines are proven at budgets
+    where they are not without it, every bound stays at or below the optimum, and the
+    whole search stays within the budget plus one extra."""
+    n, hot, seed = CASES[1]
+    problem = _problem(n, hot, seed)
+    want = _best_first_optimum(problem)
+    gained = 0
+    for budget in (3_000, 10_000, 30_000):
+        results = []
+        for near in (0.0, 1.0):
+            monkeypatch.setattr(bs, "NEAR_GAP", near)
+            r = bs.block_search(problem, upper=(want + 900, 10**6), max_nodes=budget)
+            assert r.lines_bound <= want
+            assert r.nodes <= budget * (1 + bs.DIRTY_EXTRA_SHARE) + 2
+            results.append(r.lines_exact)
+        assert results[0] <= results[1], budget
+        gained += results[1] and not results[0]
+    assert gained >= 1
+
+
+def test_the_dirty_extra_is_granted_once() -> None:
+    counter = bs._Counter(1000, None)
+    assert counter.grant_dirty_extra()
+    assert not counter.grant_dirty_extra()
+    assert counter.limit == 1000 + int(1000 * bs.DIRTY_EXTRA_SHARE)
