@@ -354,22 +354,11 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
                                                   groups=groups, group_size=size, nest=NEST)
         counter.nodes += out.expanded
         spent += out.expanded
-        expanded = first.expanded + out.expanded
-        queued = max(first.queued, out.queued)
-        if out.complete:
+        first = _after(first, out)
+        if first.complete:
             search.plan = (groups, size)
-            if out.path is None and first.path is not None:
-                # nothing below the last layout found: it is optimal
-                return BestFirstOutcome(first.cost, first.path, first.cost, True, expanded,
-                                        queued)
-            return BestFirstOutcome(out.cost, out.path, out.bound, True, expanded, queued)
-        if out.path is not None:
-            first = BestFirstOutcome(out.cost, out.path, max(first.bound, out.bound), False,
-                                     expanded, queued)
-            below = out.cost if out.cost is not None else below
-        else:
-            first = BestFirstOutcome(first.cost, first.path, max(first.bound, out.bound),
-                                     False, expanded, queued)
+            return first
+        below = first.cost if first.cost is not None else below
         if spent >= share:
             break
     if (oracle is not None and first.cost is not None
@@ -381,20 +370,10 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
             budget * (1 - THRESHOLD_LINES_SHARE)), counter.deadline, groups, size, NEST,
             group_cap=budget)
         counter.nodes += out.expanded
-        expanded = first.expanded + out.expanded
-        queued = max(first.queued, out.queued)
-        if out.complete:
+        first = _after(first, out)
+        if first.complete:
             search.plan = (groups, size)
-            if out.path is None:
-                return BestFirstOutcome(first.cost, first.path, first.cost, True, expanded,
-                                        queued)
-            return BestFirstOutcome(out.cost, out.path, out.bound, True, expanded, queued)
-        if out.path is not None:
-            first = BestFirstOutcome(out.cost, out.path, max(first.bound, out.bound), False,
-                                     expanded, queued)
-        else:
-            first = BestFirstOutcome(first.cost, first.path, max(first.bound, out.bound),
-                                     False, expanded, queued)
+            return first
     search.plan = THRESHOLD_PLANS[-1][:2]
     below = first.cost if first.cost is not None else limit
     groups, size, cap = GROUPS[0]
@@ -403,12 +382,22 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
                                            groups=groups, group_size=size,
                                            group_cap=cap if cap is not None else counter.limit)
     counter.nodes += out.expanded + (0 if out.complete else 1)
+    return _after(first, out)
+
+
+def _after(first: BestFirstOutcome, out: BestFirstOutcome) -> BestFirstOutcome:
+    """The lines search's outcome after a search `out` that ran below the layout of
+    `first` (the outcome so far): complete when `out` is, with `first`'s layout when
+    nothing was below it (that layout is then optimal); cut, the newer layout and the
+    larger bound."""
     expanded, queued = first.expanded + out.expanded, max(first.queued, out.queued)
     if out.complete and out.path is None and first.path is not None:
-        # nothing below the threshold search's layout: it is optimal
         return BestFirstOutcome(first.cost, first.path, first.cost, True, expanded, queued)
     if out.complete:
         return BestFirstOutcome(out.cost, out.path, out.bound, True, expanded, queued)
+    if out.path is not None:
+        return BestFirstOutcome(out.cost, out.path, max(first.bound, out.bound), False,
+                                expanded, queued)
     return BestFirstOutcome(first.cost, first.path, max(first.bound, out.bound), False,
                             expanded, queued)
 
