@@ -7,6 +7,8 @@ and the optimizer spends that as a larger node budget (`optimizer.NATIVE_NODES_P
 Three options change the order, not the meaning of the outcome: partial expansion (fewer
 states kept), group bounds (a stronger bound) and, in a dirty search, the lines oracle
 (children that cannot reach the least lines dropped); `block_search` uses all three.
+`LinesOracle` keeps one lines oracle from the lines search to the dirty search (the lines
+search runs over it, the dirty search goes on with its memo).
 The library is compiled once per source and compiler into the cache directory
 (`cache_files`), like the tracing runtime. When no C compiler is found, or
 CACHEFIT_NATIVE_SOLVER=0, `available()` is False and the caller uses the Python search.
