@@ -26,6 +26,12 @@
  * search's plus GROUP_SLACK (40 / 28, seed 2: a second group spent 1.74 M expansions
  * answering 29 000 questions for a lines search of 10 000). */
 #define GROUP_RATIO 4
+/* A threshold lines search asks halfway between its proven bound and its limit while their
+ * gap is above 1/BISECT_GAP of the limit and at most 1/BISECT_FAR of it (60 / 40 seed 15:
+ * 2.39 -> 1.90 M nodes; a far gap's midpoint is rarely proven, and its questions found
+ * fewer layouts on 200 / 60; docs/layout.md, "Bisection"). */
+#define BISECT_GAP 64
+#define BISECT_FAR 8
 #define GROUP_SLACK 50000
 
 typedef struct {
@@ -2391,19 +2397,33 @@ done:
  * g0 (the moves of the last layout to out->path; `path`: room for every piece); it
  * returns the status and sets out->cost (-1: no layout) and out->bound. */
 static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t g0,
-                         int64_t limit, cf_bs_output *out, int32_t *path)
+                         int64_t limit, int bisect, cf_bs_output *out, int32_t *path)
 {
     int32_t nt = pr->ps.nt;
     int64_t best = -1, hi = limit - 1;
     int cut = 0, status = CF_BS_NOMEM;
     out->bound = g0;
+    /* bisect (a lines search): while the gap between the proven bound lo and hi is above
+     * 1/BISECT_GAP of hi and at most 1/BISECT_FAR of it, ask halfway; a no raises lo (a
+     * proof), a yes gives a layout */
+    int64_t lo = 0;
+    if (bisect) {
+        known kn = programme_known(pr, root, 0, NULL, -1);
+        lo = g0 + thresh_floor(t, root, &kn);
+    }
     for (;;) {
         int64_t lb = 0;
-        int r = hi < g0 ? 0 : thresh_query(t, root, hi - g0, 0, &lb, NULL);
+        int64_t ask = bisect && (hi - lo) * BISECT_GAP > hi && (hi - lo) * BISECT_FAR <= hi
+                          ? lo + (hi - lo) / 2 : hi;
+        int r = ask < g0 ? 0 : thresh_query(t, root, ask - g0, 0, &lb, NULL);
         if (r < 0) {
             status = t->stop ? t->stop : CF_BS_NOMEM;
             cut = 1;
             break;
+        }
+        if (r == 0 && ask < hi) {         /* nothing at most ask: a proven bound */
+            lo = g0 + lb > ask + 1 ? g0 + lb : ask + 1;
+            continue;
         }
         if (r == 0) {
             if (best >= 0) {
@@ -2417,7 +2437,7 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
         }
         /* yes: follow children that answer yes down to a complete layout */
         const uint8_t *st = root;
-        int64_t rb = hi - g0, cost = g0;
+        int64_t rb = ask - g0, cost = g0;
         int32_t n = 0, d = 0, ok = 1;
         for (;;) {
             int any = 0;
@@ -2466,6 +2486,8 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
     if (cut) {                        /* the root's proven bound, at most the last layout */
         known kn = programme_known(pr, root, 0, NULL, -1);
         int64_t floor = g0 + thresh_floor(t, root, &kn);
+        if (lo > floor)
+            floor = lo;
         out->bound = best >= 0 && floor > best ? best : floor;
     }
     out->cost = best;
@@ -2529,7 +2551,7 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         root[i] = (uint8_t)in->counts0[i];
     root[nt] = (uint8_t)in->cmod0;
     memcpy(root + nt + 1, in->ages0, (size_t)nfp);
-    status = thresh_search(&t, &pr, root, in->g0, in->limit, out, path);
+    status = thresh_search(&t, &pr, root, in->g0, in->limit, !in->floor_scale, out, path);
 done:
     out->expanded = thresh_nodes(&t);
     out->queued = (int64_t)t.keys.n;
@@ -2620,8 +2642,8 @@ int cf_oracle_lines(void *h, const cf_bs_input *in, cf_bs_output *out)
         droot[nt] = (uint8_t)in->cmod0;
         memcpy(droot + nt + 1, in->ages0, (size_t)in->nfp);
         memcpy(root, oracle_project(o, droot), o->pr.stride);
-        status = thresh_search(&o->t, &o->pr, root, in->g0 / in->floor_scale, in->limit, out,
-                               path);
+        status = thresh_search(&o->t, &o->pr, root, in->g0 / in->floor_scale, in->limit, 1,
+                               out, path);
     }
     out->expanded = thresh_nodes(&o->t) - start;
     out->queued = (int64_t)o->t.keys.n;
