@@ -453,9 +453,10 @@ NEAR_GAP = 0.08
 this share of their proven bound goes on with the dirty search's extra budget
 (DIRTY_EXTRA_SHARE, granted once; with the shared oracle the dirty proofs of the bench
 records take 0.1-0.6 M nodes). 60 / 40 seed 15 needs about 2.9 M nodes of lines search; its
-plans end at 5.2 % (87 171 against 82 598 weighted lines), and with the extra its lines are
-proven (its dirty lines then not: 0.65 M nodes were left). The 200 / 60 records, which no
-budget proves, end at 10-12 %; 0.05 did not reach seed 15."""
+plans ended at 5.2 % (87 171 against 82 598 weighted lines) and with the extra its lines
+were proven, its dirty lines not; with bisection (cf_block_search.c) they end at 2.7 %
+(84 880) and the extra proves both. The 200 / 60 records, which no budget proves, end at
+10-12 %; 0.05 did not reach seed 15 before bisection."""
 
 SHARED_ORACLE = True
 """One lines oracle for both phases of the native search (`block_native.LinesOracle`):
