@@ -26,13 +26,13 @@
  * search's plus GROUP_SLACK (40 / 28, seed 2: a second group spent 1.74 M expansions
  * answering 29 000 questions for a lines search of 10 000). */
 #define GROUP_RATIO 4
+#define GROUP_SLACK 50000
 /* A threshold lines search asks halfway between its proven bound and its limit while their
  * gap is above 1/BISECT_GAP of the limit and at most 1/BISECT_FAR of it (60 / 40 seed 15:
  * 2.39 -> 1.90 M nodes; a far gap's midpoint is rarely proven, and its questions found
  * fewer layouts on 200 / 60; docs/layout.md, "Bisection"). */
 #define BISECT_GAP 64
 #define BISECT_FAR 8
-#define GROUP_SLACK 50000
 
 typedef struct {
     int32_t nt, nfp, g, k;
