@@ -1230,12 +1230,6 @@ static void group_free(group *o)
     free(o->sub_fp);
 }
 
-/* The expansions a group has spent (its value programme's or its threshold one's). */
-static int64_t group_nodes(const group *o)
-{
-    return o->nodes + (o->threshold ? o->th.nodes : 0);
-}
-
 /* The group's least future cost from a projected state (bytes left `left`); -1 when the
  * cap is reached. */
 static int64_t group_value(group *o, const uint8_t *st, int32_t depth, const int64_t *left)
@@ -1426,7 +1420,7 @@ static int thresh_groups(thresh *o, int32_t ngroups, const int32_t *gstart, cons
 }
 
 /* Adds the expansions and bound evaluations of `o` and of its groups, theirs, and so on,
- * to *n and *v. */
+ * to *n and *v (a group asked by value counts its programme's expansions). */
 static void thresh_work(const thresh *o, int64_t *n, int64_t *v)
 {
     *n += o->nodes;
@@ -1435,7 +1429,7 @@ static void thresh_work(const thresh *o, int64_t *n, int64_t *v)
         if (o->gr[j].threshold)
             thresh_work(&o->gr[j].th, n, v);
         else
-            *n += group_nodes(&o->gr[j]);
+            *n += o->gr[j].nodes;
     }
 }
 
