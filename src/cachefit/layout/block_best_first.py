@@ -158,7 +158,7 @@ def _moves_of(search: _Search) -> list[list[tuple[Move, ...]]]:
                 starts: tuple[int, ...] = (0,)
             else:
                 o = align_up(cmod, t.align)
-                starts = (o, g) if o < g else (g,)
+                starts = (o,) if search.natural else (o, g) if o < g else (g,)
             row = []
             for o in starts:
                 end = o + t.size

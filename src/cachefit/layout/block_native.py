@@ -60,7 +60,8 @@ class _Input(ctypes.Structure):
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
                 ("group_cap", ctypes.c_int64), ("nlines", ctypes.c_int32),
                 ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64),
-                ("nest", ctypes.c_int32), ("orc", ctypes.c_void_p)]
+                ("nest", ctypes.c_int32), ("orc", ctypes.c_void_p),
+                ("natural", ctypes.c_int32), ("lo", ctypes.c_int64)]
 
 
 class _Output(ctypes.Structure):
@@ -332,6 +333,11 @@ def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
                  arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap,
                  nest)
+    inp.natural = int(search.natural)
+    if floor is None or floor[0] == 0:      # a lines search (or the oracle's, in lines)
+        inp.lo = search.known_lo
+    elif search.known_dirty and floor[0] == search.known_lo:   # dirty, at those lines
+        inp.lo = floor[0] * floor[1] + search.known_dirty
     return inp, [*keep, gstart, gfp]
 
 

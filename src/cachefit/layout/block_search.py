@@ -88,18 +88,32 @@ class _Budget(Exception):
 
 def applicable(problem: LayoutProblem) -> bool:
     """The relaxation needs several start offsets, no hot unit aligned above a granule and
-    no fixed hot unit (a unit in the fixed area would lie before where the search starts)."""
+    no fixed hot unit (a unit in the fixed area would lie before where the search starts).
+    Cache-aligned objects (`natural`) need every fixed unit in the fixed area instead."""
     g = problem.object_align
+    if natural(problem):
+        return bool(problem.hot) and all(
+            u.align <= g and (not u.fixed or u.offset < problem.prefix_end)
+            for u in problem.units)
     return (len(problem.starts) > 1 and g < problem.line and bool(problem.hot)
             and all(problem.units[u].align <= g and not problem.units[u].fixed
                     for u in problem.hot))
 
 
+def natural(problem: LayoutProblem) -> bool:
+    """Cache-aligned objects (one start, granule = line): the search places every unit,
+    cold ones too, where C would put it after the previous one, so it searches the
+    declaration orders themselves (rules and the size limit aside), not the relaxation
+    with free gaps (docs/layout.md, "Cache-aligned objects")."""
+    return problem.starts == (0,) and problem.object_align == problem.line
+
+
 def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True
                ) -> tuple[list[ItemType], list[tuple[int, int, int]]]:
-    """Hot units grouped into item types (blocks of whole-granule units merged unless not
-    `merge`), and the footprints as (weight in the scalar objective, index, is_dirty)
-    lists (without the dirty footprints unless `dirty`)."""
+    """Hot units (with `natural(problem)`, every unit outside the fixed area) grouped into
+    item types (blocks of whole-granule hot units merged unless not `merge`), and the
+    footprints as (weight in the scalar objective, index, is_dirty) lists (without the
+    dirty footprints unless `dirty`)."""
     g = problem.object_align
     fps = list(problem.lines_fp) + (list(problem.dirty_fp) if dirty else [])
     nl = len(problem.lines_fp)
@@ -107,16 +121,18 @@ def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True
     for i, fp in enumerate(fps):
         for u in fp.units:
             sig[u] = sig.get(u, 0) | (1 << i)
-    hot = sorted((u for u in problem.hot if problem.units[u].size > 0),
+    placed = (u.index for u in problem.units if not u.fixed) if natural(problem) \
+        else iter(problem.hot)
+    hot = sorted((u for u in placed if problem.units[u].size > 0),
                  key=lambda u: (problem.units[u].offset, u))
     blocks: dict[int, list[int]] = {}
     loose: dict[tuple[int, int, int], list[tuple[int, ...]]] = {}
     for u in hot:
         unit = problem.units[u]
-        if merge and unit.align == g and unit.size % g == 0:
+        if merge and unit.align == g and unit.size % g == 0 and sig.get(u):
             blocks.setdefault(sig[u], []).append(u)
         else:
-            loose.setdefault((unit.size, unit.align, sig[u]), []).append((u,))
+            loose.setdefault((unit.size, unit.align, sig.get(u, 0)), []).append((u,))
     for mask, members in blocks.items():
         size = sum(problem.units[u].size for u in members)
         loose.setdefault((size, g, mask), []).append(tuple(members))
@@ -139,8 +155,8 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
-                 merge: bool = True, method: str = "best_first", native: bool = True
-                 ) -> BlockSearchResult:
+                 merge: bool = True, method: str = "best_first", native: bool = True,
+                 lower: int = 0, lower_dirty: int = 0) -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem`.
 
     `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
@@ -158,14 +174,19 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     (deterministic); `deadline` (time.monotonic()) is only a backstop. `merge` False
     searches whole-granule units one by one (for tests). `native`: the best-first search
     runs in C (`block_native`, the same expansions) when it can be built and the numbers
-    fit, else in Python."""
+    fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
+    layout (0: none), from another relaxation (the line models, for cache-aligned objects);
+    the native lines search asks it first, and a layout there is optimal. `lower_dirty`:
+    likewise for the dirty lines of the layouts with `lower` lines (the native dirty
+    search asks it first when the lines are proven at `lower`)."""
     counter = _Counter(max_nodes, deadline)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge)
+    lines.known_lo = lower
     if method == "best_first" and not (lines.encodable() and _Search(
             problem, dirty=True, counter=counter, merge=merge).encodable()):
         method = "dfs"
     if method == "best_first":
-        return _best_first_search(problem, lines, counter, upper, judge, merge,
+        return _best_first_search(problem, lines, counter, upper, judge, merge, lower_dirty,
                                   native and block_native.available())
     found: list[dict[int, int]] = []
     best = upper
@@ -215,10 +236,12 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
 
 def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
                        upper: tuple[int, int], judge: Judge | None, merge: bool,
-                       native: bool) -> BlockSearchResult:
+                       known_dirty: int, native: bool) -> BlockSearchResult:
     """`block_search` with `block_best_first.best_first` (or its native form) for both
     phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
     scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+    scalar.known_lo = lines.known_lo    # the oracle's lines search reads it from here
+    scalar.known_dirty = known_dirty
     oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
     try:
         return _both_phases(lines, scalar, counter, upper, judge, native, oracle)
@@ -246,7 +269,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     """The lines phase, then the dirty phase when the lines are proven (`_best_first_search`)."""
     found: list[dict[int, int]] = []
     best = upper
-    lb = lines.root_bound()
+    lb = max(lines.root_bound(), lines.known_lo)
     exact = lb >= best[0]
     if not exact:
         out = _best_first(lines, best[0], counter, None, native, oracle=oracle)
@@ -254,7 +277,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
             targets = lines.targets(list(out.path))
             found.append(targets)
             if out.complete:
-                lb, exact = out.cost, True
+                lb, exact = max(out.cost, lines.known_lo), True
             else:                           # the threshold search's last layout, cut
                 lb = max(lb, out.bound)
             real = judge(targets) if judge is not None else None
@@ -267,7 +290,10 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     lines_nodes = counter.nodes
     dirty_bound: int | None = None
     dirty_exact = False
-    if exact and best[0] == lb:
+    known_dirty = scalar.known_dirty if lb == scalar.known_lo else 0
+    if exact and best[0] == lb and 0 < best[1] <= known_dirty:
+        dirty_bound, dirty_exact = best[1], True     # proven by the caller's bound
+    elif exact and best[0] == lb:
         counter.grant_dirty_extra()
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
@@ -276,7 +302,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
             targets = scalar.targets(list(out.path))
             found.append(targets)
             if out.complete:
-                dirty_bound, dirty_exact = out.cost - base, True
+                dirty_bound, dirty_exact = max(out.cost - base, known_dirty), True
             elif out.bound > base:          # the threshold search's last layout, cut
                 dirty_bound = out.bound - base
             if judge is not None:
@@ -519,6 +545,11 @@ class _Search:
         self.p = problem
         self.g = problem.object_align
         self.k = problem.line // self.g
+        self.natural = natural(problem)
+        # the caller's proven lower bounds (0: none): on the least lines; on the dirty
+        # lines of layouts with that many lines
+        self.known_lo = 0
+        self.known_dirty = 0
         self.counter = counter
         self.types, weights = item_types(problem, dirty, merge)
         self.nfp = len(weights)
@@ -562,8 +593,9 @@ class _Search:
         T - o - s, T a multiple of g) keeps every alignment when each size is a multiple
         of its alignment, and keeps every footprint's granule distances, so its cost; it
         reverses the order of the pieces, and the normal form keeps that order. It needs
-        no fixed spans and a start on a granule boundary."""
-        if problem.prefix_end % self.g or any(
+        no fixed spans and a start on a granule boundary; and not `natural` (the mirror
+        of a C layout need not be one)."""
+        if self.natural or problem.prefix_end % self.g or any(
                 fp.fixed for fp in problem.lines_fp + problem.dirty_fp) or any(
                 problem.units[u].size % problem.units[u].align for u in problem.hot):
             return None
@@ -725,7 +757,7 @@ class _Search:
                 starts = (0,)
             else:
                 o = align_up(cmod, t.align)
-                starts = (o, g) if o < g else (g,)
+                starts = (o,) if self.natural else (o, g) if o < g else (g,)
             mine = self.fidx[ti]
             for o in starts:
                 sg = o // g
@@ -796,7 +828,8 @@ class _Search:
             self.path.pop()
 
     def targets(self, path: list[tuple[int, int]]) -> dict[int, int]:
-        """Offsets of the hot units for a path of (item type, start in the granule)."""
+        """Offsets of the hot units (`natural`: of all units placed) for a path of (item
+        type, start in the granule)."""
         g = self.g
         used = [0] * len(self.types)
         out: dict[int, int] = {}

@@ -36,7 +36,7 @@ from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.layout import block_native
-from cachefit.layout.block_search import applicable, block_search
+from cachefit.layout.block_search import applicable, block_search, natural
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
 from cachefit.layout.line_clustering import cluster_targets
@@ -119,6 +119,11 @@ threshold passes) or "dfs" (the depth-first threshold passes, kept for compariso
 BLOCK_MAX_HOT = 64
 """block_search only for records with at most this many hot units (beyond, it proves
 nothing in its budget: see docs/layout.md)."""
+NATURAL_COLD_PER_HOT = 1.0
+"""Cache-aligned records (block_search over declaration orders, `natural`) only with at
+most this many cold units per hot one: every cold unit is a piece there (200 fields / 60
+touched: 3-5 CPU s more for no better layout and no bound; bench/solver/RESULTS.md,
+"Session 14")."""
 
 
 @dataclass(frozen=True)
@@ -268,7 +273,9 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     # Records block search can prove (objects that may start inside a line, not small):
     # it finds its own layouts, so the order search runs mostly after it, and only if it
     # proves nothing (ORDER_SHARE_BEFORE_BLOCK).
-    searchable = len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem)
+    searchable = len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) and not (
+        natural(problem) and len(problem.units) - len(problem.hot)
+        > NATURAL_COLD_PER_HOT * len(problem.hot))
     block = not small and searchable
     if line_model:
         stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
@@ -290,7 +297,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         # Objects that may start inside a line: exact search of the granule relaxation
         # (block_search), for a bound and possibly better layouts.
         stages.append(_block_search(problem, cands, best, time_limit, deadline,
-                                    BLOCK_SHARE_SMALL if small else BLOCK_SHARE))
+                                    BLOCK_SHARE_SMALL if small else BLOCK_SHARE, stages))
         if block:
             _order_search(problem, cands, stages, evals - before, deadline)
     best = cands.best()
@@ -326,7 +333,8 @@ def _order_search(problem: LayoutProblem, cands: _Candidates, stages: list[list[
 
 
 def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
-                  time_limit: float, deadline: float, share: float) -> list[StageOutcome]:
+                  time_limit: float, deadline: float, share: float,
+                  stages: list[list[StageOutcome]]) -> list[StageOutcome]:
     """Run block_search from `best`; its relaxed layouts become candidates. Returns its
     bounds as stage outcomes (lines: the proven bound, with the value when it is the
     relaxation's optimum; dirty: the bound among layouts with that many lines)."""
@@ -334,9 +342,11 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
         cand = cands.add(realize(problem, targets), "block search")
         return None if cand is None else (cand.cost.lines, cand.cost.dirty)
 
+    # cache-aligned objects: the line models' bound, which the search asks first
+    lower = _solver_bounds(problem, best, stages)[0] if natural(problem) else 0
     result = block_search(problem, upper=(best.cost.lines, best.cost.dirty),
                           max_nodes=int(_nodes_per_second() * time_limit * share),
-                          judge=judge, deadline=deadline, method=BLOCK_METHOD)
+                          judge=judge, deadline=deadline, method=BLOCK_METHOD, lower=lower)
     out = [StageOutcome("lines", "OPTIMAL" if result.lines_exact else "FEASIBLE",
                         result.lines_bound if result.lines_exact else None,
                         result.lines_bound)]

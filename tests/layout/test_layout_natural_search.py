@@ -1,0 +1,125 @@
+"""block_search on cache-aligned objects: the search over declaration orders (`natural`).
+
+With one start offset and the granule equal to the line, every unit outside the fixed
+area is a piece (cold ones too) and each starts where C would put it, so the search's
+least cost is the least cost over all field orders (the size limit and rules aside).
+Checked against an enumeration of every order by the independent oracle of layout_synth,
+in Python and natively; the native search must expand exactly as the Python one; a
+caller's lower bound is asked first and a layout there is optimal; a wrong (too high)
+one cannot make it claim a layout below the true optimum.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Any
+
+import pytest
+from layout_synth import Oracle, large_case, random_case
+
+from cachefit.layout import block_best_first as bbf
+from cachefit.layout import block_native as bn
+from cachefit.layout import block_search as bs
+from cachefit.layout.block_search import applicable, block_search, natural
+from cachefit.layout.constraints import LayoutConstraints
+from cachefit.layout.problem import LayoutProblem, build_problem
+from cachefit.layout.realize import realize
+
+
+def aligned_problem(record: Any, entry: dict[str, Any], line: int) -> LayoutProblem:
+    return build_problem(record, entry, cache_line=line, object_align=line,
+                         relax_align=False, constraints=LayoutConstraints(),
+                         allow_growth=False, merge=False)
+
+
+def every_order(oracle: Oracle) -> tuple[int, int]:
+    """The least (lines, dirty) over all orders, whatever their size."""
+    names = [f.name for f in oracle.record.fields]
+    return min(oracle.cost(order) for order in itertools.permutations(names))
+
+
+def _case(seed: int) -> tuple[Any, LayoutProblem, Oracle, int]:
+    rng = random.Random(9000 + seed)
+    record, entry = random_case(rng, max_fields=6)
+    line = rng.choice([32, 64])
+    problem = aligned_problem(record, entry, line)
+    assert natural(problem) and applicable(problem)
+    return record, problem, Oracle(record, entry, cache_line=line, object_align=line), line
+
+
+def _order_cost(problem: LayoutProblem, oracle: Oracle, offsets: dict[int, int]
+                ) -> tuple[int, int]:
+    """The oracle's cost of the order realised from a found layout (every unit placed)."""
+    order = realize(problem, offsets)
+    return oracle.cost([f for u in order for f in problem.units[u].fields])
+
+
+@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("seed", range(16))
+def test_optimum_equals_every_order(seed: int, native: bool) -> None:
+    _record, problem, oracle, _line = _case(seed)
+    want = every_order(oracle)
+    result = block_search(problem, upper=(want[0] + 1, 0), max_nodes=10**6, native=native)
+    assert result.lines_exact and result.lines_bound == want[0]
+    assert result.found
+    # the layout found is a C layout (every unit placed) of that cost
+    assert len(result.found[0]) == sum(1 for u in problem.units if u.size and not u.fixed)
+    assert _order_cost(problem, oracle, result.found[0])[0] == want[0]
+    # from the optimum: lines proven, then the least dirty lines among those layouts
+    result = block_search(problem, upper=want, max_nodes=10**6, native=native)
+    assert result.lines_exact and result.lines_bound == want[0]
+    assert result.dirty_bound == want[1] and result.dirty_exact
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_lower_bound_is_asked_first(seed: int) -> None:
+    _record, problem, oracle, _line = _case(seed)
+    want = every_order(oracle)
+    upper = (want[0] + 10**6, 0)
+    plain = block_search(problem, upper=upper, max_nodes=10**6)
+    told = block_search(problem, upper=upper, max_nodes=10**6, lower=want[0])
+    assert told.lines_exact and told.lines_bound == want[0]
+    assert _order_cost(problem, oracle, told.found[0])[0] == want[0]
+    assert told.lines_nodes <= plain.lines_nodes
+    # a bound below the optimum: still the optimum, found by the questions after it
+    low = block_search(problem, upper=upper, max_nodes=10**6, lower=max(1, want[0] - 1))
+    assert low.lines_exact and low.lines_bound == want[0]
+    assert _order_cost(problem, oracle, low.found[0])[0] == want[0]
+
+
+def test_cold_units_are_pieces() -> None:
+    """Aligned records: every unit outside the fixed area is a piece, the cold ones in
+    item types with no footprints."""
+    checked = 0
+    for seed in range(40):
+        _record, problem, oracle, _line = _case(seed)
+        types, _ = bs.item_types(problem)
+        cold = [t for t in types if t.mask == 0]
+        placed = {u for t in types for copy in t.units for u in copy}
+        assert placed == {u.index for u in problem.units if u.size and not u.fixed}
+        assert all(u not in problem.hot for t in cold for copy in t.units for u in copy)
+        checked += bool(cold)
+    assert checked >= 5
+
+
+@pytest.mark.parametrize(("n", "hot", "seed"), [(24, 10, 1), (30, 12, 4)])
+def test_native_expands_as_the_python_search(n: int, hot: int, seed: int) -> None:
+    assert bn.available()
+    record, entry = large_case(n, hot, seed)
+    problem = aligned_problem(record, entry, 64)
+    assert natural(problem)
+
+    def search(dirty: bool, budget: int = 10**9) -> bs._Search:
+        return bs._Search(problem, dirty=dirty, counter=bs._Counter(budget, None))
+
+    best, _ = bn.best_first(search(False), 10**9, 10**7, None)
+    assert best.complete and best.cost is not None
+    cut = 0
+    for budget in (1, 50, 700, 4000):
+        want = bbf.best_first(search(False, budget), best.cost + 1, bs._Budget)
+        got, _status = bn.best_first(search(False), best.cost + 1, budget, None,
+                                     partial=False)
+        assert got == want, budget
+        cut += not want.complete
+    assert cut > 0
