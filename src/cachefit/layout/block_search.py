@@ -156,7 +156,7 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
                  merge: bool = True, method: str = "best_first", native: bool = True,
-                 lower: int = 0, lower_dirty: int = 0) -> BlockSearchResult:
+                 lower: int = 0) -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem`.
 
     `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
@@ -176,9 +176,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     runs in C (`block_native`, the same expansions) when it can be built and the numbers
     fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
     layout (0: none), from another relaxation (the line models, for cache-aligned objects);
-    the native lines search asks it first, and a layout there is optimal. `lower_dirty`:
-    likewise for the dirty lines of the layouts with `lower` lines (the native dirty
-    search asks it first when the lines are proven at `lower`)."""
+    the native lines search asks it first, and a layout there is optimal."""
     counter = _Counter(max_nodes, deadline)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge)
     lines.known_lo = lower
@@ -186,7 +184,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
             problem, dirty=True, counter=counter, merge=merge).encodable()):
         method = "dfs"
     if method == "best_first":
-        return _best_first_search(problem, lines, counter, upper, judge, merge, lower_dirty,
+        return _best_first_search(problem, lines, counter, upper, judge, merge,
                                   native and block_native.available())
     found: list[dict[int, int]] = []
     best = upper
@@ -236,12 +234,11 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
 
 def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
                        upper: tuple[int, int], judge: Judge | None, merge: bool,
-                       known_dirty: int, native: bool) -> BlockSearchResult:
+                       native: bool) -> BlockSearchResult:
     """`block_search` with `block_best_first.best_first` (or its native form) for both
     phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
     scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
     scalar.known_lo = lines.known_lo    # the oracle's lines search reads it from here
-    scalar.known_dirty = known_dirty
     oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
     try:
         return _both_phases(lines, scalar, counter, upper, judge, native, oracle)
@@ -290,10 +287,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     lines_nodes = counter.nodes
     dirty_bound: int | None = None
     dirty_exact = False
-    known_dirty = scalar.known_dirty if lb == scalar.known_lo else 0
-    if exact and best[0] == lb and 0 < best[1] <= known_dirty:
-        dirty_bound, dirty_exact = best[1], True     # proven by the caller's bound
-    elif exact and best[0] == lb:
+    if exact and best[0] == lb:
         counter.grant_dirty_extra()
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
@@ -302,7 +296,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
             targets = scalar.targets(list(out.path))
             found.append(targets)
             if out.complete:
-                dirty_bound, dirty_exact = max(out.cost - base, known_dirty), True
+                dirty_bound, dirty_exact = out.cost - base, True
             elif out.bound > base:          # the threshold search's last layout, cut
                 dirty_bound = out.bound - base
             if judge is not None:
@@ -546,10 +540,7 @@ class _Search:
         self.g = problem.object_align
         self.k = problem.line // self.g
         self.natural = natural(problem)
-        # the caller's proven lower bounds (0: none): on the least lines; on the dirty
-        # lines of layouts with that many lines
-        self.known_lo = 0
-        self.known_dirty = 0
+        self.known_lo = 0   # the caller's proven lower bound on the least lines (0: none)
         self.counter = counter
         self.types, weights = item_types(problem, dirty, merge)
         self.nfp = len(weights)
