@@ -181,3 +181,22 @@ def test_gaps_are_not_free(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
         m.setattr(bs, "natural", lambda _p: False)
         relaxed = block_search(problem, upper=(want[0] + 1, 0), max_nodes=10**6)
     assert relaxed.lines_exact and relaxed.lines_bound < want[0]
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4, 7])
+def test_the_dirty_search_gets_no_extra_budget(seed: int) -> None:
+    """Cache-aligned: once the lines are proven the dirty search has only what is left of
+    the budget (DIRTY_EXTRA_SHARE is not granted: block_search.DIRTY_EXTRA_SHARE)."""
+    record, entry = large_case(30, 12, seed)
+    problem = aligned_problem(record, entry, 64)
+    assert natural(problem)
+    least = block_search(problem, upper=(10**9, 0), max_nodes=10**7).lines_bound
+    upper = (least, 10**6)              # a layout of the least lines: the dirty search runs
+    full = block_search(problem, upper=upper, max_nodes=10**7)
+    assert full.lines_exact and full.dirty_exact
+    dirty_nodes = full.nodes - full.lines_nodes
+    assert dirty_nodes > 20
+    budget = full.lines_nodes + dirty_nodes // 2
+    cut = block_search(problem, upper=upper, max_nodes=budget)
+    assert cut.lines_exact and not cut.dirty_exact
+    assert cut.nodes <= budget + 1

@@ -177,7 +177,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
     layout (0: none), from another relaxation (the line models, for cache-aligned objects);
     the native lines search asks it first, and a layout there is optimal."""
-    counter = _Counter(max_nodes, deadline)
+    counter = _Counter(max_nodes, deadline, 0.0 if natural(problem) else None)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge)
     lines.known_lo = lower
     if method == "best_first" and not (lines.encodable() and _Search(
@@ -428,7 +428,12 @@ budget plus this share of the whole budget (the secondary objective's own allowa
 the 60 / 40 bench, seeds 10 and 12 need about 1.9 M and 2.15 M nodes of dirty search after
 their lines proofs, more than one budget of 2.42 M in all (bench/solver/RESULTS.md,
 "Session 10"). A record whose lines stay open spends one budget, so it takes no longer;
-the slowest bench record is now seed 10 (7.2 CPU s), which spends part of the extra."""
+the slowest bench record is now seed 10 (7.2 CPU s), which spends part of the extra.
+Not for cache-aligned objects (`natural`): there the dirty search proved nothing on the
+bench (60 / 40 seed 5: nothing in 30 M nodes), and the extra took seed 5 from 7.4 to 9.6
+CPU s for better dirty lines (2.32 instead of 2.94 per invocation), too near the limit
+for the budget, not the clock, to end it on a busy machine (bench/solver/RESULTS.md,
+"session 14")."""
 THRESHOLD_DIRTY = True
 """The native dirty search asks threshold questions (`block_native.threshold` with the
 lines oracle) instead of searching best-first: 0.9 of the best-first expansions on 60 fields
@@ -507,9 +512,11 @@ def _thresholds(lower: int, upper: int) -> list[int]:
 
 
 class _Counter:
-    def __init__(self, limit: int, deadline: float | None) -> None:
+    def __init__(self, limit: int, deadline: float | None,
+                 extra_share: float | None = None) -> None:
         self.limit = limit
         self.budget = limit               # as given: the base of the dirty search's extra
+        self.extra_share = extra_share    # None: DIRTY_EXTRA_SHARE when granted
         self.nodes = 0
         self.deadline = deadline
         self.granted = False
@@ -521,7 +528,8 @@ class _Counter:
         if self.granted:
             return False
         self.granted = True
-        self.limit += int(self.budget * DIRTY_EXTRA_SHARE)
+        share = DIRTY_EXTRA_SHARE if self.extra_share is None else self.extra_share
+        self.limit += int(self.budget * share)
         return True
 
     def tick(self) -> None:

@@ -123,7 +123,7 @@ NATURAL_COLD_PER_HOT = 1.0
 """Cache-aligned records (block_search over declaration orders, `natural`) only with at
 most this many cold units per hot one: every cold unit is a piece there (200 fields / 60
 touched: 3-5 CPU s more for no better layout and no bound; bench/solver/RESULTS.md,
-"Session 14")."""
+"session 14")."""
 
 
 @dataclass(frozen=True)
