@@ -33,6 +33,14 @@ layout's lines are proven, lines * M + dirty with M above any dirty total. The b
 a count of nodes (deterministic; the deadline is a backstop). This module
 neither orders cold units nor checks the caller's constraints: the caller's `judge`
 realises the relaxed layouts as C orders and measures them.
+
+Cache-aligned objects (one start, g = the line: `natural`) are searched differently: the
+free gaps of the relaxation are not free in C (cold fields must fill them), so there every
+unit outside the fixed area is a piece, cold ones too, and each starts where C puts it
+after the previous one; the search is then over the declaration orders themselves (the
+size limit and the caller's rules aside), and a caller's lower bound on the lines (the
+line models') is asked first (docs/layout.md, "Cache-aligned objects: the search over
+declaration orders").
 """
 
 from __future__ import annotations
@@ -157,7 +165,8 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
                  judge: Judge | None = None, deadline: float | None = None,
                  merge: bool = True, method: str = "best_first", native: bool = True,
                  lower: int = 0) -> BlockSearchResult:
-    """Lower bounds (and better layouts) from the granule relaxation of `problem`.
+    """Lower bounds (and better layouts) from the granule relaxation of `problem` (for
+    cache-aligned objects, `natural`: from the search over declaration orders).
 
     `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
     "best_first" (`block_best_first`), states are expanded by increasing bound, so the

@@ -2414,7 +2414,8 @@ done:
  * by the lines oracle, and its groups bound the oracle ("The threshold dirty search").
  * thresh_search is that loop for any threshold programme t over pr, from `root` at cost
  * g0 (the moves of the last layout to out->path; `path`: room for every piece); it
- * returns the status and sets out->cost (-1: no layout) and out->bound. */
+ * returns the status and sets out->cost (-1: no layout) and out->bound. known_lo > 0
+ * (cf_bs_input.lo): asked first, and a layout at most that ends the search. */
 static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t g0,
                          int64_t limit, int bisect, int64_t known_lo, cf_bs_output *out,
                          int32_t *path)
