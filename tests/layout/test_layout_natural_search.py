@@ -4,9 +4,10 @@ With one start offset and the granule equal to the line, every unit outside the 
 area is a piece (cold ones too) and each starts where C would put it, so the search's
 least cost is the least cost over all field orders (the size limit and rules aside).
 Checked against an enumeration of every order by the independent oracle of layout_synth,
-in Python and natively; the native search must expand exactly as the Python one; a
-caller's lower bound is asked first and a layout there is optimal; a wrong (too high)
-one cannot make it claim a layout below the true optimum.
+in Python and natively, also with members aligned to the line and on records where a free
+gap would help; the native search must expand exactly as the Python one; a caller's lower
+bound is asked first and a layout there is optimal, and one below the optimum still gives
+the optimum; the dirty search gets no extra budget.
 """
 
 from __future__ import annotations
