@@ -336,6 +336,8 @@ def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
     inp.natural = int(search.natural)
     if floor is None or floor[0] == 0:      # a lines search (or the oracle's, in lines)
         inp.lo = search.known_lo
+    elif search.known_dirty and floor[0] == search.known_lo:   # dirty, at those lines
+        inp.lo = floor[0] * floor[1] + search.known_dirty
     return inp, [*keep, gstart, gfp]
 
 

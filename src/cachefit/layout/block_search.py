@@ -116,9 +116,10 @@ def natural(problem: LayoutProblem) -> bool:
     return problem.starts == (0,) and problem.object_align == problem.line
 
 
-def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True
-               ) -> tuple[list[ItemType], list[tuple[int, int, int]]]:
-    """Hot units (with `natural(problem)`, every unit outside the fixed area) grouped into
+def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True,
+               free_gaps: bool = False) -> tuple[list[ItemType], list[tuple[int, int, int]]]:
+    """Hot units (with `natural(problem)` and not `free_gaps`, every unit outside the fixed
+    area) grouped into
     item types (blocks of whole-granule hot units merged unless not `merge`), and the
     footprints as (weight in the scalar objective, index, is_dirty) lists (without the
     dirty footprints unless `dirty`)."""
@@ -129,8 +130,8 @@ def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True
     for i, fp in enumerate(fps):
         for u in fp.units:
             sig[u] = sig.get(u, 0) | (1 << i)
-    placed = (u.index for u in problem.units if not u.fixed) if natural(problem) \
-        else iter(problem.hot)
+    placed = (u.index for u in problem.units if not u.fixed) \
+        if natural(problem) and not free_gaps else iter(problem.hot)
     hot = sorted((u for u in placed if problem.units[u].size > 0),
                  key=lambda u: (problem.units[u].offset, u))
     blocks: dict[int, list[int]] = {}
@@ -164,7 +165,8 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
                  merge: bool = True, method: str = "best_first", native: bool = True,
-                 lower: int = 0) -> BlockSearchResult:
+                 lower: int = 0, lower_dirty: int = 0, free_gaps: bool = False
+                 ) -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem` (for
     cache-aligned objects, `natural`: from the search over declaration orders).
 
@@ -185,15 +187,21 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     runs in C (`block_native`, the same expansions) when it can be built and the numbers
     fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
     layout (0: none), from another relaxation (the line models, for cache-aligned objects);
-    the native lines search asks it first, and a layout there is optimal."""
+    the native lines search asks it first, and a layout there is optimal. `lower_dirty`:
+    the caller's proven lower bound on the dirty lines of the layouts with `lower` lines
+    (the native dirty search ends at a layout there; it does not ask it first). `free_gaps`:
+    search the relaxation even for cache-aligned objects (with `lower` at least the best
+    layout's lines, for its dirty search: docs/layout.md, "Dirty lines of cache-aligned
+    objects")."""
     counter = _Counter(max_nodes, deadline, 0.0 if natural(problem) else None)
-    lines = _Search(problem, dirty=False, counter=counter, merge=merge)
+    lines = _Search(problem, dirty=False, counter=counter, merge=merge, free_gaps=free_gaps)
     lines.known_lo = lower
     if method == "best_first" and not (lines.encodable() and _Search(
-            problem, dirty=True, counter=counter, merge=merge).encodable()):
+            problem, dirty=True, counter=counter, merge=merge,
+            free_gaps=free_gaps).encodable()):
         method = "dfs"
     if method == "best_first":
-        return _best_first_search(problem, lines, counter, upper, judge, merge,
+        return _best_first_search(problem, lines, counter, upper, judge, merge, lower_dirty,
                                   native and block_native.available())
     found: list[dict[int, int]] = []
     best = upper
@@ -222,7 +230,8 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     dirty_bound: int | None = None
     if exact and best[0] == lb:
         counter.grant_dirty_extra()
-        scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+        scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
+                         free_gaps=free_gaps)
         try:
             path = scalar.solve(lb * scalar.scale + best[1])
         except _Budget:
@@ -243,11 +252,13 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
 
 def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
                        upper: tuple[int, int], judge: Judge | None, merge: bool,
-                       native: bool) -> BlockSearchResult:
+                       known_dirty: int, native: bool) -> BlockSearchResult:
     """`block_search` with `block_best_first.best_first` (or its native form) for both
     phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
-    scalar = _Search(problem, dirty=True, counter=counter, merge=merge)
+    scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
+                     free_gaps=not lines.natural and natural(problem))
     scalar.known_lo = lines.known_lo    # the oracle's lines search reads it from here
+    scalar.known_dirty = known_dirty
     oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
     try:
         return _both_phases(lines, scalar, counter, upper, judge, native, oracle)
@@ -296,7 +307,10 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     lines_nodes = counter.nodes
     dirty_bound: int | None = None
     dirty_exact = False
-    if exact and best[0] == lb:
+    known_dirty = scalar.known_dirty if lb == scalar.known_lo else 0
+    if exact and best[0] == lb and 0 < best[1] <= known_dirty:
+        dirty_bound, dirty_exact = best[1], True     # at the caller's bound already
+    elif exact and best[0] == lb:
         counter.grant_dirty_extra()
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
@@ -305,7 +319,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
             targets = scalar.targets(list(out.path))
             found.append(targets)
             if out.complete:
-                dirty_bound, dirty_exact = out.cost - base, True
+                dirty_bound, dirty_exact = max(out.cost - base, known_dirty), True
             elif out.bound > base:          # the threshold search's last layout, cut
                 dirty_bound = out.bound - base
             if judge is not None:
@@ -552,14 +566,17 @@ class _Search:
     """Depth-first search of the relaxation, objective lines (and dirty when `dirty`)."""
 
     def __init__(self, problem: LayoutProblem, *, dirty: bool, counter: _Counter,
-                 merge: bool = True) -> None:
+                 merge: bool = True, free_gaps: bool = False) -> None:
         self.p = problem
         self.g = problem.object_align
         self.k = problem.line // self.g
-        self.natural = natural(problem)
-        self.known_lo = 0   # the caller's proven lower bound on the least lines (0: none)
+        self.natural = natural(problem) and not free_gaps
+        # the caller's proven lower bounds (0: none): on the least lines; on the dirty
+        # lines of the layouts with that many lines
+        self.known_lo = 0
+        self.known_dirty = 0
         self.counter = counter
-        self.types, weights = item_types(problem, dirty, merge)
+        self.types, weights = item_types(problem, dirty, merge, free_gaps)
         self.nfp = len(weights)
         self.weight = [w for w, _i, _d in weights]
         self.scale = weights[0][0] // problem.lines_fp[0].weight if problem.lines_fp else 1

@@ -36,7 +36,12 @@ from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.layout import block_native
-from cachefit.layout.block_search import applicable, block_search, natural
+from cachefit.layout.block_search import (
+    BlockSearchResult,
+    applicable,
+    block_search,
+    natural,
+)
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
 from cachefit.layout.line_clustering import cluster_targets
@@ -119,6 +124,10 @@ threshold passes) or "dfs" (the depth-first threshold passes, kept for compariso
 BLOCK_MAX_HOT = 64
 """block_search only for records with at most this many hot units (beyond, it proves
 nothing in its budget: see docs/layout.md)."""
+FREE_GAPS_SHARE = 0.5
+"""Cache-aligned records: the share of the block search budget that the dirty search over
+the relaxation with free gaps gets after a search over declaration orders (the whole
+budget when the line models' layout is at their bound already)."""
 NATURAL_COLD_PER_HOT = 1.0
 """Cache-aligned records (block_search over declaration orders, `natural`) only with at
 most this many cold units per hot one: every cold unit is a piece there (200 fields / 60
@@ -296,7 +305,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     if best is not None and searchable and not _proven(problem, best, stages):
         # Objects that may start inside a line: exact search of the granule relaxation
         # (block_search), for a bound and possibly better layouts.
-        stages.append(_block_search(problem, cands, best, time_limit, deadline,
+        stages.extend(_block_search(problem, cands, best, time_limit, deadline,
                                     BLOCK_SHARE_SMALL if small else BLOCK_SHARE, stages))
         if block:
             _order_search(problem, cands, stages, evals - before, deadline)
@@ -334,19 +343,46 @@ def _order_search(problem: LayoutProblem, cands: _Candidates, stages: list[list[
 
 def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
                   time_limit: float, deadline: float, share: float,
-                  stages: list[list[StageOutcome]]) -> list[StageOutcome]:
+                  stages: list[list[StageOutcome]]) -> list[list[StageOutcome]]:
     """Run block_search from `best`; its relaxed layouts become candidates. Returns its
     bounds as stage outcomes (lines: the proven bound, with the value when it is the
-    relaxation's optimum; dirty: the bound among layouts with that many lines)."""
+    relaxation's optimum; dirty: the bound among layouts with that many lines).
+
+    Cache-aligned objects: the search over declaration orders, asking the line models'
+    bound first, unless the best layout is there already; then, with the lines at that
+    bound, the dirty search over the relaxation with free gaps (FREE_GAPS_SHARE of the
+    budget after the first search; docs/layout.md, "Dirty lines of cache-aligned
+    objects")."""
     def judge(targets: dict[int, int]) -> tuple[int, int] | None:
         cand = cands.add(realize(problem, targets), "block search")
         return None if cand is None else (cand.cost.lines, cand.cost.dirty)
 
-    # cache-aligned objects: the line models' bound, which the search asks first
-    lower = _solver_bounds(problem, best, stages)[0] if natural(problem) else 0
-    result = block_search(problem, upper=(best.cost.lines, best.cost.dirty),
-                          max_nodes=int(_nodes_per_second() * time_limit * share),
-                          judge=judge, deadline=deadline, method=BLOCK_METHOD, lower=lower)
+    nodes = int(_nodes_per_second() * time_limit * share)
+    if not natural(problem):
+        return [_outcomes(block_search(problem, upper=(best.cost.lines, best.cost.dirty),
+                                       max_nodes=nodes, judge=judge, deadline=deadline,
+                                       method=BLOCK_METHOD))]
+    out: list[list[StageOutcome]] = []
+    lower = _solver_bounds(problem, best, stages)[0]
+    if best.cost.lines > lower:
+        out.append(_outcomes(block_search(
+            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=nodes, judge=judge,
+            deadline=deadline, method=BLOCK_METHOD, lower=lower)))
+        nodes = int(nodes * FREE_GAPS_SHARE)
+    best = cands.best() or best
+    if best.cost.lines <= lower and not _proven(problem, best, stages + out) and all(
+            not problem.units[u].fixed for u in problem.hot):
+        floor = _dirty_floor(stages)     # the line models' dirty bound at `lower` lines
+        out.append(_outcomes(block_search(
+            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=nodes, judge=judge,
+            deadline=deadline, method=BLOCK_METHOD, lower=lower,
+            lower_dirty=floor[1] if floor is not None and floor[0] == lower else 0,
+            free_gaps=True)))
+    return out
+
+
+def _outcomes(result: BlockSearchResult) -> list[StageOutcome]:
+    """block_search's bounds as stage outcomes."""
     out = [StageOutcome("lines", "OPTIMAL" if result.lines_exact else "FEASIBLE",
                         result.lines_bound if result.lines_exact else None,
                         result.lines_bound)]

@@ -75,12 +75,13 @@ typedef struct {
      * programme's value is then the relaxation's, below every natural completion's
      * (docs/layout.md, "Cache-aligned objects"). 0: the granule relaxation. */
     int32_t natural;
-    /* lo > 0 (a lines search; cf_oracle_lines: in lines): the caller's proven lower bound
-     * on the least cost of the layouts that matter, from another relaxation (the line
-     * models', for cache-aligned objects). The threshold search asks it first, and a
-     * layout at most lo ends the search as optimal; 0: none. (A dirty search asked the
-     * line models' dirty bound first spent its whole budget on that question on 60 / 40
-     * seed 5, which has no layout there, instead of finding better layouts.) */
+    /* lo > 0: the caller's proven lower bound on the least cost of the layouts that
+     * matter, in the search's costs (cf_oracle_lines: lines; a dirty search: floor_lines *
+     * floor_scale plus dirty lines), from another relaxation (the line models', for
+     * cache-aligned objects). A layout at most lo ends the search as optimal; a lines
+     * search also asks it first (a dirty search does not: asked the line models' dirty
+     * bound first, 60 / 40 seed 5, which has no layout there, spent its whole budget on
+     * that question instead of finding better layouts); 0: none. */
     int64_t lo;
 } cf_bs_input;
 
@@ -2415,7 +2416,7 @@ done:
  * thresh_search is that loop for any threshold programme t over pr, from `root` at cost
  * g0 (the moves of the last layout to out->path; `path`: room for every piece); it
  * returns the status and sets out->cost (-1: no layout) and out->bound. known_lo > 0
- * (cf_bs_input.lo): asked first, and a layout at most that ends the search. */
+ * (cf_bs_input.lo): a layout at most that ends the search; with bisect, asked first. */
 static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t g0,
                          int64_t limit, int bisect, int64_t known_lo, cf_bs_output *out,
                          int32_t *path)
@@ -2436,7 +2437,7 @@ static int thresh_search(thresh *t, programme *pr, const uint8_t *root, int64_t 
         int64_t lb = 0;
         int64_t ask = bisect && (hi - lo) * BISECT_GAP > hi && (hi - lo) * BISECT_FAR <= hi
                           ? lo + (hi - lo) / 2 : hi;
-        if (known_lo > lo && known_lo < ask)
+        if (bisect && known_lo > lo && known_lo < ask)
             ask = known_lo;           /* the caller's bound first: a yes there is optimal */
         int r = ask < g0 ? 0 : thresh_query(t, root, ask - g0, 0, &lb, NULL);
         if (r < 0) {
@@ -2579,8 +2580,8 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
         root[i] = (uint8_t)in->counts0[i];
     root[nt] = (uint8_t)in->cmod0;
     memcpy(root + nt + 1, in->ages0, (size_t)nfp);
-    status = thresh_search(&t, &pr, root, in->g0, in->limit, !in->floor_scale,
-                           in->floor_scale ? 0 : in->lo, out, path);
+    status = thresh_search(&t, &pr, root, in->g0, in->limit, !in->floor_scale, in->lo, out,
+                           path);
 done:
     out->expanded = thresh_nodes(&t);
     out->queued = (int64_t)t.keys.n;
