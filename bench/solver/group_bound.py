@@ -201,8 +201,9 @@ class GroupSearch(bs._Search):
     nothing for the states it cannot finish."""
 
     def __init__(self, problem: LayoutProblem, *, dirty: bool, counter: Any,
-                 merge: bool = True) -> None:
-        super().__init__(problem, dirty=dirty, counter=counter, merge=merge)
+                 merge: bool = True, free_gaps: bool = False) -> None:
+        super().__init__(problem, dirty=dirty, counter=counter, merge=merge,
+                         free_gaps=free_gaps)
         self.groups = [] if dirty else groups_of(self, SETTINGS.size, SETTINGS.most,
                                                  SETTINGS.cap)
         self.work = 0
