@@ -9,9 +9,13 @@ start offsets. It enumerates all orders, so it is only usable for a handful of f
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import random
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from cachefit.model.record_layout import Field, Record
@@ -162,3 +166,20 @@ def large_case(n: int, hot: int, seed: int) -> tuple[Record, dict[str, Any]]:
                                      "w" if (int(f.name[1:]) + role) % 3 == 0 else "r"])
         sequences.append((max(1, 400 // (p + 1)), accesses))
     return record, profile_entry(record, sequences)
+
+
+BENCH_SYNTHETIC = Path(__file__).resolve().parents[2] / "bench" / "solver" / "synthetic.py"
+"""The solver bench's record generator (bench/solver/synthetic.py)."""
+
+
+def bench_synthetic() -> ModuleType:
+    """bench/solver/synthetic.py as a module (its `make_case(fields, touched, paths, seed)`
+    makes the bench's records), loaded once."""
+    module = sys.modules.get("bench_synthetic")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("bench_synthetic", BENCH_SYNTHETIC)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_synthetic"] = module
+        spec.loader.exec_module(module)
+    return module

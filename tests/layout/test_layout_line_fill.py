@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from layout_synth import Oracle, random_case
+from layout_synth import Oracle, bench_synthetic, random_case
 
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.line_fill_model import (
@@ -126,20 +126,6 @@ def test_realize_reproduces_the_line_contents_of_any_layout(seed: int) -> None:
     assert replaced.size <= problem.size_limit
 
 
-def _synthetic():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "bench" / "solver" / "synthetic.py"
-    spec = importlib.util.spec_from_file_location("bench_synthetic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_synthetic"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_sixty_fields_seed_three_optimum_is_realised() -> None:
     """bench/solver 60 fields / 40 touched, seed 3, cache-aligned: the class model's bound
     (11049 weighted lines) was not reached by any layout the optimizer found (11980); the
@@ -151,7 +137,7 @@ def test_sixty_fields_seed_three_optimum_is_realised() -> None:
     from cachefit.layout.line_model import LineModel
     from cachefit.layout.realize import compact_tail, realize
 
-    record, entry = _synthetic().make_case(60, 40, 6, 3)
+    record, entry = bench_synthetic().make_case(60, 40, 6, 3)
     problem = _problem(record, entry, 64)
     classes = LineModel(problem, classes=True).solve(1.0, 60.0)
     assert classes is not None
@@ -180,7 +166,7 @@ def test_unproven_lines_stop_the_model() -> None:
     from cachefit.layout.line_clustering import cluster_targets
     from cachefit.layout.realize import compact_tail, realize
 
-    record, entry = _synthetic().make_case(60, 40, 6, 3)
+    record, entry = bench_synthetic().make_case(60, 40, 6, 3)
     problem = _problem(record, entry, 64)
     targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
     start = place_order(problem, compact_tail(problem, realize(problem, targets)))

@@ -6,20 +6,22 @@ The brute-force oracle is layout_synth's, independent of cachefit.layout.
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
-from layout_synth import Oracle, c_layout, profile_entry, random_case
+from layout_synth import (
+    BENCH_SYNTHETIC,
+    Oracle,
+    bench_synthetic,
+    c_layout,
+    profile_entry,
+    random_case,
+)
 
 from cachefit.layout import optimize_layout
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.line_model import LineModel
 from cachefit.layout.problem import build_problem
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "solver" / "synthetic.py"
 
 
 def _problem(record, entry, line: int):
@@ -64,22 +66,15 @@ def test_classes_group_fields_with_the_same_footprints() -> None:
     assert len(signatures) == len(set(signatures))
 
 
-def _synthetic():
-    spec = importlib.util.spec_from_file_location("bench_synthetic", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_synthetic"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-@pytest.mark.skipif(not BENCH.is_file(), reason="bench/solver is not there")
+@pytest.mark.skipif(not BENCH_SYNTHETIC.is_file(), reason="bench/solver is not there")
 @pytest.mark.parametrize(("fields", "touched", "seed"), [(60, 40, 1), (40, 28, 0)])
 def test_forty_touched_fields_proven_optimal(fields: int, touched: int, seed: int) -> None:
     """Kernel-like synthetic records (bench/solver): up to 40 touched fields by 6 paths in
     up to three roles, cache-aligned objects, proven optimal well within 10 s (about 1 s
     idle; the bench has the other seeds, and one that is not proven)."""
-    record, entry = _synthetic().make_case(fields, touched, 6, seed)
+    record, entry = bench_synthetic().make_case(fields, touched, 6, seed)
     result = optimize_layout(record, entry, object_align=64, time_limit=10.0)
     assert len(result.hot_fields) == touched
     assert result.optimal, (result.lines_after, result.lines_lower_bound, result.method)

@@ -17,7 +17,15 @@ import random
 from typing import Any
 
 import pytest
-from layout_synth import Oracle, access, c_layout, large_case, profile_entry, random_case
+from layout_synth import (
+    Oracle,
+    access,
+    bench_synthetic,
+    c_layout,
+    large_case,
+    profile_entry,
+    random_case,
+)
 
 from cachefit.layout import block_best_first as bbf
 from cachefit.layout import block_native as bn
@@ -234,19 +242,9 @@ def test_the_optimizer_proves_a_cache_aligned_record_by_its_dirty_lines() -> Non
     the order search find reaches that (5 631); the dirty search over the relaxation with
     free gaps finds one that realises as a C order with 5 515, so the result is optimal
     (the independent oracle agrees on its cost)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
     from cachefit.layout import optimize_layout
 
-    path = Path(__file__).resolve().parents[2] / "bench" / "solver" / "synthetic.py"
-    spec = importlib.util.spec_from_file_location("bench_synthetic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_synthetic"] = module
-    spec.loader.exec_module(module)
-    record, entry = module.make_case(60, 40, 6, 18)
+    record, entry = bench_synthetic().make_case(60, 40, 6, 18)
     result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
     assert result.optimal and result.method.startswith("block search")
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
