@@ -119,10 +119,9 @@ def natural(problem: LayoutProblem) -> bool:
 def item_types(problem: LayoutProblem, dirty: bool = True, merge: bool = True,
                free_gaps: bool = False) -> tuple[list[ItemType], list[tuple[int, int, int]]]:
     """Hot units (with `natural(problem)` and not `free_gaps`, every unit outside the fixed
-    area) grouped into
-    item types (blocks of whole-granule hot units merged unless not `merge`), and the
-    footprints as (weight in the scalar objective, index, is_dirty) lists (without the
-    dirty footprints unless `dirty`)."""
+    area) grouped into item types (blocks of whole-granule hot units merged unless not
+    `merge`), and the footprints as (weight in the scalar objective, index, is_dirty)
+    lists (without the dirty footprints unless `dirty`)."""
     g = problem.object_align
     fps = list(problem.lines_fp) + (list(problem.dirty_fp) if dirty else [])
     nl = len(problem.lines_fp)
