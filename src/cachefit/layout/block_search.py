@@ -255,7 +255,7 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     """`block_search` with `block_best_first.best_first` (or its native form) for both
     phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
     scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
-                     free_gaps=not lines.natural and natural(problem))
+                     free_gaps=lines.free_gaps)
     scalar.known_lo = lines.known_lo    # the oracle's lines search reads it from here
     scalar.known_dirty = known_dirty
     oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
@@ -569,6 +569,7 @@ class _Search:
         self.p = problem
         self.g = problem.object_align
         self.k = problem.line // self.g
+        self.free_gaps = free_gaps
         self.natural = natural(problem) and not free_gaps
         # the caller's proven lower bounds (0: none): on the least lines; on the dirty
         # lines of the layouts with that many lines
