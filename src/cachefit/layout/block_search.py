@@ -164,8 +164,10 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
                  judge: Judge | None = None, deadline: float | None = None,
                  merge: bool = True, method: str = "best_first", native: bool = True,
-                 lower: int = 0, lower_dirty: int = 0, free_gaps: bool = False
-                 ) -> BlockSearchResult:
+                 lower: int = 0, lower_dirty: int = 0, free_gaps: bool = False,
+                 dirty: bool = True,
+                 plans: tuple[tuple[int, int, float | None], ...] | None = None,
+                 threshold_share: float | None = None) -> BlockSearchResult:
     """Lower bounds (and better layouts) from the granule relaxation of `problem` (for
     cache-aligned objects, `natural`: from the search over declaration orders).
 
@@ -191,17 +193,23 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     (the native dirty search ends at a layout there; it does not ask it first). `free_gaps`:
     search the relaxation even for cache-aligned objects (with `lower` at least the best
     layout's lines, for its dirty search: docs/layout.md, "Dirty lines of cache-aligned
-    objects")."""
+    objects"). `dirty` False: the lines search only (no dirty bound). `plans`: the native
+    threshold lines searches to try instead of THRESHOLD_PLANS, `threshold_share` their
+    share of the budget instead of THRESHOLD_LINES_SHARE."""
     counter = _Counter(max_nodes, deadline, 0.0 if natural(problem) else None)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge, free_gaps=free_gaps)
     lines.known_lo = lower
+    if plans is not None:
+        lines.plans = plans
+    if threshold_share is not None:
+        lines.threshold_share = threshold_share
     if method == "best_first" and not (lines.encodable() and _Search(
             problem, dirty=True, counter=counter, merge=merge,
             free_gaps=free_gaps).encodable()):
         method = "dfs"
     if method == "best_first":
         return _best_first_search(problem, lines, counter, upper, judge, merge, lower_dirty,
-                                  native and block_native.available())
+                                  native and block_native.available(), dirty)
     found: list[dict[int, int]] = []
     best = upper
     lb = lines.root_bound()
@@ -227,7 +235,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
         break
     lines_nodes = counter.nodes
     dirty_bound: int | None = None
-    if exact and best[0] == lb:
+    if dirty and exact and best[0] == lb:
         counter.grant_dirty_extra()
         scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
                          free_gaps=free_gaps)
@@ -251,7 +259,8 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
 
 def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
                        upper: tuple[int, int], judge: Judge | None, merge: bool,
-                       known_dirty: int, native: bool) -> BlockSearchResult:
+                       known_dirty: int, native: bool, dirty: bool = True
+                       ) -> BlockSearchResult:
     """`block_search` with `block_best_first.best_first` (or its native form) for both
     phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
     scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
@@ -260,7 +269,7 @@ def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter
     scalar.known_dirty = known_dirty
     oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
     try:
-        return _both_phases(lines, scalar, counter, upper, judge, native, oracle)
+        return _both_phases(lines, scalar, counter, upper, judge, native, oracle, dirty)
     finally:
         if oracle is not None:
             oracle.close()
@@ -271,7 +280,7 @@ def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int],
     """The lines oracle of the dirty search, opened for the lines search to fill (docs/
     layout.md, "One oracle for both phases"), or None (SHARED_ORACLE off, the threshold
     searches off, numbers the C form cannot hold, or a projection it cannot build)."""
-    if not (SHARED_ORACLE and THRESHOLD_DIRTY and THRESHOLD_LINES_SHARE > 0
+    if not (SHARED_ORACLE and THRESHOLD_DIRTY and lines.threshold_share > 0
             and block_native.fits(lines, upper[0])
             and block_native.fits(scalar, upper[0] * scalar.scale + upper[1])):
         return None
@@ -281,8 +290,10 @@ def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int],
 
 def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tuple[int, int],
                  judge: Judge | None, native: bool,
-                 oracle: block_native.LinesOracle | None) -> BlockSearchResult:
-    """The lines phase, then the dirty phase when the lines are proven (`_best_first_search`)."""
+                 oracle: block_native.LinesOracle | None, dirty: bool = True
+                 ) -> BlockSearchResult:
+    """The lines phase, then (`dirty`) the dirty phase when the lines are proven
+    (`_best_first_search`)."""
     found: list[dict[int, int]] = []
     best = upper
     lb = max(lines.root_bound(), lines.known_lo)
@@ -309,7 +320,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     known_dirty = scalar.known_dirty if lb == scalar.known_lo else 0
     if exact and best[0] == lb and 0 < best[1] <= known_dirty:
         dirty_bound, dirty_exact = best[1], True     # at the caller's bound already
-    elif exact and best[0] == lb:
+    elif dirty and exact and best[0] == lb:
         counter.grant_dirty_extra()
         base = lb * scalar.scale
         out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
@@ -347,7 +358,7 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
     phases share (the lines search runs over it; the dirty search goes on with it)."""
     if native and block_native.fits(search, limit):
         budget = counter.limit - counter.nodes
-        if floor is None and THRESHOLD_LINES_SHARE > 0:
+        if floor is None and search.threshold_share > 0:
             return _threshold_lines(search, limit, counter, oracle)
         groups, size, cap = GROUPS[floor is not None]
         if cap is None:
@@ -374,19 +385,20 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
 
 def _threshold_lines(search: _Search, limit: int, counter: _Counter,
                      oracle: block_native.LinesOracle | None = None) -> BestFirstOutcome:
-    """The native lines search: threshold searches with THRESHOLD_LINES_SHARE of the
-    budget, one per THRESHOLD_PLANS entry while none is complete, each below the last
-    layout found; then, if all are cut, the best-first search with the rest, below the
-    last layout (its bound rises with every expansion, a threshold search's only with a
-    proof). The outcome is complete when one proves the optimum (`search.plan` is then the
-    plan that did); cut, it holds the last layout found (not proven) and the largest
-    bound. With `oracle`, the threshold searches run over it and fill its memo for the
-    dirty search (no mirror rule there)."""
+    """The native lines search: threshold searches with `search.threshold_share` of the
+    budget (THRESHOLD_LINES_SHARE by default), one per plan (`search.plans`,
+    THRESHOLD_PLANS by default) while none is complete, each below the last layout found;
+    then, if all are cut, the best-first search with the rest, below the last layout (its
+    bound rises with every expansion, a threshold search's only with a proof). The outcome
+    is complete when one proves the optimum (`search.plan` is then the plan that did);
+    cut, it holds the last layout found (not proven) and the largest bound. With
+    `oracle`, the threshold searches run over it and fill its memo for the dirty search
+    (no mirror rule there)."""
     budget = counter.limit - counter.nodes
-    share = int(budget * THRESHOLD_LINES_SHARE)
+    share = int(budget * search.threshold_share)
     below, spent = limit, 0
     first = BestFirstOutcome(None, None, 0, False, 0, 0)
-    for groups, size, part in THRESHOLD_PLANS:
+    for groups, size, part in search.plans:
         nodes = share - spent if part is None else min(share - spent, int(budget * part))
         if oracle is not None:
             out, _status = oracle.lines_search(below, nodes, counter.deadline, groups, size,
@@ -407,16 +419,16 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
             and first.cost - first.bound <= first.cost * NEAR_GAP
             and counter.grant_dirty_extra()):
         # a near proof: the last plan goes on with the dirty search's extra (its memo kept)
-        groups, size, _part = THRESHOLD_PLANS[-1]
+        groups, size, _part = search.plans[-1]
         out, _status = oracle.lines_search(below, counter.limit - counter.nodes - int(
-            budget * (1 - THRESHOLD_LINES_SHARE)), counter.deadline, groups, size, NEST,
+            budget * (1 - search.threshold_share)), counter.deadline, groups, size, NEST,
             group_cap=budget)
         counter.nodes += out.expanded
         first = _after(first, out)
         if first.complete:
             search.plan = (groups, size)
             return first
-    search.plan = THRESHOLD_PLANS[-1][:2]
+    search.plan = search.plans[-1][:2]
     below = first.cost if first.cost is not None else limit
     groups, size, cap = GROUPS[0]
     out, _status = block_native.best_first(search, below, counter.limit - counter.nodes,
@@ -609,6 +621,8 @@ class _Search:
         self.counts0 = tuple(len(t.units) for t in self.types)
         self.mirror = self._mirror_pair(problem)
         self.plan: tuple[int, int] | None = None   # the threshold plan that proved the lines
+        self.plans = THRESHOLD_PLANS                # the threshold plans the lines search tries
+        self.threshold_share = THRESHOLD_LINES_SHARE   # and their share of its budget
         self.left0 = [sum(self.type_bytes[t][i] * self.counts0[t]
                           for t in range(len(self.types))) for i in range(self.nfp)]
 

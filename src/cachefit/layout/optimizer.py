@@ -124,10 +124,26 @@ threshold passes) or "dfs" (the depth-first threshold passes, kept for compariso
 BLOCK_MAX_HOT = 64
 """block_search only for records with at most this many hot units (beyond, it proves
 nothing in its budget: see docs/layout.md)."""
-FREE_GAPS_SHARE = 0.5
-"""Cache-aligned records: the share of the block search budget that the dirty search over
-the relaxation with free gaps gets after a search over declaration orders (the whole
-budget when the line models' layout is at their bound already)."""
+NATURAL_BLOCK_SHARE = 0.45
+"""Cache-aligned records (`natural`): the share of `time_limit` for their block searches
+in all (nodes at NATIVE_NODES_PER_SECOND), shared in turn by the three below. Less than
+BLOCK_SHARE: their line models take about half of the 10 s already (60 fields / 40
+touched, seeds 5 and 17: 4.5-4.9 CPU s, bench/solver/RESULTS.md, "session 15")."""
+FREE_GAPS_FIRST = 0.25
+"""Cache-aligned records above the line models' lines bound: the share of their block
+budget for the lines search of the relaxation with free gaps, which runs first (a layout
+at the bound that realises as a C order proves the lines, and its dirty search follows at
+once). The search over declaration orders gets what it leaves, and the relaxation's dirty
+search what that leaves (all of the budget when the line models' layout is at the bound
+already). 60 / 40 seed 23 needs 0.40 M nodes, seed 5's search over orders then 1.22 M."""
+FREE_GAPS_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, None),)
+"""The relaxation's threshold lines plans there (block_search.THRESHOLD_PLANS), over
+all of its budget: one group of six (seed 23's layout at the bound; with the default
+plans and share it needs 2.4 M nodes)."""
+NATURAL_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 8, None),)
+"""The threshold lines plans of the search over declaration orders, over all of its
+budget: one group of eight (seed 5 reaches its bound in 1.22 M nodes; with a group of six
+first it needed 1.79 M, and a group of six alone found nothing in 2 M)."""
 NATURAL_COLD_PER_HOT = 1.0
 """Cache-aligned records (block_search over declaration orders, `natural`) only with at
 most this many cold units per hot one: every cold unit is a piece there (200 fields / 60
@@ -348,35 +364,51 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     bounds as stage outcomes (lines: the proven bound, with the value when it is the
     relaxation's optimum; dirty: the bound among layouts with that many lines).
 
-    Cache-aligned objects: the search over declaration orders, asking the line models'
-    bound first, unless the best layout is there already; then, with the lines at that
-    bound, the dirty search over the relaxation with free gaps (FREE_GAPS_SHARE of the
-    budget after the first search; docs/layout.md, "Dirty lines of cache-aligned
-    objects")."""
+    Cache-aligned objects (`share` unused: NATURAL_BLOCK_SHARE), when the best layout is
+    above the line models' lines bound: the lines search of the relaxation with free gaps
+    (FREE_GAPS_FIRST of the budget), then, if no layout at the bound realises, the search
+    over declaration orders, both asking that bound first; then, with the lines at the
+    bound, the dirty search of the relaxation with what is left (docs/layout.md, "Dirty
+    lines of cache-aligned objects")."""
     def judge(targets: dict[int, int]) -> tuple[int, int] | None:
         cand = cands.add(realize(problem, targets), "block search")
         return None if cand is None else (cand.cost.lines, cand.cost.dirty)
 
-    nodes = int(_nodes_per_second() * time_limit * share)
     if not natural(problem):
         return [_outcomes(block_search(problem, upper=(best.cost.lines, best.cost.dirty),
-                                       max_nodes=nodes, judge=judge, deadline=deadline,
-                                       method=BLOCK_METHOD))]
+                                       max_nodes=int(_nodes_per_second() * time_limit * share),
+                                       judge=judge, deadline=deadline, method=BLOCK_METHOD))]
     out: list[list[StageOutcome]] = []
+    nodes = int(_nodes_per_second() * time_limit * NATURAL_BLOCK_SHARE)
     lower = _solver_bounds(problem, best, stages)[0]
-    if best.cost.lines > lower:
-        out.append(_outcomes(block_search(
-            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=nodes, judge=judge,
-            deadline=deadline, method=BLOCK_METHOD, lower=lower)))
-        nodes = int(nodes * FREE_GAPS_SHARE)
+    floor = _dirty_floor(stages)     # the line models' dirty bound at `lower` lines
+    lower_dirty = floor[1] if floor is not None and floor[0] == lower else 0
+    relaxed = all(not problem.units[u].fixed for u in problem.hot)
+    left = nodes
+    if best.cost.lines > lower and relaxed:
+        # the relaxation with free gaps first: a layout of it at the bound that realises
+        # as a C order proves the lines (and its dirty search follows at once)
+        result = block_search(
+            problem, upper=(best.cost.lines, best.cost.dirty),
+            max_nodes=int(nodes * FREE_GAPS_FIRST), judge=judge, deadline=deadline,
+            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty, free_gaps=True,
+            plans=FREE_GAPS_PLANS, threshold_share=1.0)
+        out.append(_outcomes(result))
+        left -= result.nodes
     best = cands.best() or best
-    if best.cost.lines <= lower and not _proven(problem, best, stages + out) and all(
-            not problem.units[u].fixed for u in problem.hot):
-        floor = _dirty_floor(stages)     # the line models' dirty bound at `lower` lines
+    if best.cost.lines > lower and left > 0:
+        result = block_search(
+            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
+            deadline=deadline, method=BLOCK_METHOD, lower=lower, dirty=False,
+            plans=NATURAL_PLANS, threshold_share=1.0)
+        out.append(_outcomes(result))
+        left -= result.nodes
+    best = cands.best() or best
+    if best.cost.lines <= lower and left > 0 and relaxed and \
+            not _proven(problem, best, stages + out):
         out.append(_outcomes(block_search(
-            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=nodes, judge=judge,
-            deadline=deadline, method=BLOCK_METHOD, lower=lower,
-            lower_dirty=floor[1] if floor is not None and floor[0] == lower else 0,
+            problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
+            deadline=deadline, method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
             free_gaps=True)))
     return out
 
