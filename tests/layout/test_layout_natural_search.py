@@ -250,3 +250,76 @@ def test_the_optimizer_proves_a_cache_aligned_record_by_its_dirty_lines() -> Non
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
     lines, dirty = oracle.cost(result.order)
     assert (lines, dirty) == (16082, 5515)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_lines_only_search_has_no_dirty_phase(seed: int) -> None:
+    """`dirty=False`: the lines search alone (the optimizer's search over orders on a
+    record above its lines bound); the same lines, no dirty bound, no dirty nodes."""
+    _record, problem, oracle, _line = _case(seed)
+    want = every_order(oracle)
+    upper = (want[0] + 1, 10**6)
+
+    def judge(targets: dict[int, int]) -> tuple[int, int]:
+        return _order_cost(problem, oracle, targets)
+
+    both = block_search(problem, upper=upper, max_nodes=10**6, judge=judge)
+    alone = block_search(problem, upper=upper, max_nodes=10**6, judge=judge, dirty=False)
+    assert both.lines_exact and alone.lines_exact
+    assert alone.lines_bound == both.lines_bound == want[0]
+    assert alone.found[:1] == both.found[:1]
+    assert both.dirty_exact and both.dirty_bound == want[1]
+    assert alone.dirty_bound is None and alone.nodes == alone.lines_nodes
+
+
+@pytest.mark.skipif(not bn.available(), reason="the native search needs a C compiler")
+@pytest.mark.parametrize("free_gaps", [False, True])
+def test_the_given_threshold_plans_are_the_ones_asked(free_gaps: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plans` and `threshold_share` replace THRESHOLD_PLANS and THRESHOLD_LINES_SHARE
+    for that search only: its threshold questions use the given group size, within the
+    given share of the budget, and the result is the same optimum."""
+    record, entry = large_case(30, 12, 1)
+    problem = aligned_problem(record, entry, 64)
+    asked: list[tuple[int, int]] = []
+    threshold, lines_search = bn.threshold, bn.LinesOracle.lines_search
+
+    def spy(search: Any, limit: int, max_nodes: int, *args: Any, **kw: Any) -> Any:
+        if kw.get("floor") is None:
+            asked.append((kw.get("group_size", 3), max_nodes))
+        return threshold(search, limit, max_nodes, *args, **kw)
+
+    def spy_oracle(self: Any, limit: int, max_nodes: int, deadline: Any, groups: int,
+                   group_size: int, *args: Any, **kw: Any) -> Any:
+        asked.append((group_size, max_nodes))
+        return lines_search(self, limit, max_nodes, deadline, groups, group_size, *args,
+                            **kw)
+
+    monkeypatch.setattr(bn, "threshold", spy)
+    monkeypatch.setattr(bn.LinesOracle, "lines_search", spy_oracle)
+    upper, budget = (10**9, 10**6), 10**6
+    plain = block_search(problem, upper=upper, max_nodes=budget, free_gaps=free_gaps)
+    assert asked and {size for size, _ in asked} <= {p[1] for p in bs.THRESHOLD_PLANS}
+    assert asked[0][1] <= budget * bs.THRESHOLD_LINES_SHARE
+    asked.clear()
+    given = block_search(problem, upper=upper, max_nodes=budget, free_gaps=free_gaps,
+                         plans=((1, 5, None),), threshold_share=0.5)
+    assert asked and {size for size, _ in asked} == {5}
+    assert asked[0][1] == budget // 2
+    assert given.lines_exact and given.lines_bound == plain.lines_bound
+
+
+def test_the_optimizer_proves_a_cache_aligned_record_by_the_free_gaps_first() -> None:
+    """bench/solver 60 fields / 40 touched, seed 23, cache-aligned: the best layout of the
+    line models and the order search has 9 999 weighted lines, their bound is 9 810, and
+    the search over orders finds nothing below 9 999 in its budget; the lines search of the
+    relaxation with free gaps, run first (FREE_GAPS_FIRST), finds a layout at 9 810 that
+    realises as a C order, and its dirty search then one at the line models' dirty bound
+    (4 762), so the result is optimal (the independent oracle agrees on its cost)."""
+    from cachefit.layout import optimize_layout
+
+    record, entry = bench_synthetic().make_case(60, 40, 6, 23)
+    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
+    assert result.optimal and result.method.startswith("block search")
+    oracle = Oracle(record, entry, cache_line=64, object_align=64)
+    assert oracle.cost(result.order) == (9810, 4762)
