@@ -133,9 +133,11 @@ FREE_GAPS_FIRST = 0.25
 """Cache-aligned records above the line models' lines bound: the share of their block
 budget for the lines search of the relaxation with free gaps, which runs first (a layout
 at the bound that realises as a C order proves the lines, and its dirty search follows at
-once). The search over declaration orders gets what it leaves, and the relaxation's dirty
-search what that leaves (all of the budget when the line models' layout is at the bound
-already). 60 / 40 seed 23 needs 0.40 M nodes, seed 5's search over orders then 1.22 M."""
+once). The search over declaration orders gets what it leaves (its dirty search too, which
+ends at the line models' dirty bound: on seed 5 it finds dirty lines 6 332 where the
+relaxation's finds nothing), and the relaxation's dirty search what that leaves (all of
+the budget when the line models' layout is at the bound already). 60 / 40 seed 23 needs
+0.40 M nodes, seed 5's search over orders then 1.22 M for its lines."""
 FREE_GAPS_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, None),)
 """The relaxation's threshold lines plans there (block_search.THRESHOLD_PLANS), over
 all of its budget: one group of six (seed 23's layout at the bound; with the default
@@ -367,9 +369,9 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     Cache-aligned objects (`share` unused: NATURAL_BLOCK_SHARE), when the best layout is
     above the line models' lines bound: the lines search of the relaxation with free gaps
     (FREE_GAPS_FIRST of the budget), then, if no layout at the bound realises, the search
-    over declaration orders, both asking that bound first; then, with the lines at the
-    bound, the dirty search of the relaxation with what is left (docs/layout.md, "Dirty
-    lines of cache-aligned objects")."""
+    over declaration orders (with its dirty search), both asking that bound first; then,
+    with the lines at the bound, the dirty search of the relaxation with what is left
+    (docs/layout.md, "Dirty lines of cache-aligned objects")."""
     def judge(targets: dict[int, int]) -> tuple[int, int] | None:
         cand = cands.add(realize(problem, targets), "block search")
         return None if cand is None else (cand.cost.lines, cand.cost.dirty)
@@ -399,7 +401,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     if best.cost.lines > lower and left > 0:
         result = block_search(
             problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
-            deadline=deadline, method=BLOCK_METHOD, lower=lower, dirty=False,
+            deadline=deadline, method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
             plans=NATURAL_PLANS, threshold_share=1.0)
         out.append(_outcomes(result))
         left -= result.nodes
