@@ -44,6 +44,7 @@ from cachefit.layout.block_search import (
 )
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
+from cachefit.layout.line_arrangement import arrange_lines, respread
 from cachefit.layout.line_clustering import cluster_targets
 from cachefit.layout.line_cost import (
     CostTotals,
@@ -96,6 +97,9 @@ FILL_SHARE = 0.6
 which runs after it when it applies and nothing is proven yet. There the unit model's dirty
 stage spent all it was given and proved nothing on the bench (the class model's dirty bound
 does the proving); its lines stage used at most 0.55 deterministic seconds there."""
+RESPREAD_DET = 0.2
+"""CP-SAT deterministic seconds for sharing a class model solution out among its units
+again (line_arrangement.respread), per solution."""
 FILL_EXTRA = 0.25
 """The line-filling model's further budget, as a share of the line models' (the share the
 exact model gets for small records; the line-filling model runs only on larger ones)."""
@@ -462,9 +466,16 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
             continue
         label = ("line model" if prove else "aligned line model") + \
             (" (classes)" if classes else "")
-        cands.add(realize(problem, model.targets(solution)), label)
-        for earlier in solution.earlier:
-            cands.add(realize(problem, model.targets(solution, earlier)), label)
+        for assignment in (solution.lines, *solution.earlier):
+            cands.add(realize(problem, model.targets(solution, assignment)), label)
+            # the same assignment with its lines reordered (line_arrangement), for the
+            # class model after sharing each class out among its units again if need be
+            arranged = arrange_lines(problem, assignment)
+            if arranged is None and classes and problem.starts == (0,):
+                units = respread(problem, assignment, model.group_of, RESPREAD_DET)
+                arranged = None if units is None else arrange_lines(problem, units)
+            if arranged is not None:
+                cands.add(realize(problem, arranged), label)
         if prove:
             out.append(solution.stages)
         first = solution.stage("lines")
