@@ -23,6 +23,7 @@ realises orders nor applies to objects that may start inside a line.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
@@ -114,11 +115,27 @@ class LineModel:
         self.x: dict[tuple[int, int], cp_model.IntVar] = {}
         self.q: dict[tuple[int, int], cp_model.LinearExprT] = {}
         self.qvar: dict[tuple[int, int], cp_model.IntVar] = {}  # bytes of splittable items
+        self.step: dict[int, int] = {g: self._step(g) for g in self.items}  # ... in steps
         self._vars: list[cp_model.IntVar] = []
         self._build()
         self.lines_expr = self._objective(problem.lines_fp)
         self.dirty_expr = self._objective(problem.dirty_fp)
         self._values: dict[int, int] | None = None
+
+    def _step(self, g: int) -> int:
+        """The bytes of item `g` in any line are a multiple of this: a unit split by a
+        line boundary has a multiple of its alignment before it (the boundary and its
+        offset both are, when the alignment divides the line), so a class's bytes in a
+        line are a multiple of the members' common alignment (1 when that cannot be
+        said: a size that is not a multiple of its alignment, or an alignment that does
+        not divide the line)."""
+        step = 0
+        for u in self.members[g]:
+            unit = self.p.units[u]
+            if unit.size % unit.align or self.p.line % unit.align:
+                return 1
+            step = math.gcd(step, unit.align)
+        return max(step, 1)
 
     def _bool(self, name: str) -> cp_model.IntVar:
         v = self.m.new_bool_var(name)
@@ -143,14 +160,16 @@ class LineModel:
                     self.q[(u, ell)] = size * x
             else:
                 qs = []
+                step = self.step[u]
                 for ell, x in xs:
                     cap = min(size, self.capacity[ell])
-                    q = self.m.new_int_var(0, cap, f"q{u}_{ell}")
-                    self._vars.append(q)
+                    k = self.m.new_int_var(0, cap // step, f"q{u}_{ell}")
+                    self._vars.append(k)
+                    q = step * k if step > 1 else k
                     self.m.add(q <= cap * x)
                     self.m.add(q >= self.min_bytes[u]).only_enforce_if(x)
                     self.q[(u, ell)] = q
-                    self.qvar[(u, ell)] = q
+                    self.qvar[(u, ell)] = k
                     qs.append(q)
                 self.m.add(sum(qs) == size)
                 self.m.add(sum(x for _, x in xs) <= self.kmax[u])
@@ -290,7 +309,7 @@ class LineModel:
                 if (g, ell) in self.x:
                     self.m.add_hint(self.x[(g, ell)], int(here > 0))
                 if (g, ell) in self.qvar:
-                    self.m.add_hint(self.qvar[(g, ell)], here)
+                    self.m.add_hint(self.qvar[(g, ell)], here // self.step[g])
 
     def at_least(self, lines: int) -> None:
         """Add a known lower bound on the lines objective (from a relaxation of this one)."""
@@ -319,7 +338,7 @@ class LineModel:
         for (g, ell), x in self.x.items():
             if values[x.index]:
                 q = self.qvar.get((g, ell))
-                nbytes = values[q.index] if q is not None else self.size[g]
+                nbytes = values[q.index] * self.step[g] if q is not None else self.size[g]
                 per_item.setdefault(g, []).append((ell, nbytes))
         lines: dict[int, list[tuple[int, int]]] = {}
         for g, parts in per_item.items():

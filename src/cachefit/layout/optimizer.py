@@ -92,11 +92,16 @@ EVALS_PER_HOT_UNIT = 1_500
 """Cap on order-search evaluations per hot unit (more does not help small records)."""
 MOVES_PER_SECOND = 40_000
 """Line-clustering move evaluations per second of `time_limit`."""
-FILL_SHARE = 0.6
+FILL_SHARE = 0.0
 """Share of the per-unit line model's CP-SAT budget left to the line-filling model (H4),
-which runs after it when it applies and nothing is proven yet. There the unit model's dirty
-stage spent all it was given and proved nothing on the bench (the class model's dirty bound
-does the proving); its lines stage used at most 0.55 deterministic seconds there."""
+which runs after it when it applies and nothing is proven yet (then with what the unit
+model left and FILL_EXTRA). 0.6 until session 15, when the unit model's dirty stage
+proved nothing on the bench (the class model's dirty bound did the proving). Since the
+line models' solutions are arranged (line_arrangement), the unit model's layouts reach the
+class model's bounds: with all of the budget its dirty stage finds 60 / 40 seed 5's
+optimum (4 564 weighted, the class bound) that 0.4 of it did not (4 708), and the line
+filling proves none of the 32 bench records that the line models do not
+(bench/solver/RESULTS.md, "session 15")."""
 RESPREAD_DET = 0.2
 """CP-SAT deterministic seconds for sharing a class model solution out among its units
 again (line_arrangement.respread), per solution."""
@@ -138,10 +143,17 @@ FREE_GAPS_FIRST = 0.25
 budget for the lines search of the relaxation with free gaps, which runs first (a layout
 at the bound that realises as a C order proves the lines, and its dirty search follows at
 once). The search over declaration orders gets what it leaves (its dirty search too, which
-ends at the line models' dirty bound: on seed 5 it finds dirty lines 6 332 where the
-relaxation's finds nothing), and the relaxation's dirty search what that leaves (all of
-the budget when the line models' layout is at the bound already). 60 / 40 seed 23 needs
-0.40 M nodes, seed 5's search over orders then 1.22 M for its lines."""
+ends at the line models' dirty bound: on seed 5 it found dirty lines 6 332 where the
+relaxation's found nothing), and the relaxation's dirty search what that leaves
+(FREE_GAPS_DIRTY_ONLY of the budget when the line models' layout is at the bound
+already). 60 / 40 seed 23 needed 0.40 M nodes, seed 5's search over orders then 1.22 M
+for its lines (before line_arrangement; the line models prove both now)."""
+FREE_GAPS_DIRTY_ONLY = 0.5
+"""Cache-aligned records whose best layout is at the line models' lines bound already: the
+share of their block budget for the relaxation's dirty search, the only one that runs.
+(Session 14 it had all of it and proved 60 / 40 seeds 18 and 31; since the line models'
+solutions are arranged, the class model proves those, and on the seeds left, 5, 37 and 42
+of 0-63, it found nothing in 1.98 M nodes, 2.6-3.9 CPU s.)"""
 FREE_GAPS_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, None),)
 """The relaxation's threshold lines plans there (block_search.THRESHOLD_PLANS), over
 all of its budget: one group of six (seed 23's layout at the bound; with the default
@@ -390,7 +402,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     floor = _dirty_floor(stages)     # the line models' dirty bound at `lower` lines
     lower_dirty = floor[1] if floor is not None and floor[0] == lower else 0
     relaxed = all(not problem.units[u].fixed for u in problem.hot)
-    left = nodes
+    left = nodes if best.cost.lines > lower else int(nodes * FREE_GAPS_DIRTY_ONLY)
     if best.cost.lines > lower and relaxed:
         # the relaxation with free gaps first: a layout of it at the bound that realises
         # as a C order proves the lines (and its dirty search follows at once)
