@@ -71,10 +71,20 @@ def arrange_lines(problem: LayoutProblem, assignment: Assignment) -> dict[int, i
     targets: dict[int, int] = {}
     position = 0
     for path in paths:
-        if not _place_path(p, path, contents, lines_of, position, targets):
+        # either way along the path (the first parts of its spread units at the ends of
+        # lines, or at their starts)
+        if not _place_path(p, path, contents, lines_of, position, targets) and \
+                not _place_path(p, _reversed(path), contents, lines_of, position, targets):
             return None
         position += len(path)
     return targets
+
+
+def _reversed(path: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
+    """The path the other way: each line then hands on the unit it received."""
+    lines = [ell for ell, _ in reversed(path)]
+    going = [u for _, u in reversed(path[:-1])] + [None]
+    return list(zip(lines, going, strict=True))
 
 
 def _paths(p: LayoutProblem, assignment: Assignment, lines_of: dict[int, list[int]],
@@ -129,8 +139,18 @@ def _paths(p: LayoutProblem, assignment: Assignment, lines_of: dict[int, list[in
 def _place_path(p: LayoutProblem, path: list[tuple[int, int | None]],
                 contents: dict[int, list[int]], lines_of: dict[int, list[int]],
                 position: int, targets: dict[int, int]) -> bool:
-    """Targets for the units of one path starting at line `position`; False if they do
-    not fit."""
+    """Targets for the units of one path starting at line `position` (into `targets`
+    only if they all fit); False if they do not fit."""
+    placed: dict[int, int] = {}
+    if not _place(p, path, contents, lines_of, position, placed):
+        return False
+    targets.update(placed)
+    return True
+
+
+def _place(p: LayoutProblem, path: list[tuple[int, int | None]],
+           contents: dict[int, list[int]], lines_of: dict[int, list[int]],
+           position: int, targets: dict[int, int]) -> bool:
     line = p.line
     coming: int | None = None           # the unit coming in from the last line
     left = 0                            # its bytes still to place
@@ -158,9 +178,10 @@ def _place_path(p: LayoutProblem, path: list[tuple[int, int | None]],
             coming = None
             continue
         unit = p.units[going]
+        whole_lines = len(lines_of[going]) - 2        # lines it fills between its ends
         head = (line - cursor) // unit.align * unit.align
-        head = min(head, unit.size - unit.align)
-        if head < unit.align:
+        head = min(head, unit.size - whole_lines * line - unit.align)
+        if head < unit.align or unit.size - head - whole_lines * line > line:
             return False
         targets[going] = base + line - head
         coming, left = going, unit.size - head

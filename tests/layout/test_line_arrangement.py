@@ -1,0 +1,205 @@
+"""line_arrangement: the line models' assignments as C orders of cache-aligned records.
+
+Properties on random records: the line assignment of any C order, with its lines
+relabelled at random, is arranged again (the arrangement keeps every unit in the lines it
+was assigned, so every footprint touches the same lines), at aligned, disjoint offsets;
+what cannot be arranged is refused (a fixed area, three spread units in one line, a cycle,
+a unit C cannot split); `respread` shares a class model solution out among the units
+within the class's lines; the line model's split bytes are multiples of the alignment in
+every C order (the cut it relies on); and end to end, the optimizer proves bench records
+through the class model that it could not prove before.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from layout_synth import Oracle, bench_synthetic, large_case, random_case
+
+from cachefit.layout.constraints import LayoutConstraints
+from cachefit.layout.line_arrangement import Assignment, arrange_lines, respread
+from cachefit.layout.line_model import LineModel
+from cachefit.layout.placement import place_order
+from cachefit.layout.problem import LayoutProblem, build_problem
+
+
+def aligned_problem(record: Any, entry: dict[str, Any], line: int) -> LayoutProblem:
+    return build_problem(record, entry, cache_line=line, object_align=line,
+                         relax_align=False, constraints=LayoutConstraints(),
+                         allow_growth=False, merge=False)
+
+
+def assignment_of(problem: LayoutProblem, offsets: dict[int, int] | tuple[int, ...],
+                  units: list[int]) -> Assignment:
+    """unit -> [(line, bytes there)] of a placement."""
+    line = problem.line
+    out: Assignment = {}
+    for u in units:
+        b, size = offsets[u], problem.units[u].size
+        if size == 0:
+            continue
+        out[u] = [(ell, min(b + size, (ell + 1) * line) - max(b, ell * line))
+                  for ell in range(b // line, (b + size - 1) // line + 1)]
+    return out
+
+
+def footprint_lines(problem: LayoutProblem, assignment: Assignment) -> list[int]:
+    lines = {u: {ell for ell, _ in parts} for u, parts in assignment.items()}
+    return [len(set().union(*(lines.get(u, set()) for u in fp.units)))
+            for fp in problem.lines_fp + problem.dirty_fp]
+
+
+def check_targets(problem: LayoutProblem, assignment: Assignment,
+                  targets: dict[int, int]) -> None:
+    """Aligned, disjoint, every unit placed, and the same lines per footprint."""
+    assert set(targets) == {u for u in assignment if problem.units[u].size}
+    spans = sorted((targets[u], targets[u] + problem.units[u].size) for u in targets)
+    for (_b0, e0), (b1, _e1) in zip(spans, spans[1:], strict=False):
+        assert e0 <= b1
+    for u, at in targets.items():
+        assert at % problem.units[u].align == 0
+    again = assignment_of(problem, targets, list(targets))
+    for u in targets:        # a unit's lines: as many as assigned (their labels change)
+        assert len(again[u]) == len(assignment[u])
+    assert footprint_lines(problem, again) == footprint_lines(problem, assignment)
+
+
+def relabelled(assignment: Assignment, rng: random.Random) -> Assignment:
+    lines = sorted({ell for parts in assignment.values() for ell, _ in parts})
+    new = list(lines)
+    rng.shuffle(new)
+    to = dict(zip(lines, new, strict=True))
+    return {u: [(to[ell], n) for ell, n in parts] for u, parts in assignment.items()}
+
+
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("NSEEDS", 60))))
+def test_every_c_order_is_arranged_again(seed: int) -> None:
+    rng = random.Random(7100 + seed)
+    n = rng.randint(10, 30)
+    record, entry = (random_case(rng, max_fields=8) if seed % 2
+                     else large_case(n, rng.randint(4, min(12, n)), seed))
+    line = rng.choice([16, 32, 64])
+    problem = aligned_problem(record, entry, line)
+    order = list(range(len(problem.units)))
+    rng.shuffle(order)
+    offsets = place_order(problem, order).offsets
+    assignment = assignment_of(problem, offsets, sorted(problem.hot))
+    shuffled = relabelled(assignment, rng)
+    targets = arrange_lines(problem, shuffled)
+    assert targets is not None, (record.fields, order)
+    check_targets(problem, shuffled, targets)
+
+
+def _three_field_problem() -> LayoutProblem:
+    record, entry = large_case(12, 6, 3)
+    return aligned_problem(record, entry, 64)
+
+
+def test_what_cannot_be_arranged_is_refused() -> None:
+    problem = _three_field_problem()
+    hot = sorted(u for u in problem.hot if problem.units[u].size > 1)
+    a, b, c = hot[:3]
+    sizes = {u: problem.units[u].size for u in (a, b, c)}
+    # three units spread from one line: it cannot both end with all of them
+    three = {u: [(0, 1), (i + 1, sizes[u] - 1)] for i, u in enumerate((a, b, c))}
+    assert arrange_lines(problem, three) is None
+    # a cycle: a over lines 0-1, b over 1-2, c over 2-0
+    cycle = {a: [(0, 1), (1, sizes[a] - 1)], b: [(1, 1), (2, sizes[b] - 1)],
+             c: [(2, 1), (0, sizes[c] - 1)]}
+    assert arrange_lines(problem, cycle) is None
+    # a fixed area in front: lines are not interchangeable
+    whole = {a: [(0, sizes[a])]}
+    assert arrange_lines(problem, whole) is not None
+    assert arrange_lines(replace(problem, prefix_end=8), whole) is None
+
+
+def test_a_unit_c_cannot_split_is_refused_unless_respread() -> None:
+    """An 8-byte, 8-aligned field never straddles a line in C: an assignment that splits
+    it (as the class model's spread may) does not arrange; `respread` puts it whole in one
+    of the class's lines."""
+    problem = _three_field_problem()
+    eight = next(u for u in sorted(problem.hot)
+                 if problem.units[u].size == 8 and problem.units[u].align == 8)
+    split = {eight: [(0, 6), (1, 2)]}
+    assert arrange_lines(problem, split) is None
+    again = respread(problem, split, {eight: eight}, 1.0)
+    assert again is not None and len(again[eight]) == 1
+    assert again[eight][0][0] in (0, 1)
+    targets = arrange_lines(problem, again)
+    assert targets is not None and targets[eight] % 8 == 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_respread_keeps_each_unit_in_its_class_lines(seed: int) -> None:
+    """On the class model's solutions of random records: every unit in lines of its
+    class, whole unless C can split it, split bytes multiples of its alignment, each line
+    within its bytes; the footprints then touch no more lines than the class solution."""
+    record, entry = large_case(24, 12, 400 + seed)
+    problem = aligned_problem(record, entry, 64)
+    model = LineModel(problem, classes=True)
+    solution = model.solve(2.0, 20.0)
+    assert solution is not None
+    out = respread(problem, solution.lines, model.group_of, 1.0)
+    if out is None:
+        pytest.skip("no unit assignment in the class's lines")
+    class_lines: dict[int, set[int]] = defaultdict(set)
+    for u, parts in solution.lines.items():
+        class_lines[model.group_of[u]].update(ell for ell, _ in parts)
+    per_line: dict[int, int] = defaultdict(int)
+    for u, parts in out.items():
+        unit = problem.units[u]
+        assert {ell for ell, _ in parts} <= class_lines[model.group_of[u]]
+        assert sum(n for _, n in parts) == unit.size
+        if unit.size <= unit.align:
+            assert len(parts) == 1
+        for ell, n in parts:
+            assert n > 0 and n % unit.align == 0
+            per_line[ell] += n
+    assert max(per_line.values()) <= problem.line
+    assert all(a <= b for a, b in zip(footprint_lines(problem, out),
+                                       footprint_lines(problem, solution.lines),
+                                       strict=True))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_split_bytes_are_multiples_of_the_alignment_in_every_c_order(seed: int) -> None:
+    """The line model's cut (`LineModel._step`): in any C order of a cache-aligned record,
+    each unit's bytes in each line, and each class's, are a multiple of the item's step."""
+    rng = random.Random(8300 + seed)
+    record, entry = large_case(rng.randint(12, 30), rng.randint(6, 14), seed)
+    line = rng.choice([16, 32, 64])
+    problem = aligned_problem(record, entry, line)
+    for classes in (False, True):
+        model = LineModel(problem, classes=classes, contiguous=not classes)
+        order = list(range(len(problem.units)))
+        rng.shuffle(order)
+        offsets = place_order(problem, order).offsets
+        assignment = assignment_of(problem, offsets, sorted(model.group_of))
+        per_item: dict[tuple[int, int], int] = defaultdict(int)
+        for u, parts in assignment.items():
+            for ell, n in parts:
+                per_item[(model.group_of[u], ell)] += n
+        assert any(step > 1 for step in model.step.values())
+        for (g, _ell), n in per_item.items():
+            assert n % model.step[g] == 0, (classes, g, n, model.step[g])
+
+
+@pytest.mark.parametrize("seed, cost", [(17, (8354, 3411)), (31, (11515, 4288))])
+def test_the_class_model_proves_bench_records_once_arranged(
+        seed: int, cost: tuple[int, int]) -> None:
+    """bench/solver 60 fields / 40 touched, cache-aligned: the class model's optimum
+    (its bounds) realises as a C order once its lines are arranged (seed 31 after the
+    classes are shared out again), so the result is proven by the line models (before,
+    seed 17 had a lines gap of 1.4 % and seed 31 open dirty lines after 9 s); the
+    independent oracle agrees on the cost."""
+    from cachefit.layout import optimize_layout
+
+    record, entry = bench_synthetic().make_case(60, 40, 6, seed)
+    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
+    assert result.optimal and result.method.startswith("line model (classes)")
+    oracle = Oracle(record, entry, cache_line=64, object_align=64)
+    assert oracle.cost(result.order) == cost
