@@ -40,7 +40,8 @@ def _advance(problem: LayoutProblem, cursor: int, block: list[int]) -> int:
 
 def _aligned_mask(base: int, width: int, align: int) -> int:
     """Bits p < width with base + p a multiple of `align`."""
-    every = ((1 << (width + align)) - 1) // ((1 << align) - 1)
+    repeats = -(-width // align) + 1         # one bit per `align` bits, past the width
+    every = ((1 << (repeats * align)) - 1) // ((1 << align) - 1)
     return (every << ((-base) % align)) & ((1 << width) - 1)
 
 
