@@ -236,13 +236,17 @@ def test_free_gaps_dirty_bound_holds_for_every_order(seed: int) -> None:
     assert done.dirty_exact and done.dirty_bound == want[1] and done.nodes == 0
 
 
-def test_the_optimizer_proves_a_cache_aligned_record_by_its_dirty_lines() -> None:
-    """bench/solver 60 fields / 40 touched, seed 18, cache-aligned: the line models prove
-    the lines (16 082 weighted) and bound the dirty lines by 5 515, but no layout they or
-    the order search find reaches that (5 631); the dirty search over the relaxation with
-    free gaps finds one that realises as a C order with 5 515, so the result is optimal
-    (the independent oracle agrees on its cost)."""
-    from cachefit.layout import optimize_layout
+def test_the_optimizer_proves_a_cache_aligned_record_by_its_dirty_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/solver 60 fields / 40 touched, seed 18, cache-aligned, with the line models'
+    solutions not arranged (as before session 15; arranged, the class model proves it):
+    the line models prove the lines (16 082 weighted) and bound the dirty lines by 5 515,
+    but no layout they or the order search find reaches that (5 631); the dirty search over
+    the relaxation with free gaps finds one that realises as a C order with 5 515, so the
+    result is optimal (the independent oracle agrees on its cost)."""
+    from cachefit.layout import optimize_layout, optimizer
+
+    monkeypatch.setattr(optimizer, "arrange_lines", lambda *_args: None)
 
     record, entry = bench_synthetic().make_case(60, 40, 6, 18)
     result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
@@ -309,17 +313,35 @@ def test_the_given_threshold_plans_are_the_ones_asked(free_gaps: bool,
     assert given.lines_exact and given.lines_bound == plain.lines_bound
 
 
-def test_the_optimizer_proves_a_cache_aligned_record_by_the_free_gaps_first() -> None:
-    """bench/solver 60 fields / 40 touched, seed 23, cache-aligned: the best layout of the
-    line models and the order search has 9 999 weighted lines, their bound is 9 810, and
-    the search over orders finds nothing below 9 999 in its budget; the lines search of the
-    relaxation with free gaps, run first (FREE_GAPS_FIRST), finds a layout at 9 810 that
-    realises as a C order, and its dirty search then one at the line models' dirty bound
-    (4 762), so the result is optimal (the independent oracle agrees on its cost)."""
-    from cachefit.layout import optimize_layout
+@pytest.mark.skipif(not bn.available(), reason="the native search needs a C compiler")
+def test_the_free_gaps_lines_search_first_proves_a_cache_aligned_record() -> None:
+    """bench/solver 60 fields / 40 touched, seed 23, cache-aligned, as the optimizer met it
+    in session 14: best layout (9 999, 4 864) weighted, the line models' bounds 9 810 lines
+    and 4 762 dirty lines. The relaxation's lines search with the optimizer's first-step
+    settings (FREE_GAPS_FIRST of the cache-aligned budget, FREE_GAPS_PLANS over all of it)
+    finds a layout at 9 810 that realises as a C order there, and its dirty search one at
+    4 762: both bounds reached, so optimal (the independent oracle measures the orders).
+    With the default plans and share the same budget finds nothing."""
+    from cachefit.layout import optimizer
 
     record, entry = bench_synthetic().make_case(60, 40, 6, 23)
-    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
-    assert result.optimal and result.method.startswith("block search")
+    problem = aligned_problem(record, entry, 64)
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
-    assert oracle.cost(result.order) == (9810, 4762)
+    judged: list[tuple[int, int]] = []
+
+    def judge(targets: dict[int, int]) -> tuple[int, int]:
+        judged.append(_order_cost(problem, oracle, targets))
+        return judged[-1]
+
+    budget = int(optimizer.NATIVE_NODES_PER_SECOND * 10 * optimizer.NATURAL_BLOCK_SHARE
+                 * optimizer.FREE_GAPS_FIRST)
+    first = block_search(problem, upper=(9999, 4864), max_nodes=budget, judge=judge,
+                         lower=9810, lower_dirty=4762, free_gaps=True,
+                         plans=optimizer.FREE_GAPS_PLANS, threshold_share=1.0)
+    assert first.lines_exact and first.lines_bound == 9810
+    assert first.dirty_exact and first.dirty_bound == 4762
+    assert judged[0][0] == 9810 and (9810, 4762) in judged
+    judged.clear()
+    plain = block_search(problem, upper=(9999, 4864), max_nodes=budget, judge=judge,
+                         lower=9810, lower_dirty=4762, free_gaps=True)
+    assert not plain.dirty_exact and not judged
