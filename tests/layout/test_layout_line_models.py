@@ -39,16 +39,17 @@ def test_line_model_bounds_are_below_brute_force(seed: int) -> None:
     best_lines, _ = oracle.best()
     problem = _problem(record, entry, line)
     bounds = []
-    for classes in (True, False):
-        model = LineModel(problem, classes=classes, contiguous=not classes)
+    # the class model, the contiguous unit model, the unit model with lines in any order
+    for classes, contiguous in ((True, False), (False, True), (False, False)):
+        model = LineModel(problem, classes=classes, contiguous=contiguous)
         solution = model.solve(5.0, 20.0)
         assert solution is not None
         stage = solution.stage("lines")
         assert stage is not None and stage.bound is not None and stage.value is not None
         assert stage.bound <= best_lines, (classes, record.fields, entry["sequences"])
         bounds.append(stage.value if stage.status == "OPTIMAL" else stage.bound)
-    # Classes relax the per-unit model: its optimum is never above the unit model's.
-    assert bounds[0] <= bounds[1]
+    # Classes relax the per-unit models, and lines in any order relax consecutive ones.
+    assert bounds[0] <= bounds[2] <= bounds[1]
 
 
 def test_classes_group_fields_with_the_same_footprints() -> None:

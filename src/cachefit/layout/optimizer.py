@@ -102,6 +102,14 @@ class model's bounds: with all of the budget its dirty stage finds 60 / 40 seed 
 optimum (4 564 weighted, the class bound) that 0.4 of it did not (4 708), and the line
 filling proves none of the 32 bench records that the line models do not
 (bench/solver/RESULTS.md, "session 15")."""
+ANY_ORDER_SHARE = 1.0
+"""Share of FILL_EXTRA's budget for the unit line model with its lines in any order
+(`LineModel(problem)`: no contiguity, free lines symmetry-broken), which runs after the
+contiguous unit model on records the line filling takes, when nothing is proven; its
+solutions are arranged (line_arrangement). 60 / 40 seed 52: it proves 14 015 lines and
+3 513 dirty lines in 0.3 deterministic seconds, where the contiguous model, with 2.2,
+proved neither (bench/solver/RESULTS.md, "session 15"). The line filling gets what is
+left."""
 RESPREAD_DET = 0.2
 """CP-SAT deterministic seconds for sharing a class model solution out among its units
 again (line_arrangement.respread), per solution."""
@@ -493,13 +501,35 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         first = solution.stage("lines")
         if first is not None and first.bound is not None:
             known = max(known or 0, first.bound)
+    extra = FILL_EXTRA * total_det      # the exact model's share (it does not run here)
+    best = cands.best()
+    if fill and best is not None and not (known is not None and best.cost.lines <= known
+                                          and _proven(problem, best, out)) and \
+            arrange_lines(problem, {}) is not None:
+        # the unit model with its lines in any order (symmetry broken), since its
+        # solutions are arranged: often proves what the contiguous one does not
+        model = LineModel(problem)
+        model.hint(best.placement.offsets)
+        if known is not None:
+            model.at_least(known)
+        solution = model.solve(extra * ANY_ORDER_SHARE, max(until - time.monotonic(), 0.1))
+        if solution is not None:
+            extra -= solution.det_used
+            for assignment in (solution.lines, *solution.earlier):
+                arranged = arrange_lines(problem, assignment)
+                if arranged is not None:
+                    cands.add(realize(problem, arranged), "line model (any order)")
+            out.append(solution.stages)
+            first = solution.stage("lines")
+            if first is not None and first.bound is not None:
+                known = max(known or 0, first.bound)
     # --- line filling (H4, issue 6): integer model of all units, cache-aligned ---
     best = cands.best()
     if fill and best is not None and not (known is not None and best.cost.lines <= known
                                           and _proven(problem, best, out)):
-        # what the unit model left, and the exact model's share (it does not run here)
+        # what the unit models left, and the rest of the exact model's share
         orders, fill_stages, _ = fill_orders(problem, best.placement.offsets, known,
-                                             det + FILL_EXTRA * total_det,
+                                             det + extra,
                                              max(until - time.monotonic(), 0.1),
                                              _dirty_floor(out))
         if fill_stages:
