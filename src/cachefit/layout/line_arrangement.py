@@ -13,8 +13,9 @@ seed 31: 11 950 lines instead of 11 515).
 them into a path (its first part at the end of one line, the rest at the start of the
 next, lines it fills whole in between); the paths, and the lines no unit spans, follow
 each other. Within a line, the tail of the unit coming from the previous line comes
-first, then the line's whole units by decreasing alignment (no padding between them),
-then the head of the unit going on to the next line, split at the largest multiple of its
+first, then the line's whole units in the least room of three orders (by decreasing
+alignment, no padding from an aligned start; by increasing; least padding first), then
+the head of the unit going on to the next line, split at the largest multiple of its
 alignment that fits. Each unit keeps the set of lines it was assigned (so every footprint
 touches the same lines or fewer), and the caller realises the targets (`realize`, cold
 fields filling what is left of each line) and measures the result.
@@ -46,12 +47,20 @@ Assignment = dict[int, list[tuple[int, int]]]
 """Hot unit -> [(line, bytes there)], as `LineSolution.lines`."""
 
 
+def lines_interchangeable(problem: LayoutProblem) -> bool:
+    """Objects start on a line boundary and nothing is fixed in any line: the lines of a
+    layout may be reordered without changing any footprint's cost."""
+    p = problem
+    return p.starts == (0,) and not p.prefix_end and not any(
+        u.fixed and u.size for u in p.units)
+
+
 def arrange_lines(problem: LayoutProblem, assignment: Assignment) -> dict[int, int] | None:
     """Target offsets for the units of `assignment` with the lines reordered so that
     each unit lies in lines it was assigned (module doc), or None if it cannot be."""
     p = problem
     line = p.line
-    if p.starts != (0,) or p.prefix_end or any(u.fixed and u.size for u in p.units):
+    if not lines_interchangeable(p):
         return None
     lines_of: dict[int, list[int]] = {}
     contents: dict[int, list[int]] = {}
@@ -78,6 +87,36 @@ def arrange_lines(problem: LayoutProblem, assignment: Assignment) -> dict[int, i
             return None
         position += len(path)
     return targets
+
+
+def _pack(p: LayoutProblem, units: list[int], start: int) -> tuple[dict[int, int], int]:
+    """Offsets (from the line's start) for `units` placed one after another from
+    `start`, and where they end: the least end of three orders. By decreasing alignment
+    (no padding from an aligned start); by increasing alignment; and greedily, each next
+    the unit of largest alignment that needs no padding, else the one that needs least
+    (after the part of a unit coming from the last line, small units first fill the gap
+    to the next larger alignment)."""
+    def place(order: list[int]) -> tuple[dict[int, int], int]:
+        cursor, out = start, {}
+        for u in order:
+            at = align_up(cursor, p.units[u].align)
+            out[u] = at
+            cursor = at + p.units[u].size
+        return out, cursor
+
+    def key(u: int) -> tuple[int, int, int]:
+        return (-p.units[u].align, -p.units[u].size, u)
+
+    decreasing = sorted(units, key=key)
+    increasing = sorted(units, key=lambda u: (p.units[u].align, -p.units[u].size, u))
+    greedy, left, cursor = [], list(decreasing), start
+    while left:
+        u = min(left, key=lambda v: (align_up(cursor, p.units[v].align) - cursor, key(v)))
+        left.remove(u)
+        greedy.append(u)
+        cursor = align_up(cursor, p.units[u].align) + p.units[u].size
+    return min((place(order) for order in (decreasing, increasing, greedy)),
+               key=lambda placed: placed[1])
 
 
 def _reversed(path: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
@@ -166,12 +205,8 @@ def _place(p: LayoutProblem, path: list[tuple[int, int | None]],
         if coming is not None:
             left = 0
         whole = [u for u in contents[ell] if len(lines_of[u]) == 1]
-        whole.sort(key=lambda u: (-p.units[u].align, -p.units[u].size, u))
-        for u in whole:
-            unit = p.units[u]
-            at = align_up(cursor, unit.align)
-            targets[u] = base + at
-            cursor = at + unit.size
+        at, cursor = _pack(p, whole, cursor)
+        targets.update((u, base + off) for u, off in at.items())
         if cursor > line:
             return False
         if going is None:

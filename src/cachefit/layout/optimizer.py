@@ -44,7 +44,7 @@ from cachefit.layout.block_search import (
 )
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.cpsat_model import LayoutModel, StageOutcome
-from cachefit.layout.line_arrangement import arrange_lines, respread
+from cachefit.layout.line_arrangement import arrange_lines, lines_interchangeable, respread
 from cachefit.layout.line_clustering import cluster_targets
 from cachefit.layout.line_cost import (
     CostTotals,
@@ -102,6 +102,10 @@ class model's bounds: with all of the budget its dirty stage finds 60 / 40 seed 
 optimum (4 564 weighted, the class bound) that 0.4 of it did not (4 708), and the line
 filling proves none of the 32 bench records that the line models do not
 (bench/solver/RESULTS.md, "session 15")."""
+LINE_MODELS_SHARE = 0.8
+"""Share of the CP-SAT budget for the line models of a cache-aligned record (not small)."""
+CLASS_SHARE = 0.5
+"""Share of the line models' budget for the class model (the unit models get the rest)."""
 ANY_ORDER_SHARE = 1.0
 """Share of FILL_EXTRA's budget for the unit line model with its lines in any order
 (`LineModel(problem)`: no contiguity, free lines symmetry-broken), which runs after the
@@ -330,7 +334,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     block = not small and searchable
     if line_model:
         stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
-                               det_total * (0.15 if small else 0.8))
+                               det_total * (0.15 if small else LINE_MODELS_SHARE))
         search_share = 0.1 if small else 0.35
     elif not small and not block and len(problem.hot) <= LINE_MODEL_MAX_HOT:
         # Objects that may start inside a line: the line models of the same record as if
@@ -468,7 +472,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     total_det = det
     # H4: the line-filling model runs last (records the exact model does not take)
     fill = prove and fill_applicable(problem) and len(problem.units) > EXACT_MAX_UNITS
-    for classes, share in ((True, 0.5), (False, 1.0 - FILL_SHARE if fill else 1.0)):
+    for classes, share in ((True, CLASS_SHARE), (False, 1.0 - FILL_SHARE if fill else 1.0)):
         best = cands.best()
         if prove and known is not None and best is not None and \
                 best.cost.lines <= known and _proven(problem, best, out):
@@ -505,7 +509,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     best = cands.best()
     if fill and best is not None and not (known is not None and best.cost.lines <= known
                                           and _proven(problem, best, out)) and \
-            arrange_lines(problem, {}) is not None:
+            lines_interchangeable(problem):
         # the unit model with its lines in any order (symmetry broken), since its
         # solutions are arranged: often proves what the contiguous one does not
         model = LineModel(problem)
