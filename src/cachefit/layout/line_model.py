@@ -32,6 +32,11 @@ from cachefit.layout.cpsat_model import StageOutcome, run_stages, solve_stage
 from cachefit.layout.line_cost import fixed_lines
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
+BOTH_WAYS_MAX_UNITS = 128
+"""The class model ties a footprint's line to its items both ways (`_objective`) on records
+of at most this many units: on 60 fields / 40 touched it proves more (bench/solver/
+RESULTS.md, "session 15"); on 200 and 600 fields it made two of six records worse and the
+600-field ones 2-4 CPU s slower."""
 LEX_BITS = 48   # items in the symmetry-breaking binary number of a free line (see _lex_masks)
 
 
@@ -119,7 +124,7 @@ class LineModel:
         self._vars: list[cp_model.IntVar] = []
         self._build()
         # the class model ties a footprint's line to its items both ways (see _objective)
-        self._both_ways = classes
+        self._both_ways = classes and len(problem.units) <= BOTH_WAYS_MAX_UNITS
         self.lines_expr = self._objective(problem.lines_fp)
         self.dirty_expr = self._objective(problem.dirty_fp)
         self._values: dict[int, int] | None = None
