@@ -64,6 +64,18 @@ def _order_cost(problem: LayoutProblem, oracle: Oracle, offsets: dict[int, int]
     return oracle.cost([f for u in order for f in problem.units[u].fields])
 
 
+def _judging(problem: LayoutProblem, oracle: Oracle
+             ) -> tuple[Any, list[tuple[int, int]]]:
+    """A judge measuring realised layouts with the oracle, and the list of what it judged."""
+    judged: list[tuple[int, int]] = []
+
+    def judge(targets: dict[int, int]) -> tuple[int, int]:
+        judged.append(_order_cost(problem, oracle, targets))
+        return judged[-1]
+
+    return judge, judged
+
+
 @pytest.mark.parametrize("native", [True, False])
 @pytest.mark.parametrize("seed", range(16))
 def test_optimum_equals_every_order(seed: int, native: bool) -> None:
@@ -248,12 +260,7 @@ def test_the_free_gaps_dirty_search_proves_a_cache_aligned_record() -> None:
     needs here.)"""
     record, entry = bench_synthetic().make_case(60, 40, 6, 18)
     problem = aligned_problem(record, entry, 64)
-    oracle = Oracle(record, entry, cache_line=64, object_align=64)
-    judged: list[tuple[int, int]] = []
-
-    def judge(targets: dict[int, int]) -> tuple[int, int]:
-        judged.append(_order_cost(problem, oracle, targets))
-        return judged[-1]
+    judge, judged = _judging(problem, Oracle(record, entry, cache_line=64, object_align=64))
 
     result = block_search(problem, upper=(16082, 5631), max_nodes=2_000_000, judge=judge,
                           lower=16082, lower_dirty=5515, free_gaps=True)
@@ -331,12 +338,7 @@ def test_the_free_gaps_lines_search_first_proves_a_cache_aligned_record() -> Non
 
     record, entry = bench_synthetic().make_case(60, 40, 6, 23)
     problem = aligned_problem(record, entry, 64)
-    oracle = Oracle(record, entry, cache_line=64, object_align=64)
-    judged: list[tuple[int, int]] = []
-
-    def judge(targets: dict[int, int]) -> tuple[int, int]:
-        judged.append(_order_cost(problem, oracle, targets))
-        return judged[-1]
+    judge, judged = _judging(problem, Oracle(record, entry, cache_line=64, object_align=64))
 
     budget = int(optimizer.NATIVE_NODES_PER_SECOND * 10 * optimizer.NATURAL_BLOCK_SHARE
                  * optimizer.FREE_GAPS_FIRST)

@@ -472,7 +472,9 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     First the class model (fields with the same footprints as one fluid item): small, so
     it usually proves its optimum, a lower bound, quickly. Then the per-unit model, told
     that bound (every unit assignment is a class assignment of the same cost), for better
-    targets and its own bound. Both realise targets into candidates. With `prove` False,
+    targets and its own bound. Both realise targets into candidates, as they are and
+    arranged (line_arrangement). Then, where the line filling applies and nothing is
+    proven, the unit model with its lines in any order, arranged. With `prove` False,
     `problem` is only a model of the candidates' problem: no early stop, no bounds."""
     out: list[list[StageOutcome]] = []
     known: int | None = None
@@ -503,7 +505,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
             # the same assignment with its lines reordered (line_arrangement), for the
             # class model after sharing each class out among its units again if need be
             arranged = arrange_lines(problem, assignment)
-            if arranged is None and classes and problem.starts == (0,):
+            if arranged is None and classes and lines_interchangeable(problem):
                 units = respread(problem, assignment, model.group_of, RESPREAD_DET)
                 arranged = None if units is None else arrange_lines(problem, units)
             if arranged is not None:
