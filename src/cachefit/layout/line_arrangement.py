@@ -41,6 +41,7 @@ from __future__ import annotations
 from ortools.sat.python import cp_model
 
 from cachefit.layout.cpsat_model import SOLVER_SEED
+from cachefit.layout.line_model import max_lines
 from cachefit.layout.problem import LayoutProblem, align_up
 
 Assignment = dict[int, list[tuple[int, int]]]
@@ -243,8 +244,7 @@ def respread(problem: LayoutProblem, assignment: Assignment, class_of: dict[int,
         if unit.size == 0:
             continue
         ells = sorted(lines_of_class[class_of.get(u, u)])
-        k = -(-unit.size // line)
-        kmax = k + 1 if unit.size > unit.align or unit.size > line else k
+        kmax = max_lines(unit.size, unit.align, line)
         for ell in ells:
             x[(u, ell)] = m.new_bool_var(f"x{u}_{ell}")
             steps = m.new_int_var(0, min(unit.size, line) // unit.align, f"k{u}_{ell}")

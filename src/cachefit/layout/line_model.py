@@ -40,6 +40,14 @@ better) and the 600-field ones 2-4 CPU s slower."""
 LEX_BITS = 48   # items in the symmetry-breaking binary number of a free line (see _lex_masks)
 
 
+def max_lines(size: int, align: int, line: int) -> int:
+    """The most lines a unit of `size` bytes and alignment `align` can touch in C: its
+    whole lines, plus one when it can straddle a boundary (larger than its alignment, or
+    than a line)."""
+    k = -(-size // line)
+    return k + 1 if size > align or size > line else k
+
+
 @dataclass
 class LineSolution:
     """Lines (with bytes) per hot unit, and the stage outcomes (values and bounds)."""
@@ -75,8 +83,7 @@ class LineModel:
         unit_kmax: dict[int, int] = {}
         for u in hot:
             unit = problem.units[u]
-            k = -(-unit.size // line)
-            unit_kmax[u] = k + 1 if unit.size > unit.align or unit.size > line else k
+            unit_kmax[u] = max_lines(unit.size, unit.align, line)
         # Items: one per hot unit, or one per signature class (see the module doc).
         groups: dict[object, list[int]] = {}
         for u in hot:
