@@ -50,6 +50,16 @@ def test_line_model_bounds_are_below_brute_force(seed: int) -> None:
         bounds.append(stage.value if stage.status == "OPTIMAL" else stage.bound)
     # Classes relax the per-unit models, and lines in any order relax consecutive ones.
     assert bounds[0] <= bounds[2] <= bounds[1]
+    # The tight class model (members and parts per line) adds cuts to the class model:
+    # its bounds, lines then dirty lines, stay below the optimum and above the class one.
+    solution = LineModel(problem, classes=True, tight=True).solve(5.0, 20.0)
+    assert solution is not None
+    lines, dirty = solution.stage("lines"), solution.stage("dirty")
+    assert lines is not None and lines.bound is not None and lines.value is not None
+    assert bounds[0] <= lines.bound <= best_lines
+    if lines.optimal and lines.value == best_lines and dirty is not None and \
+            dirty.bound is not None:
+        assert dirty.bound <= oracle.best()[1]
 
 
 def test_classes_group_fields_with_the_same_footprints() -> None:

@@ -188,6 +188,39 @@ def test_split_bytes_are_multiples_of_the_alignment_in_every_c_order(seed: int) 
             assert n % model.step[g] == 0, (classes, g, n, model.step[g])
 
 
+@pytest.mark.parametrize("seed", range(int(__import__("os").environ.get("NTIGHT", 30))))
+def test_every_c_order_is_a_solution_of_the_tight_class_model(seed: int) -> None:
+    """The tight class model's cuts (`LineModel._sums`, `LineModel._members`) hold in any
+    C order of a cache-aligned record: the class lines and bytes of a random order (hot
+    fields first), fixed in the model (as `hint` relabels them), leave it feasible; with
+    the cuts' parts per line at one instead of two, some order does not."""
+    from ortools.sat.python import cp_model
+
+    rng = random.Random(9100 + seed)
+    n = rng.randint(20, 60)
+    record, entry = bench_synthetic().make_case(n, rng.randint(10, 2 * n // 3), 6, seed)
+    line = rng.choice([16, 32, 64])
+    problem = aligned_problem(record, entry, line)
+    model = LineModel(problem, classes=True, tight=True)
+    assert model.fluid
+    # hot units first (in random order), so that the lines they touch are the model's
+    # (`hint` relabels those only)
+    hot = sorted(problem.hot)
+    cold = [u for u in range(len(problem.units)) if u not in problem.hot]
+    rng.shuffle(hot)
+    rng.shuffle(cold)
+    model.hint(place_order(problem, hot + cold).offsets)
+    proto = model.m.Proto().solution_hint
+    assert sum(proto.values) >= len(model.items)
+    for index, value in zip(proto.vars, proto.values, strict=True):
+        model.m.add(model.m.get_int_var_from_proto_index(index) == value)
+    model.m.clear_hints()
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = 20.0
+    assert solver.solve(model.m) in (cp_model.OPTIMAL, cp_model.FEASIBLE), (seed, line)
+
+
 @pytest.mark.parametrize("seed, cost", [(17, (8354, 3411)), (31, (11515, 4288)),
                                         (52, (14015, 3513)), (42, (7988, 3064)),
                                         (65, (11443, 3877)), (37, (21871, 7397)),

@@ -17,6 +17,15 @@ them, so the cost depends only on the set of lines the class uses; any assignmen
 units maps to a fluid assignment of the class with the same cost, so the optimum is still a
 lower bound, and the model is much smaller when fields are touched in groups.
 
+The fluid classes can have optima that no C layout reaches (a class's bytes in a line
+that no choice of its members adds up to, or a member split over three lines; 60 fields /
+40 touched seeds 110 and 127): the dirty bound is then too low to prove anything. With
+`tight=True` as well, a class's bytes in a line are restricted to what its members can
+add up to (`_sums`) and shared out among them, counted per kind of member (`_members`),
+with at most two split members per line. Every C layout still satisfies it, so the
+optimum is still a lower bound; the model is larger, so the optimizer runs it only when
+the plain class model's optimum cannot be arranged.
+
 The solution also gives target offsets (`targets`) for `realize`. This module neither
 realises orders nor applies to objects that may start inside a line.
 """
@@ -66,7 +75,7 @@ class LineSolution:
 
 class LineModel:
     def __init__(self, problem: LayoutProblem, classes: bool = False,
-                 contiguous: bool = False) -> None:
+                 contiguous: bool = False, tight: bool = False) -> None:
         if problem.starts != (0,):
             raise ValueError("the line model needs objects aligned on cache lines")
         self.p = problem
@@ -123,6 +132,7 @@ class LineModel:
         for g in self.items:
             self.kmax[g] = min(self.kmax[g], len(self.lines))
         self.contiguous = contiguous and not classes
+        self.tight = tight
         self.m = cp_model.CpModel()
         self.x: dict[tuple[int, int], cp_model.IntVar] = {}
         self.q: dict[tuple[int, int], cp_model.LinearExprT] = {}
@@ -151,6 +161,26 @@ class LineModel:
             step = math.gcd(step, unit.align)
         return max(step, 1)
 
+    def _sums(self, g: int) -> list[int]:
+        """The byte counts class `g` can have in one line (at most a line): sums of one
+        choice per member, none of it, all of it (if it fits a line) or, if it can
+        straddle a boundary, a part that is a multiple of its alignment (as in `_step`)."""
+        line = self.p.line
+        step = self.step[g]
+        reach = 1   # bit b: b bytes reachable
+        mask = (1 << (line + 1)) - 1
+        for u in self.members[g]:
+            unit = self.p.units[u]
+            choices = {unit.size} if unit.size <= line else set()
+            if max_lines(unit.size, unit.align, line) > 1:
+                piece = 1 if unit.size % unit.align or line % unit.align else unit.align
+                choices.update(range(piece, min(unit.size - 1, line) + 1, piece))
+            nxt = reach
+            for c in choices:
+                nxt |= reach << c
+            reach = nxt & mask
+        return [b for b in range(line + 1) if reach >> b & 1 and b % step == 0]
+
     def _bool(self, name: str) -> cp_model.IntVar:
         v = self.m.new_bool_var(name)
         self._vars.append(v)
@@ -175,9 +205,14 @@ class LineModel:
             else:
                 qs = []
                 step = self.step[u]
+                sums = self._sums(u) if u in self.fluid and self.tight else None
                 for ell, x in xs:
                     cap = min(size, self.capacity[ell])
-                    k = self.m.new_int_var(0, cap // step, f"q{u}_{ell}")
+                    if sums is None:
+                        k = self.m.new_int_var(0, cap // step, f"q{u}_{ell}")
+                    else:
+                        k = self.m.new_int_var_from_domain(cp_model.Domain.from_values(
+                            [b // step for b in sums if b <= cap]), f"q{u}_{ell}")
                     self._vars.append(k)
                     q = step * k if step > 1 else k
                     self.m.add(q <= cap * x)
@@ -191,6 +226,8 @@ class LineModel:
             terms = [self.q[(u, ell)] for u in self.items if (u, ell) in self.q]
             if terms:
                 self.m.add(sum(terms) <= self.capacity[ell])
+        if self.tight and self.fluid:
+            self._members()
         # Symmetry: free lines are interchangeable (same capacity, nothing fixed in them),
         # so only layouts whose free lines are sorted by the set of items they hold are
         # kept: read as a binary number with the heaviest item as the highest bit, each
@@ -216,6 +253,61 @@ class LineModel:
         flags = [used[ell] for ell in self.free if ell in used]
         for a, b in zip(flags, flags[1:], strict=False):
             self.m.add_implication(b, a)
+
+    def _members(self) -> None:
+        """Share each fluid class's bytes in a line out among its members, counted per
+        kind of member (size, alignment): whole members, and parts of members split by a
+        line boundary (each a multiple of the alignment, as in `_step`; a split member
+        has parts in at least two and at most `max_lines` lines). A line holds parts of at
+        most two split members (one across its start, one across its end, or one across
+        both). Every C layout satisfies this, so the optimum is still a lower bound."""
+        line = self.p.line
+        pieces_in: dict[int, list[cp_model.IntVar]] = {}
+        for g in self.items:
+            if g not in self.fluid:
+                continue
+            kinds: dict[tuple[int, int], int] = {}
+            for u in self.members[g]:
+                unit = self.p.units[u]
+                kinds[(unit.size, unit.align)] = kinds.get((unit.size, unit.align), 0) + 1
+            per_line: dict[int, list[cp_model.LinearExprT]] = {}
+            for (size, align), n in sorted(kinds.items()):
+                kmax = max_lines(size, align, line)
+                piece = 1 if size % align or line % align else align
+                wholes, parts, counts = [], [], []
+                split = self.m.new_int_var(0, n if kmax > 1 else 0, f"s{g}_{size}_{align}")
+                self._vars.append(split)
+                for ell in self.lines:
+                    if (g, ell) not in self.q:
+                        continue
+                    here: list[cp_model.LinearExprT] = []
+                    if size <= self.capacity[ell]:
+                        w = self.m.new_int_var(0, n, f"w{g}_{size}_{ell}")
+                        self._vars.append(w)
+                        wholes.append(w)
+                        here.append(size * w)
+                    if kmax > 1:
+                        most = min(size - piece, line)
+                        c = self.m.new_int_var(0, min(2, n * kmax), f"c{g}_{size}_{ell}")
+                        k = self.m.new_int_var(0, 2 * most // piece, f"p{g}_{size}_{ell}")
+                        self._vars += [c, k]
+                        self.m.add(piece * k >= piece * c)
+                        self.m.add(piece * k <= most * c)
+                        counts.append(c)
+                        parts.append(piece * k)
+                        here.append(piece * k)
+                        pieces_in.setdefault(ell, []).append(c)
+                    per_line.setdefault(ell, []).extend(here)
+                self.m.add(sum(wholes) == n - split)
+                if kmax > 1:
+                    self.m.add(sum(parts) == size * split)
+                    self.m.add(sum(counts) >= 2 * split)
+                    self.m.add(sum(counts) <= kmax * split)
+            for ell, terms in per_line.items():
+                self.m.add(self.q[(g, ell)] == sum(terms))
+        for counts in pieces_in.values():
+            if len(counts) > 2:
+                self.m.add(sum(counts) <= 2)
 
     def _contiguity(self) -> None:
         """A unit spread over several lines uses consecutive ones (at most one line where
@@ -334,6 +426,15 @@ class LineModel:
         """Add a known lower bound on the lines objective (from a relaxation of this one)."""
         if not isinstance(self.lines_expr, int):
             self.m.add(self.lines_expr >= lines)
+
+    def lines_reached(self, lines: int, dirty_floor: int | None) -> None:
+        """`lines`, a relaxation's lines bound, is reached by a layout, so it is the
+        optimum: fix the lines objective there, and bound the dirty lines below by that
+        relaxation's dirty bound (at the same lines)."""
+        if not isinstance(self.lines_expr, int):
+            self.m.add(self.lines_expr == lines)
+        if dirty_floor is not None and not isinstance(self.dirty_expr, int):
+            self.m.add(self.dirty_expr >= dirty_floor)
 
     def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
                ) -> tuple[StageOutcome, float]:

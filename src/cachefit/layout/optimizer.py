@@ -110,6 +110,11 @@ CLASS_SHARE = 0.75
 0.75 proves 60 / 40 cache-aligned seeds 37 and 44 as well (126 of 128) and brings 200 /
 60 seeds 1 and 2 from gaps of 8.6 and 16.5 % to 4.8 and 0.0 % (bench/solver/RESULTS.md,
 "session 15")."""
+TIGHT_SHARE = 0.75
+"""Share of what the class model left for the tight class model, which runs only when the
+class model's optimum (lines and dirty lines proven) cannot be arranged into a C order:
+60 / 40 cache-aligned seeds 110 and 127 are proven by it within 2.0 CPU s
+(bench/solver/RESULTS.md, "session 16")."""
 CLASS_SHARE_AS_IF_ALIGNED = 0.5
 """The same for the line models of a record whose objects may start inside a line, run as
 if it were cache-aligned for starting points (0.75 made 200 / 60 seed 0 slightly worse)."""
@@ -470,7 +475,9 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     """Cache-aligned objects: the line-assignment relaxations (see line_model).
 
     First the class model (fields with the same footprints as one fluid item): small, so
-    it usually proves its optimum, a lower bound, quickly. Then the per-unit model, told
+    it usually proves its optimum, a lower bound, quickly. If that optimum cannot be
+    arranged into a C order, the tight class model (`LineModel(tight=True)`), told the
+    lines optimum when a candidate reaches it. Then the per-unit model, told
     that bound (every unit assignment is a class assignment of the same cost), for better
     targets and its own bound. Both realise targets into candidates, as they are and
     arranged (line_arrangement). Then, where the line filling applies and nothing is
@@ -482,16 +489,24 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
     # H4: the line-filling model runs last (records the exact model does not take)
     fill = prove and fill_applicable(problem) and len(problem.units) > EXACT_MAX_UNITS
     class_share = CLASS_SHARE if prove else CLASS_SHARE_AS_IF_ALIGNED
-    for classes, share in ((True, class_share), (False, 1.0 - FILL_SHARE if fill else 1.0)):
+    unarranged = False      # the class model's optimum did not arrange into a C order
+    floor: int | None = None    # ... and its dirty bound
+    for classes, tight, share in ((True, False, class_share),
+                                    (True, True, TIGHT_SHARE),
+                                    (False, False, 1.0 - FILL_SHARE if fill else 1.0)):
         best = cands.best()
         if prove and known is not None and best is not None and \
                 best.cost.lines <= known and _proven(problem, best, out):
             break
-        model = LineModel(problem, classes=classes, contiguous=not classes)
+        if tight and not unarranged:
+            continue
+        model = LineModel(problem, classes=classes, contiguous=not classes, tight=tight)
         best = cands.best()
         if best is not None:
             model.hint(best.placement.offsets)
-        if known is not None:
+        if tight and best is not None and known is not None and best.cost.lines <= known:
+            model.lines_reached(known, floor)
+        elif known is not None:
             model.at_least(known)
         began = time.monotonic()
         solution = model.solve(det * share, max(until - began, 0.1) * share)
@@ -510,6 +525,10 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
                 arranged = None if units is None else arrange_lines(problem, units)
             if arranged is not None:
                 cands.add(realize(problem, arranged), label)
+            elif classes and not tight and assignment is solution.lines:
+                dirty = solution.stage("dirty")
+                unarranged = dirty is not None and dirty.optimal
+                floor = dirty.bound if dirty is not None else None
         if prove:
             out.append(solution.stages)
         first = solution.stage("lines")
