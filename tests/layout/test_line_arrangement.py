@@ -18,7 +18,14 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from layout_synth import Oracle, bench_synthetic, large_case, random_case
+from layout_synth import (
+    Oracle,
+    bench_synthetic,
+    c_layout,
+    large_case,
+    profile_entry,
+    random_case,
+)
 
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.line_arrangement import Assignment, arrange_lines, respread
@@ -131,6 +138,38 @@ def test_a_unit_c_cannot_split_is_refused_unless_respread() -> None:
     assert again[eight][0][0] in (0, 1)
     targets = arrange_lines(problem, again)
     assert targets is not None and targets[eight] % 8 == 0
+
+
+def test_a_unit_over_three_lines_is_whole_in_the_middle_one_once_respread() -> None:
+    """A 128-byte array over three lines fills the middle one in C. A class solution
+    (the array and seven 8-byte fields: 60, 64 and 60 bytes in three lines, the first and
+    last holding an int of another footprint each) that gives the array 12, 56 and 60
+    bytes and a field the rest of the middle line (as 60 / 40 seed 254's did) does not
+    arrange; `respread` shares the class out with the array whole in the middle line,
+    and that arranges, the footprint still over three lines."""
+    decls = [("big", "u8[128]", 128, 1)] + [(f"f{i}", "long", 8, 8) for i in range(7)] + \
+        [("o1", "int", 4, 4), ("o2", "int", 4, 4), ("cold", "long", 8, 8)]
+    record = c_layout("three", decls)
+    f = {x.name: x for x in record.fields}
+    entry = profile_entry(record, [
+        (10, [[0, x.offset, 8, "r"] for x in record.fields[:8]]),
+        (5, [[0, f["o1"].offset, 4, "r"]]), (3, [[0, f["o2"].offset, 4, "r"]])])
+    problem = aligned_problem(record, entry, 64)
+    unit = {problem.units[u].name: u for u in problem.hot}
+    big, longs = unit["big"], [unit[f"f{i}"] for i in range(7)]
+    solution = {big: [(0, 12), (1, 56), (2, 60)], longs[0]: [(1, 8)],
+                unit["o1"]: [(0, 4)], unit["o2"]: [(2, 4)]}
+    solution |= {u: [(0, 8)] for u in longs[1:]}
+    assert arrange_lines(problem, solution) is None
+    class_of = dict.fromkeys([big, *longs], big) | {unit["o1"]: unit["o1"],
+                                                     unit["o2"]: unit["o2"]}
+    again = respread(problem, solution, class_of, 1.0)
+    assert again is not None
+    assert max(n for _, n in again[big]) == 64 and len(again[big]) == 3
+    targets = arrange_lines(problem, again)
+    assert targets is not None
+    check_targets(problem, again, targets)
+    assert footprint_lines(problem, again)[0] == 3
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -31,7 +31,9 @@ that C cannot split (an 8-byte field over two lines) or leave three units spread
 line (60 / 40 seeds 5 and 31). `respread` shares them out again: a small CP-SAT model puts
 every unit in lines of its class (so no footprint touches another line), whole unless it
 may straddle a boundary in C, within the lines' bytes, at most two spread units ending in
-a line, with as few spread units as it finds (one worker, a deterministic budget).
+a line, a unit over three or more lines alone in the lines between its first and last
+(60 / 40 seed 254), with as few spread units as it finds (one worker, a deterministic
+budget).
 
 This module neither evaluates costs nor fills gaps with cold units.
 """
@@ -253,6 +255,14 @@ def respread(problem: LayoutProblem, assignment: Assignment, class_of: dict[int,
             m.add(steps >= 1).only_enforce_if(x[(u, ell)])
         m.add(sum(q[(u, ell)] * unit.align for ell in ells) == unit.size)
         m.add(sum(x[(u, ell)] for ell in ells) <= kmax)
+        if kmax > 2:
+            # over t lines, the t - 2 in between are the unit's alone, whole
+            fulls = []
+            for ell in ells:
+                full = m.new_bool_var(f"f{u}_{ell}")
+                m.add(q[(u, ell)] * unit.align == line).only_enforce_if(full)
+                fulls.append(full)
+            m.add(sum(fulls) >= sum(x[(u, ell)] for ell in ells) - 2)
         if kmax > 1:
             spread[u] = m.new_bool_var(f"s{u}")
             m.add(sum(x[(u, ell)] for ell in ells) <= 1 + (kmax - 1) * spread[u])

@@ -255,12 +255,14 @@ class LineModel:
             self.m.add_implication(b, a)
 
     def _members(self) -> None:
-        """Share each fluid class's bytes in a line out among its members, counted per
-        kind of member (size, alignment): whole members, and parts of members split by a
-        line boundary (each a multiple of the alignment, as in `_step`; a split member
-        has parts in at least two and at most `max_lines` lines). A line holds parts of at
-        most two split members (one across its start, one across its end, or one across
-        both). Every C layout satisfies this, so the optimum is still a lower bound."""
+        """Share each item's bytes in a line out among its members (a fluid class's, or a
+        unit that can straddle a line boundary), counted per kind of member (size,
+        alignment): whole members, and the parts of split members. A split member has two
+        end parts (its first and last lines; each a multiple of its alignment, as in
+        `_step`) and, if it is larger than a line, full lines in between, which hold
+        nothing else. A line holds parts of at most two split members (one across its
+        start, one across its end, or one across both). Every C layout satisfies this,
+        so the optimum is still a lower bound."""
         line = self.p.line
         pieces_in: dict[int, list[cp_model.IntVar]] = {}
         for g in self.items:
@@ -274,8 +276,9 @@ class LineModel:
             for (size, align), n in sorted(kinds.items()):
                 kmax = max_lines(size, align, line)
                 piece = 1 if size % align or line % align else align
-                wholes, parts, counts = [], [], []
-                split = self.m.new_int_var(0, n if kmax > 1 else 0, f"s{g}_{size}_{align}")
+                wholes, ends, end_bytes, fulls = [], [], [], []
+                split = self.m.new_int_var(0 if size <= line else n, n if kmax > 1 else 0,
+                                           f"s{g}_{size}_{align}")
                 self._vars.append(split)
                 for ell in self.lines:
                     if (g, ell) not in self.q:
@@ -288,21 +291,26 @@ class LineModel:
                         here.append(size * w)
                     if kmax > 1:
                         most = min(size - piece, line)
-                        c = self.m.new_int_var(0, min(2, n * kmax), f"c{g}_{size}_{ell}")
+                        c = self.m.new_int_var(0, min(2, 2 * n), f"c{g}_{size}_{ell}")
                         k = self.m.new_int_var(0, 2 * most // piece, f"p{g}_{size}_{ell}")
                         self._vars += [c, k]
-                        self.m.add(piece * k >= piece * c)
+                        self.m.add(k >= c)
                         self.m.add(piece * k <= most * c)
-                        counts.append(c)
-                        parts.append(piece * k)
+                        ends.append(c)
+                        end_bytes.append(piece * k)
                         here.append(piece * k)
                         pieces_in.setdefault(ell, []).append(c)
+                    if size > line and self.capacity[ell] == line:
+                        f = self.m.new_bool_var(f"f{g}_{size}_{ell}")
+                        self._vars.append(f)
+                        fulls.append(f)
+                        here.append(line * f)
+                        pieces_in.setdefault(ell, []).append(f)
                     per_line.setdefault(ell, []).extend(here)
                 self.m.add(sum(wholes) == n - split)
                 if kmax > 1:
-                    self.m.add(sum(parts) == size * split)
-                    self.m.add(sum(counts) >= 2 * split)
-                    self.m.add(sum(counts) <= kmax * split)
+                    self.m.add(sum(ends) == 2 * split)
+                    self.m.add(sum(end_bytes) + line * sum(fulls) == size * split)
             for ell, terms in per_line.items():
                 self.m.add(self.q[(g, ell)] == sum(terms))
         for counts in pieces_in.values():
@@ -451,6 +459,22 @@ class LineModel:
             return None
         assignments = [self._assignment(values) for values in reversed(found)]
         return LineSolution(assignments[0], stages, seconds, det_used, tuple(assignments[1:]))
+
+    def resume_dirty(self, solution: LineSolution, det_budget: float, wall_budget: float
+                     ) -> LineSolution | None:
+        """Go on with the dirty stage of `solution` (this model's, its lines stage proven,
+        its dirty stage not), starting from its bound and its best solution (the hint):
+        the same stages, with the dirty one's new outcome, or None if nothing was found."""
+        lines, dirty = solution.stage("lines"), solution.stage("dirty")
+        if lines is None or not lines.optimal or dirty is None or dirty.bound is None or \
+                isinstance(self.dirty_expr, int):
+            return None
+        self.m.add(self.dirty_expr >= dirty.bound)
+        outcome, used = self._stage("dirty", self.dirty_expr, det_budget, wall_budget)
+        if outcome.value is None or self._values is None:
+            return None
+        return LineSolution(self._assignment(self._values), [lines, outcome],
+                            solution.seconds, used)
 
     def _assignment(self, values: dict[int, int]) -> dict[int, list[tuple[int, int]]]:
         """Lines (with bytes) per hot unit in the solution `values`."""

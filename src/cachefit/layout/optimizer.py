@@ -110,10 +110,17 @@ CLASS_SHARE = 0.75
 0.75 proves 60 / 40 cache-aligned seeds 37 and 44 as well (126 of 128) and brings 200 /
 60 seeds 1 and 2 from gaps of 8.6 and 16.5 % to 4.8 and 0.0 % (bench/solver/RESULTS.md,
 "session 15")."""
-TIGHT_SHARE = 0.75
-"""Share of what the class model left for the tight class model, which runs only when the
-class model's optimum (lines and dirty lines proven) cannot be arranged into a C order:
-60 / 40 cache-aligned seeds 110 and 127 are proven by it within 2.0 CPU s
+RESUME_SHARE = 0.6
+"""When the class model's lines are proven and its dirty stage is cut short, that stage
+goes on (`LineModel.resume_dirty`) with this share of the line models' budget more (taken
+from the later stages' time, not from the unit model's budget): 60 / 40 cache-aligned
+seeds 164 and 226 are proven so, in 3.2 and 3.5 CPU s (0.4 did not; bench/solver/
+RESULTS.md, "session 16")."""
+TIGHT_SHARE = 0.5
+"""Share of what the class model left for the tight class model (`LineModel(tight=True)`),
+which runs only when the class model's optimum (lines and dirty lines proven) cannot be
+arranged into a C order: 60 / 40 cache-aligned seeds 110 and 127 are proven by it in
+1.2 and 1.5 CPU s; with 0.75 the unit models got too little for seed 168
 (bench/solver/RESULTS.md, "session 16")."""
 CLASS_SHARE_AS_IF_ALIGNED = 0.5
 """The same for the line models of a record whose objects may start inside a line, run as
@@ -513,6 +520,14 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         det -= solution.det_used if solution is not None else 0.0
         if solution is None:
             continue
+        dirty = solution.stage("dirty")
+        if prove and classes and not tight and RESUME_SHARE and dirty is not None and \
+                not dirty.optimal:
+            # the class model's dirty stage, cut short: go on with it
+            more = model.resume_dirty(solution, RESUME_SHARE * total_det,
+                                      max(until - time.monotonic(), 0.1))
+            if more is not None:
+                solution = more
         label = ("line model" if prove else "aligned line model") + \
             (" (classes)" if classes else "")
         for assignment in (solution.lines, *solution.earlier):
