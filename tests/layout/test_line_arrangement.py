@@ -5,9 +5,10 @@ relabelled at random, is arranged again (the arrangement keeps every unit in the
 was assigned, so every footprint touches the same lines), at aligned, disjoint offsets;
 what cannot be arranged is refused (a fixed area, three spread units in one line, a cycle,
 a unit C cannot split); `respread` shares a class model solution out among the units
-within the class's lines; the line model's split bytes are multiples of the alignment in
-every C order (the cut it relies on); and end to end, the optimizer proves bench records
-through the class model that it could not prove before.
+within the class's lines (a unit over three lines whole in the middle one); the line
+model's split bytes are multiples of the alignment in every C order (the cut it relies
+on), and every C order is a solution of the tight class model; and end to end, the
+optimizer proves bench records through the class model that it could not prove before.
 """
 
 from __future__ import annotations
