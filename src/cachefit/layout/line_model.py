@@ -255,14 +255,13 @@ class LineModel:
             self.m.add_implication(b, a)
 
     def _members(self) -> None:
-        """Share each item's bytes in a line out among its members (a fluid class's, or a
-        unit that can straddle a line boundary), counted per kind of member (size,
-        alignment): whole members, and the parts of split members. A split member has two
-        end parts (its first and last lines; each a multiple of its alignment, as in
-        `_step`) and, if it is larger than a line, full lines in between, which hold
-        nothing else. A line holds parts of at most two split members (one across its
-        start, one across its end, or one across both). Every C layout satisfies this,
-        so the optimum is still a lower bound."""
+        """Share each fluid class's bytes in a line out among its members, counted per
+        kind of member (size, alignment): whole members, and the parts of split members.
+        A split member has two end parts (its first and last lines; each a multiple of
+        its alignment, as in `_step`) and, if it is larger than a line, full lines in
+        between, which hold nothing else. A line holds parts of at most two split
+        members (one across its start, one across its end, or one across both). Every C
+        layout satisfies this, so the optimum is still a lower bound."""
         line = self.p.line
         pieces_in: dict[int, list[cp_model.IntVar]] = {}
         for g in self.items:
@@ -464,7 +463,8 @@ class LineModel:
                      ) -> LineSolution | None:
         """Go on with the dirty stage of `solution` (this model's, its lines stage proven,
         its dirty stage not), starting from its bound and its best solution (the hint):
-        the same stages, with the dirty one's new outcome, or None if nothing was found."""
+        the same stages, with the dirty one's new outcome, and only the new solution (not
+        `solution`'s earlier ones), or None if nothing was found."""
         lines, dirty = solution.stage("lines"), solution.stage("dirty")
         if lines is None or not lines.optimal or dirty is None or dirty.bound is None or \
                 isinstance(self.dirty_expr, int):
