@@ -158,6 +158,15 @@ as-if-aligned line models. Block search finds its own layouts: on the 60 fields 
 bench it proved the same records from the line clustering alone, 2 CPU s sooner."""
 BLOCK_SHARE_SMALL = 0.25
 """Share of `time_limit` for block_search before the exact circuit model."""
+BLOCK_SHARE_LARGE = 0.3
+"""The same for records of more than LARGE_UNITS units (objects that may start inside a
+line), where it proves nothing and gives a bound: on 200 fields / 60 touched its nodes
+cost about 2 CPU us here (450-500 k/s), so with BLOCK_SHARE six bench records took
+7.0-10.0 of their 10 CPU s, up to the wall-clock backstop (which makes the result depend
+on the load); with 0.3, 4.4-5.5 CPU s, bounds at most 0.6 % lower, the same lines but for
+two (0.2 % better, 0.2 % worse) (bench/solver/RESULTS.md, "session 16")."""
+LARGE_UNITS = 128
+"""Units above which a record gets BLOCK_SHARE_LARGE."""
 BLOCK_METHOD = "best_first"
 """block_search's search: "best_first" (a proven bound at any budget, no repeated
 threshold passes) or "dfs" (the depth-first threshold passes, kept for comparison)."""
@@ -370,8 +379,10 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     if best is not None and searchable and not _proven(problem, best, stages):
         # Objects that may start inside a line: exact search of the granule relaxation
         # (block_search), for a bound and possibly better layouts.
-        stages.extend(_block_search(problem, cands, best, time_limit, deadline,
-                                    BLOCK_SHARE_SMALL if small else BLOCK_SHARE, stages))
+        share = BLOCK_SHARE_SMALL if small else \
+            BLOCK_SHARE_LARGE if len(problem.units) > LARGE_UNITS else BLOCK_SHARE
+        stages.extend(_block_search(problem, cands, best, time_limit, deadline, share,
+                                    stages))
         if block:
             _order_search(problem, cands, stages, evals - before, deadline)
     best = cands.best()
