@@ -265,7 +265,8 @@ def test_every_c_order_is_a_solution_of_the_tight_class_model(seed: int) -> None
                                         (52, (14015, 3513)), (42, (7988, 3064)),
                                         (65, (11443, 3877)), (37, (21871, 7397)),
                                         (44, (9179, 6579)), (110, (9676, 4657)),
-                                        (127, (11819, 7583))])
+                                        (127, (11819, 7583)), (164, (21266, 8765)),
+                                        (254, (12738, 5969))])
 def test_the_line_models_prove_bench_records_once_arranged(
         seed: int, cost: tuple[int, int]) -> None:
     """bench/solver 60 fields / 40 touched, cache-aligned: the class model's optimum
@@ -278,8 +279,11 @@ def test_the_line_models_prove_bench_records_once_arranged(
     its items both ways (`LineModel._objective`), and on 37 and 44 only with 0.75 of the
     line models' budget (`optimizer.CLASS_SHARE`); on 110 and 127 the class model's
     optimum cannot be arranged (its dirty bounds, 4 222 and 6 432, are too low) and the
-    tight class model (`LineModel(tight=True)`) proves the dirty lines. The independent
-    oracle agrees on the cost."""
+    tight class model (`LineModel(tight=True)`) proves the dirty lines; on 164 and 254
+    the class model's dirty stage proves them only when it goes on after its share
+    (`optimizer.RESUME_SHARE`), and 254's optimum arranges only with `respread` keeping
+    a 128-byte array whole in its middle line. The independent oracle agrees on the
+    cost."""
     from cachefit.layout import optimize_layout
 
     record, entry = bench_synthetic().make_case(60, 40, 6, seed)

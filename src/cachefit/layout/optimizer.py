@@ -110,12 +110,13 @@ CLASS_SHARE = 0.75
 0.75 proves 60 / 40 cache-aligned seeds 37 and 44 as well (126 of 128) and brings 200 /
 60 seeds 1 and 2 from gaps of 8.6 and 16.5 % to 4.8 and 0.0 % (bench/solver/RESULTS.md,
 "session 15")."""
-RESUME_SHARE = 0.6
+RESUME_SHARE = 1.2
 """When the class model's lines are proven and its dirty stage is cut short, that stage
 goes on (`LineModel.resume_dirty`) with this share of the line models' budget more (taken
-from the later stages' time, not from the unit model's budget): 60 / 40 cache-aligned
-seeds 164 and 226 are proven so, in 3.2 and 3.5 CPU s (0.4 did not; bench/solver/
-RESULTS.md, "session 16")."""
+from the later stages' time, not from the unit model's budget), on records of at most
+LARGE_UNITS units: 60 / 40 cache-aligned seeds 164 and 226 are proven so in 3.2 and 3.4
+CPU s, and with 1.2 (not 0.6) 254 in 4.2 (0.4 proved none; bench/solver/RESULTS.md,
+"session 16"). On 200 and 600 fields it proved nothing and took up to 1.9 CPU s more."""
 TIGHT_SHARE = 0.5
 """Share of what the class model left for the tight class model (`LineModel(tight=True)`),
 which runs only when the class model's optimum (lines and dirty lines proven) cannot be
@@ -533,7 +534,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
             continue
         dirty = solution.stage("dirty")
         if prove and classes and not tight and RESUME_SHARE and dirty is not None and \
-                not dirty.optimal:
+                not dirty.optimal and len(problem.units) <= LARGE_UNITS:
             # the class model's dirty stage, cut short: go on with it
             more = model.resume_dirty(solution, RESUME_SHARE * total_det,
                                       max(until - time.monotonic(), 0.1))
