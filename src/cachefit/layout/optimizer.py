@@ -167,7 +167,8 @@ cost about 2 CPU us here (450-500 k/s), so with BLOCK_SHARE six bench records to
 on the load); with 0.3, 4.4-5.5 CPU s, bounds at most 0.6 % lower, the same lines but for
 two (0.2 % better, 0.2 % worse) (bench/solver/RESULTS.md, "session 16")."""
 LARGE_UNITS = 128
-"""Units above which a record gets BLOCK_SHARE_LARGE."""
+"""Units above which a record is large: block search gets BLOCK_SHARE_LARGE, and the class
+model's dirty stage does not go on (RESUME_SHARE)."""
 BLOCK_METHOD = "best_first"
 """block_search's search: "best_first" (a proven bound at any budget, no repeated
 threshold passes) or "dfs" (the depth-first threshold passes, kept for comparison)."""
