@@ -49,6 +49,14 @@ better) and the 600-field ones 2-4 CPU s slower."""
 LEX_BITS = 48   # items in the symmetry-breaking binary number of a free line (see _lex_masks)
 
 
+def part_step(size: int, align: int, line: int) -> int:
+    """A part of a unit split by a line boundary is a multiple of this many bytes: its
+    alignment (the boundary and the unit's offset both are multiples of it, when it
+    divides the line), or 1 when that cannot be said (a size that is not a multiple of the
+    alignment, or an alignment that does not divide the line)."""
+    return 1 if size % align or line % align else align
+
+
 def max_lines(size: int, align: int, line: int) -> int:
     """The most lines a unit of `size` bytes and alignment `align` can touch in C: its
     whole lines, plus one when it can straddle a boundary (larger than its alignment, or
@@ -147,24 +155,18 @@ class LineModel:
         self._values: dict[int, int] | None = None
 
     def _step(self, g: int) -> int:
-        """The bytes of item `g` in any line are a multiple of this: a unit split by a
-        line boundary has a multiple of its alignment before it (the boundary and its
-        offset both are, when the alignment divides the line), so a class's bytes in a
-        line are a multiple of the members' common alignment (1 when that cannot be
-        said: a size that is not a multiple of its alignment, or an alignment that does
-        not divide the line)."""
+        """The bytes of item `g` in any line are a multiple of this: the greatest common
+        divisor of its members' `part_step`s (whole members are multiples of theirs too)."""
         step = 0
         for u in self.members[g]:
             unit = self.p.units[u]
-            if unit.size % unit.align or self.p.line % unit.align:
-                return 1
-            step = math.gcd(step, unit.align)
+            step = math.gcd(step, part_step(unit.size, unit.align, self.p.line))
         return max(step, 1)
 
     def _sums(self, g: int) -> list[int]:
         """The byte counts class `g` can have in one line (at most a line): sums of one
         choice per member, none of it, all of it (if it fits a line) or, if it can
-        straddle a boundary, a part that is a multiple of its alignment (as in `_step`)."""
+        straddle a boundary, a part that is a multiple of its alignment (`part_step`)."""
         line = self.p.line
         step = self.step[g]
         reach = 1   # bit b: b bytes reachable
@@ -173,7 +175,7 @@ class LineModel:
             unit = self.p.units[u]
             choices = {unit.size} if unit.size <= line else set()
             if max_lines(unit.size, unit.align, line) > 1:
-                piece = 1 if unit.size % unit.align or line % unit.align else unit.align
+                piece = part_step(unit.size, unit.align, line)
                 choices.update(range(piece, min(unit.size - 1, line) + 1, piece))
             nxt = reach
             for c in choices:
@@ -258,7 +260,7 @@ class LineModel:
         """Share each fluid class's bytes in a line out among its members, counted per
         kind of member (size, alignment): whole members, and the parts of split members.
         A split member has two end parts (its first and last lines; each a multiple of
-        its alignment, as in `_step`) and, if it is larger than a line, full lines in
+        its alignment, `part_step`) and, if it is larger than a line, full lines in
         between, which hold nothing else. A line holds parts of at most two split
         members (one across its start, one across its end, or one across both). Every C
         layout satisfies this, so the optimum is still a lower bound."""
@@ -274,7 +276,7 @@ class LineModel:
             per_line: dict[int, list[cp_model.LinearExprT]] = {}
             for (size, align), n in sorted(kinds.items()):
                 kmax = max_lines(size, align, line)
-                piece = 1 if size % align or line % align else align
+                piece = part_step(size, align, line)
                 wholes, ends, end_bytes, fulls = [], [], [], []
                 split = self.m.new_int_var(0 if size <= line else n, n if kmax > 1 else 0,
                                            f"s{g}_{size}_{align}")

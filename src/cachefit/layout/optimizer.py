@@ -541,6 +541,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
                                       max(until - time.monotonic(), 0.1))
             if more is not None:
                 solution = more
+                dirty = solution.stage("dirty")
         label = ("line model" if prove else "aligned line model") + \
             (" (classes)" if classes else "")
         for assignment in (solution.lines, *solution.earlier):
@@ -554,7 +555,6 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
             if arranged is not None:
                 cands.add(realize(problem, arranged), label)
             elif classes and not tight and assignment is solution.lines:
-                dirty = solution.stage("dirty")
                 unarranged = dirty is not None and dirty.optimal
                 floor = dirty.bound if dirty is not None else None
         if prove:
