@@ -11,13 +11,14 @@ It never runs a compiler.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from cachefit.errors import UserError
+from cachefit.errors import Location, UserError
 
 CONFIG_NAME = "cachefit.toml"
 Mode = Literal["plain", "profile", "optimize"]
@@ -90,12 +91,41 @@ def _positive(path: Path, key: str, value: Any, limit: int) -> int:
     return value
 
 
+def read_project_text(path: Path) -> str:
+    """The text of a project file: UTF-8, with or without a byte order mark (TOML files
+    are UTF-8); a UserError naming the file, or the place of the first bad byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read the project file: {exc.strerror}",
+                        "check its permissions", Location(str(path))) from exc
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        body, pos = data.removeprefix(b"\xef\xbb\xbf"), exc.start   # after the mark
+        line = body.count(b"\n", 0, pos) + 1
+        col = pos - (body.rfind(b"\n", 0, pos) + 1) + 1
+        raise UserError(f"not UTF-8 text (byte 0x{body[pos]:02x})",
+                        "save the file as UTF-8 (TOML files are UTF-8)",
+                        Location(str(path), line, col)) from exc
+
+
+def parse_toml(text: str, path: Path) -> dict[str, Any]:
+    """Decode the TOML text of a project file; a UserError at the place of a syntax error."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        if where is None:
+            raise _err(path, f"invalid TOML: {exc}") from exc
+        raise UserError(f"invalid TOML: {str(exc)[:where.start()].strip()}",
+                        "see docs/cachefit-toml.md",
+                        Location(str(path), int(where[1]), int(where[2]))) from exc
+
+
 def parse_config(text: str, path: Path) -> ProjectConfig:
     """Parse and validate the TOML text of a project file."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _err(path, f"invalid TOML: {exc}") from exc
+    data = parse_toml(text, path)
     trace_raw = data.get("trace", {})
     build_raw = data.get("build", {})
     if not isinstance(trace_raw, dict) or not isinstance(build_raw, dict):
@@ -166,11 +196,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -
     path = find_config(env, cwd)
     if path is None:
         return ProjectConfig(path=None)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
-    return parse_config(text, path)
+    return parse_config(read_project_text(path), path)
 
 
 def effective_mode(config: ProjectConfig, env: Mapping[str, str] | None = None) -> Mode:

@@ -2,16 +2,17 @@
 
 The project file is `$CACHEFIT_CONFIG` when set, else `cachefit.toml` in the current
 directory; it is optional. `[reorder] abi = ["name", ...]` lists records whose layout is an
-ABI (shared with files, devices or other programs) and must never be reordered. Read with
-tomllib; nothing is written.
+ABI (shared with files, devices or other programs) and must never be reordered. Read as
+every stage reads the project file (cachefit.build.project_config); nothing is written.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
+from cachefit.build.project_config import parse_toml, read_project_text
 from cachefit.errors import Location, UserError
 
 
@@ -42,12 +43,7 @@ def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
             raise UserError(f"CACHEFIT_CONFIG names {path}, which does not exist",
                             "point it at the project's cachefit.toml or unset it")
         return ReorderConfig()
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {exc}", "fix the TOML syntax",
-                        Location(path)) from exc
+    data = parse_toml(read_project_text(Path(path)), Path(path))
     table = data.get("reorder", {})
     abi = table.get("abi", []) if isinstance(table, dict) else None
     if not isinstance(abi, list) or not all(isinstance(a, str) for a in abi):

@@ -1,0 +1,70 @@
+"""Issue 29: bad input gives one line `cachefit: error: ...` and exit 2, never a traceback.
+
+Each command runs as a user runs it (a subprocess of `python -m cachefit.cli.main`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
+
+
+def env_for(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
+    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env.update(extra)
+    return env
+
+
+def run(args: Sequence[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CACHEFIT, *args], cwd=cwd, env=env_for(cwd, **extra),
+                          capture_output=True, text=True, check=False, timeout=120)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The error line of a command that must fail with exit 2 and one error line."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cachefit: error: "), proc.stderr
+    return lines[0]
+
+
+# ---------------------------------------------------------------- 1. not UTF-8
+
+@pytest.mark.parametrize("command", [["build"], ["cc", "--version"]])
+def test_project_file_not_utf8(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "cachefit.toml").write_bytes(b'\xff\xfe[trace]\n')
+    line = one_line_error(run(command, tmp_path))
+    assert f"{tmp_path / 'cachefit.toml'}:1:1: not UTF-8" in line
+
+
+def test_project_file_bad_byte_is_located(tmp_path: Path) -> None:
+    (tmp_path / "cachefit.toml").write_bytes(b'[trace]\ntypes = ["a\xe9"]\n')
+    line = one_line_error(run(["cc", "--version"], tmp_path))
+    assert "cachefit.toml:2:12: not UTF-8 text (byte 0xe9)" in line
+
+
+def test_project_file_with_bom_is_read(tmp_path: Path) -> None:
+    (tmp_path / "cachefit.toml").write_bytes(
+        b'\xef\xbb\xbf[build]\ncc = "true"\n[trace]\ntypes = ["a"]\n')
+    proc = run(["cc", "--version"], tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_reorder_reads_project_file_as_the_others(tmp_path: Path) -> None:
+    from cachefit.errors import UserError
+    from cachefit.reorder.project_config import load_reorder_config
+    (tmp_path / "cachefit.toml").write_bytes(b'\xef\xbb\xbf[reorder]\nabi = ["hdr"]\n')
+    assert load_reorder_config(str(tmp_path)).abi == ("hdr",)
+    (tmp_path / "cachefit.toml").write_bytes(b'[reorder]\nabi = ["\xff"]\n')
+    with pytest.raises(UserError, match="not UTF-8") as info:
+        load_reorder_config(str(tmp_path))
+    assert info.value.location is not None and info.value.location.line == 2
