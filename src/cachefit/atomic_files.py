@@ -3,8 +3,10 @@
 `write_bytes_atomic` and `copy_atomic` are for files cachefit owns (caches, plans, saved
 units): they create missing parent directories and let `OSError` through. `save_output`
 is for a file the user named (a profile, a report): it creates no directories and turns
-`OSError` into a `UserError` naming the file. At any moment the target holds either its
-old contents or the new ones; the temporary file is removed when anything fails.
+`OSError` into a `UserError` naming the file; `check_output` raises that error before a
+long run rather than after it, and `make_output_dir` prepares a directory the user named.
+At any moment the target holds either its old contents or the new ones; the temporary file
+is removed when anything fails.
 A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is
 written in place: renaming over it would replace the device with a file (as root, for
 every program on the machine).
@@ -24,9 +26,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cachefit.errors import UserError
+from cachefit.errors import Location, UserError
 
-__all__ = ["copy_atomic", "is_special_file", "save_output", "write_bytes_atomic"]
+__all__ = ["check_output", "copy_atomic", "is_special_file", "make_output_dir", "save_output",
+           "write_bytes_atomic"]
 
 
 def is_special_file(path: str | os.PathLike[str]) -> bool:
@@ -70,6 +73,43 @@ def copy_atomic(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> No
     target.parent.mkdir(parents=True, exist_ok=True)
     with _replacing(target) as tmp, open(src, "rb") as fin, open(tmp, "wb") as fout:
         shutil.copyfileobj(fin, fout)
+
+
+def _probe(directory: Path) -> None:
+    """Create and remove a temporary file in `directory` (what writing there needs; as
+    root, permission bits alone do not tell); `OSError` passes through."""
+    fd, tmp = tempfile.mkstemp(prefix=".cachefit-probe.", dir=directory)
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def check_output(path: str | os.PathLike[str]) -> None:
+    """Before any work: a `UserError` when `save_output(path, ...)` could not write."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError("is a directory, not a file", "name a file to write",
+                        Location(str(target)))
+    if is_special_file(target):
+        return
+    try:
+        _probe(target.parent)
+    except OSError as exc:
+        raise UserError(f"cannot write this file: {exc.strerror}",
+                        "check that its directory exists and is writable",
+                        Location(str(target))) from exc
+
+
+def make_output_dir(path: str | os.PathLike[str], todo: str) -> None:
+    """Create the output directory `path` (and its parents) and check that files can be
+    written there; a `UserError` naming it, with `todo`, when not."""
+    target = Path(path)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        _probe(target)
+    except OSError as exc:
+        why = "it is not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+        raise UserError(f"cannot write the output directory: {why}", todo,
+                        Location(str(target))) from exc
 
 
 def save_output(path: str | os.PathLike[str], data: bytes) -> None:

@@ -68,3 +68,29 @@ def test_reorder_reads_project_file_as_the_others(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not UTF-8") as info:
         load_reorder_config(str(tmp_path))
     assert info.value.location is not None and info.value.location.line == 2
+
+
+# ---------------------------------------------------------------- 2. build -o DIR
+
+PIPELINE_TOML = ('[trace]\ntypes = ["a"]\nentry = ["b"]\n'
+                 '[build]\ncommand = "touch built"\nworkload = "true"\n')
+
+
+@pytest.mark.parametrize("output", ["afile/out", "afile", "afile/deeper/out"])
+def test_build_output_dir_not_writable(tmp_path: Path, output: str) -> None:
+    """A DIR (or a parent) that is a regular file: mkdir fails even as root."""
+    (tmp_path / "cachefit.toml").write_text(PIPELINE_TOML)
+    (tmp_path / "afile").write_text("x")
+    line = one_line_error(run(["build", "-o", output], tmp_path))
+    assert f"{tmp_path / output}: cannot write the output directory" in line
+    assert "-o DIR" in line
+    assert not (tmp_path / "built").exists()      # checked before anything ran
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_build_output_dir_read_only(tmp_path: Path) -> None:
+    (tmp_path / "cachefit.toml").write_text(PIPELINE_TOML)
+    (tmp_path / "ro").mkdir(mode=0o500)
+    line = one_line_error(run(["build", "-o", "ro/out"], tmp_path))
+    assert "cannot write the output directory: Permission denied" in line

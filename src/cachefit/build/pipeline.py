@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from cachefit.atomic_files import make_output_dir
 from cachefit.build.build_env import (
     build_environment,
     compiler_family,
@@ -385,7 +386,8 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
         raise UserError(f"unknown step {bad[0]!r}", f"use one of {', '.join(STEPS)}")
     say = progress or (lambda _line: None)
     tree = OutputTree(config.output)
-    tree.root.mkdir(parents=True, exist_ok=True)
+    make_output_dir(tree.root, "choose another one with `cachefit build -o DIR` or [build] "
+                    "output in cachefit.toml")
     result = PipelineResult(tree=tree)
     ordered = [s for s in STEPS if s in steps]
     if ordered and ordered[0] in STEP_CHECKS:
