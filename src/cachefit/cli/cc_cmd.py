@@ -4,8 +4,9 @@ main() hands the compiler arguments verbatim to `run_wrapper`; the mode (plain, 
 optimize) and the real compiler come from CACHEFIT_MODE/CACHEFIT_CC/CACHEFIT_CXX or
 cachefit.toml. `main_cc` / `main_cxx` are the console scripts `cachefit-cc` and
 `cachefit-c++` (one executable path, for CMake's CMAKE_C_COMPILER/CMAKE_CXX_COMPILER).
-This module only prints the wrapper's warnings and errors; the work is in
-cachefit.build.compiler_wrapper.
+This module only prints the wrapper's warnings (cachefit.cli.main prints errors and
+handles interrupts); the work is in cachefit.build.compiler_wrapper, imported when a
+compile runs, so that the console scripts import nothing an interrupt could break.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cachefit.build.compiler_wrapper import run
-from cachefit.errors import CachefitError
-
 
 def run_wrapper(name: str, args: list[str]) -> int:
+    from cachefit.build.compiler_wrapper import run
     result = run("c++" if name == "c++" else "c", list(args))
     for w in result.warnings:
         print(f"cachefit: warning: {w}", file=sys.stderr)
@@ -38,13 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _script(name: str) -> int:
-    try:
-        return run_wrapper(name, sys.argv[1:])
-    except CachefitError as exc:
-        print(exc.render(), file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
+    from cachefit.cli.main import main  # its errors, exit codes and interrupts
+    return main([name, *sys.argv[1:]])
 
 
 def main_cc() -> int:

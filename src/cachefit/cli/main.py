@@ -2,16 +2,15 @@
 
 Each command module in COMMANDS provides `register(subparsers)` (adds its parser and sets
 `func`) and the function it sets. Only this module prints `CachefitError`s and picks exit codes.
+An interrupt (Ctrl-C) exits 130 without a traceback at any moment, including while the
+command modules are imported (see cachefit.cli), so this module imports nothing else
+before `main` runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-
-from cachefit import __version__
-from cachefit.errors import CachefitError
 
 # One line per command module; a module that is not there yet is simply not offered.
 COMMANDS = [
@@ -28,6 +27,9 @@ COMMANDS = [
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
+    from cachefit import __version__
     parser = argparse.ArgumentParser(
         prog="cachefit",
         description="Profile-guided cache-line layout of C and C++ records.")
@@ -53,7 +55,37 @@ def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run `cachefit ARGS` (also the `cachefit-cc`/`cachefit-c++` scripts); the exit code.
+    An interrupt is exit code 130, also when an extension module being imported turned it
+    into an ImportError (ortools' "initialization failed")."""
+    import signal
+
+    from cachefit.cli import interrupted_while_starting
+    if signal.getsignal(signal.SIGINT) is interrupted_while_starting:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if _caused_by_interrupt(exc):
+            return 130
+        raise
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _main(argv: list[str]) -> int:
+    from cachefit.errors import CachefitError
     # `cachefit cc ARGS` / `cachefit c++ ARGS` take the compiler's arguments verbatim.
     if argv and argv[0] in ("cc", "c++"):
         try:
@@ -78,8 +110,6 @@ def main(argv: list[str] | None = None) -> int:
     except CachefitError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:
         return 0
     except MemoryError:
