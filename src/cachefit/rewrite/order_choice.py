@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cachefit.errors import UserError
+from cachefit.errors import Location, UserError
 from cachefit.model import Record
 from cachefit.rewrite.member_units import RecordBody
 from cachefit.trace import profile_format
@@ -60,10 +60,26 @@ def profile_entry(path: str, record: Record, asked: str) -> tuple[dict[str, Any]
     for key in (record.name, asked):
         for name, entry in data.items():
             if norm(name) == norm(key):
-                return entry, profile.cache_line
+                return _same_record(path, name, entry, record), profile.cache_line
     for name, entry in data.items():
         if norm(name).endswith("::" + norm(asked)):
-            return entry, profile.cache_line
+            return _same_record(path, name, entry, record), profile.cache_line
     known = ", ".join(sorted(data)) or "none"
     raise UserError(f"the profile {path} has no entry for {record.name}",
                     f"it has: {known}; trace the program that uses {record.name}")
+
+
+def _same_record(path: str, name: str, entry: dict[str, Any], record: Record) -> dict[str, Any]:
+    """`entry`, unless the profile traced another record of that name: one with fields, none
+    of which the record has (a changed record keeps some names; those of its fields that
+    the profile lacks are cold). `cachefit profile merge` refuses such profiles too."""
+    stored = [f["name"] for f in entry.get("fields", [])]
+    if stored and not set(stored) & {f.name for f in record.fields}:
+        ext = record.extent
+        shown = ", ".join(stored[:6]) + (", ..." if len(stored) > 6 else "")
+        raise UserError(
+            f"the profile {path} traced a different record named {name}: none of its "
+            f"{len(stored)} fields ({shown}) is a field of {record.name}",
+            "trace the program built from this source, or name the record the profile is for",
+            Location(ext.file, ext.begin_line, ext.begin_col) if ext else Location(path))
+    return entry
