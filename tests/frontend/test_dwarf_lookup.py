@@ -125,7 +125,7 @@ def test_virtual_bases_come_from_the_vtables(compiler: str, monkeypatch: pytest.
     def no_estimate(*_: object) -> None:
         raise AssertionError("estimated a virtual-base offset")
 
-    monkeypatch.setattr(dwarf_records._Reader, "_estimate_virtual_bases", no_estimate)
+    monkeypatch.setattr(dwarf_records.DwarfReader, "_estimate_virtual_bases", no_estimate)
     build = builds[(compiler, "cxx")]
     for elf in (build.exe, build.obj4):
         assert not _cxx_mismatches(elf, build, libclang_models["cxx"])
@@ -140,13 +140,13 @@ def test_estimated_virtual_bases_without_rtti(compiler: str, build_dir: Path,
     """Without RTTI the vtables cannot be told apart, so the offsets are estimated; on the
     corpus's hierarchies the estimate is right."""
     estimated: list[str] = []
-    original = dwarf_records._Reader._estimate_virtual_bases
+    original = dwarf_records.DwarfReader._estimate_virtual_bases
 
-    def counting(self: dwarf_records._Reader, die: object, vbases: list[object]) -> object:
+    def counting(self: dwarf_records.DwarfReader, die: object, vbases: list[object]) -> object:
         estimated.append(self.qualified_name(die))  # type: ignore[arg-type]
         return original(self, die, vbases)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(dwarf_records._Reader, "_estimate_virtual_bases", counting)
+    monkeypatch.setattr(dwarf_records.DwarfReader, "_estimate_virtual_bases", counting)
     build = builds[(compiler, "cxx")]
     obj = build_dir / f"{compiler}-nortti.o"
     subprocess.run([COMPILERS[compiler]["cxx"], "-std=c++20", "-w", "-g", "-fno-rtti", "-c",

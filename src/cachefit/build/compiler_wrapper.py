@@ -46,6 +46,7 @@ from cachefit.build.wrapper_steps import (
     call,
     compile_preprocessed,
     compile_unchanged,
+    full_debug_args,
     has_debug,
     is_clang,
     link_args,
@@ -225,6 +226,7 @@ class ProfileBuild:
         extra = self._instrument_flags(tmpdir)
         if not has_debug(flags):
             extra.append("-g")
+        extra += full_debug_args(self.compiler, self.env, lang)
         if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
             from cachefit.trace.sancov_inline import compile_inlined
             code = compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
@@ -310,9 +312,12 @@ class ProfileBuild:
                                          "the traced types are not found" +
                                          ("" if shared else " and the profile will lack "
                                           "field layouts") + " (compile with -g)")
+                for t, why in sorted(facts.problems.items()):
+                    self.warnings.append(f"{output}: type {t}: {why}")
                 # A library need not hold every traced type; a program must.
                 for t in self.trace.types:
-                    if t not in facts.layouts and facts.has_debug_info and not shared:
+                    if t not in facts.layouts and facts.has_debug_info and not shared \
+                            and t not in facts.problems:
                         self.warnings.append(f"{output}: type {t} is not in the debug "
                                              "information of the program")
                 return 0

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from cachefit.build.compiler_args import CompilerCommand, Source, parse_command
+from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
 from cachefit.build.layout_plan import LayoutPlan, find_plan
 from cachefit.build.project_config import ProjectConfig
 from cachefit.build.unit_transform import apply_plan, mentioned_names
@@ -31,6 +31,8 @@ from cachefit.build.wrapper_steps import (
     call,
     compile_preprocessed,
     compile_unchanged,
+    full_debug_args,
+    has_debug,
     link_args,
     output_for,
     parse_args_for_unit,
@@ -137,7 +139,10 @@ class OptimizeBuild:
             return compile_unchanged(self.compiler, cmd, src, out, self.env, with_deps=False,
                                      stderr_copy=messages), None
         unit.write_bytes(result.text)
-        code = compile_preprocessed(self.compiler, cmd, lang, unit, out, self.env,
+        # The binaries' DWARF is checked against the plan: every class of the unit whole.
+        debug = full_debug_args(self.compiler, self.env, lang) \
+            if has_debug(select(cmd, keep={"other"})) else []
+        code = compile_preprocessed(self.compiler, cmd, lang, unit, out, self.env, debug,
                                     stderr_copy=messages, source=src.path)
         if code == 0:       # as in profile builds, only units that compiled are kept
             save_unit_copy(self.env, src, lang, result.text, cmd.args, out)

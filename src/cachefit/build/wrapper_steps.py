@@ -199,6 +199,21 @@ def macro_warning_args(compiler: Sequence[str], env: Mapping[str, str]) -> list[
 _clang_cache: dict[str, bool] = {}
 
 
+def full_debug_args(compiler: Sequence[str], env: Mapping[str, str],
+                    lang: Language) -> list[str]:
+    """Options that make a C++ unit's DWARF define every class it uses whole.
+
+    By default clang (constructor homing, vtable homing) and gcc (vtable homing) only
+    declare a class in units other than the one holding its constructor or key function,
+    and a class of a library without debug information (`std::condition_variable`) is
+    then defined nowhere: the layout of a traced record with such a member could not be
+    read from the program. Profile builds, and optimize builds that produce debug
+    information, add these; they change the debug information only, not the code."""
+    if lang != "c++":
+        return []
+    return ["-fstandalone-debug"] if is_clang(compiler, env) else ["-femit-class-debug-always"]
+
+
 def is_clang(compiler: Sequence[str], env: Mapping[str, str]) -> bool:
     """Whether the real compiler is clang (its `--version` says so); cached per command."""
     key = "\0".join(compiler)

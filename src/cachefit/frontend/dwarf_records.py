@@ -53,6 +53,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -348,7 +349,7 @@ class _VbaseReader:
         return subobject + value
 
 
-class _Reader:
+class DwarfReader:
     """One open ELF file's DWARF: the record index, and records built on demand."""
 
     def __init__(self, path: str, stream: BinaryIO) -> None:
@@ -425,7 +426,7 @@ class _Reader:
                 yield from self._scope_entries(die, f"{prefix}{ns}::",
                                                alias if inline else f"{alias}{ns}::")
             elif tag == "DW_TAG_typedef":
-                target = self._strip(die)
+                target = self.strip(die)
                 if target is not None and target.tag in _RECORD_TAGS and \
                         not _is_declaration(target) and "DW_AT_byte_size" in target.attributes:
                     tname = prefix + respell(_name(die) or "")
@@ -464,7 +465,7 @@ class _Reader:
         args: list[str] = []
         for child in die.iter_children():
             if child.tag == "DW_TAG_template_type_param":
-                args.append(self.spell(self._type(child)))
+                args.append(self.spell(self.type_of(child)))
             elif child.tag == "DW_TAG_template_value_param":
                 value = _attr(child, "DW_AT_const_value")
                 if value is None:
@@ -506,16 +507,16 @@ class _Reader:
 
     # ----- types ---------------------------------------------------------------------------
 
-    def _type(self, die: DIE) -> DIE | None:
+    def type_of(self, die: DIE) -> DIE | None:
         if "DW_AT_type" not in die.attributes:
             return None
         return die.get_DIE_from_attribute("DW_AT_type")
 
-    def _strip(self, die: DIE | None) -> DIE | None:
+    def strip(self, die: DIE | None) -> DIE | None:
         """Follow typedefs and cv-qualifiers to the underlying type (None: void)."""
         seen = 0
         while die is not None and (die.tag == "DW_TAG_typedef" or die.tag in _QUALIFIER_TAGS):
-            die = self._type(die)
+            die = self.type_of(die)
             seen += 1
             if seen > 64:
                 return None
@@ -537,16 +538,16 @@ class _Reader:
         return self._entries
 
     def type_size(self, die: DIE | None) -> int:
-        die = self._strip(die)
+        die = self.strip(die)
         if die is None:
             return 0
         if die.tag == "DW_TAG_array_type":
             if "DW_AT_byte_size" in die.attributes:
                 return int(_attr(die, "DW_AT_byte_size"))
             count = 1
-            for n in self._dims(die):
+            for n in self.dims(die):
                 count *= n or 0
-            return count * self.type_size(self._type(die))
+            return count * self.type_size(self.type_of(die))
         if die.tag in _RECORD_TAGS and _is_declaration(die):
             die = self._definition(die)
         size = _attr(die, "DW_AT_byte_size")
@@ -556,11 +557,11 @@ class _Reader:
                        "DW_TAG_rvalue_reference_type", "DW_TAG_unspecified_type"):
             return self.addr_size
         if die.tag == "DW_TAG_ptr_to_member_type":
-            target = self._strip(self._type(die))
+            target = self.strip(self.type_of(die))
             sub = target is not None and target.tag == "DW_TAG_subroutine_type"
             return self.addr_size * (2 if sub else 1)
         if die.tag == "DW_TAG_enumeration_type":
-            return self.type_size(self._type(die))
+            return self.type_size(self.type_of(die))
         return 0
 
     def type_align(self, die: DIE | None) -> int:
@@ -571,11 +572,11 @@ class _Reader:
             return explicit
         tag = die.tag
         if tag == "DW_TAG_typedef" or tag in _QUALIFIER_TAGS:
-            return self.type_align(self._type(die))
+            return self.type_align(self.type_of(die))
         if tag == "DW_TAG_array_type":
             if _attr(die, "DW_AT_GNU_vector", False):  # SIMD vector types align to their size
                 return max(1, self.type_size(die))
-            return self.type_align(self._type(die))
+            return self.type_align(self.type_of(die))
         if tag in _RECORD_TAGS:
             return self.record_align(self._definition(die))
         if tag == "DW_TAG_base_type":
@@ -584,7 +585,7 @@ class _Reader:
                 size //= 2
             return max(1, min(size, self.max_align))
         if tag == "DW_TAG_enumeration_type":
-            under = self._type(die)
+            under = self.type_of(die)
             if under is not None:
                 return self.type_align(under)
             return max(1, min(self.type_size(die), self.max_align))
@@ -593,7 +594,7 @@ class _Reader:
             return min(self.addr_size, self.max_align)
         return 1
 
-    def _dims(self, array: DIE) -> list[int | None]:
+    def dims(self, array: DIE) -> list[int | None]:
         """Element counts of an array type's dimensions; None: flexible or variable length."""
         dims: list[int | None] = []
         for sub in array.iter_children():
@@ -625,7 +626,7 @@ class _Reader:
                 "DW_FORM_sdata", "DW_FORM_implicit_const", *_UNSIGNED_FORMS):
             return None  # absent, or a reference/expression (a variable-length array)
         value = int(attr.value)  # data1/2/4/8 and udata unsigned: clang's count 200 is data1
-        index = self._type(sub)
+        index = self.type_of(sub)
         width = self.type_size(index) if index is not None else 0
         bits = 8 * (width if width in (4, 8) else max(self.addr_size, 4))
         value &= (1 << bits) - 1
@@ -674,7 +675,7 @@ class _Reader:
                     if "DW_AT_containing_type" in die.attributes else None
                 cls = self.spell(owner, "", scope) if owner is not None else "?"
                 mark = f"{cls}::*"
-            target = self._type(die)
+            target = self.type_of(die)
             rest = mark + inner
             bare = self._strip_cv_only(target)
             if bare is not None and bare.tag in ("DW_TAG_array_type", "DW_TAG_subroutine_type"):
@@ -682,7 +683,7 @@ class _Reader:
             return self.spell(target, rest, scope)
         if tag in _QUALIFIER_TAGS:
             word = _QUALIFIER_TAGS[tag]
-            target = self._type(die)
+            target = self.type_of(die)
             bare = self._strip_cv_only(target)
             if bare is not None and bare.tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type",
                                                  "DW_TAG_rvalue_reference_type",
@@ -691,23 +692,23 @@ class _Reader:
                 return self.spell(target, word + (f" {inner}" if inner else ""), scope)
             return f"{word} {self.spell(target, inner, scope)}"
         if tag == "DW_TAG_array_type":
-            dims = "".join(f"[{'' if n is None else n}]" for n in self._dims(die))
-            return self.spell(self._type(die), inner + dims, scope)
+            dims = "".join(f"[{'' if n is None else n}]" for n in self.dims(die))
+            return self.spell(self.type_of(die), inner + dims, scope)
         if tag == "DW_TAG_subroutine_type":
             params: list[str] = []
             for child in die.iter_children():
                 if child.tag == "DW_TAG_formal_parameter":
-                    params.append(self.spell(self._type(child), "", scope))
+                    params.append(self.spell(self.type_of(child), "", scope))
                 elif child.tag == "DW_TAG_unspecified_parameters":
                     params.append("...")
             if not params and self._is_c(die) and _attr(die, "DW_AT_prototyped", False):
                 params = ["void"]
-            return self.spell(self._type(die), f"{inner}({', '.join(params)})", scope)
+            return self.spell(self.type_of(die), f"{inner}({', '.join(params)})", scope)
         return join("?", inner)
 
     def _strip_cv_only(self, die: DIE | None) -> DIE | None:
         while die is not None and die.tag in _QUALIFIER_TAGS:
-            die = self._type(die)
+            die = self.type_of(die)
         return die
 
     def _typedef_qualified(self, die: DIE) -> str:
@@ -737,7 +738,7 @@ class _Reader:
 
     # ----- members -------------------------------------------------------------------------
 
-    def _location(self, die: DIE) -> tuple[int | None, int | None]:
+    def location(self, die: DIE) -> tuple[int | None, int | None]:
         """(byte offset, None) for a constant location; (None, slot) for a virtual base."""
         attr = die.attributes.get("DW_AT_data_member_location")
         if attr is None:
@@ -779,10 +780,10 @@ class _Reader:
         self._members(die, 0, None, scope, out)
         for child in die.iter_children():
             if child.tag == "DW_TAG_inheritance":
-                base = self._strip(self._type(child))
+                base = self.strip(self.type_of(child))
                 if base is None or base.tag not in _RECORD_TAGS:
                     continue
-                offset, slot = self._location(child)
+                offset, slot = self.location(child)
                 virtual = bool(_attr(child, "DW_AT_virtuality", 0))
                 out.bases.append(_Sub(self._complete(base, name, "base class"), offset, slot,
                                       virtual or offset is None))
@@ -806,16 +807,16 @@ class _Reader:
                     _attr(child, "DW_AT_external", False):
                 continue
             name = _name(child)
-            offset, _ = self._location(child)
+            offset, _ = self.location(child)
             offset = offset or 0
             if _attr(child, "DW_AT_artificial", False) and name and name.startswith("_vptr"):
                 if out.vptr is None:
                     out.vptr = offset + base_bits // 8
                 continue
-            ftype = self._type(child)
-            bare = self._strip(ftype)
+            ftype = self.type_of(child)
+            bare = self.strip(ftype)
             while bare is not None and bare.tag == "DW_TAG_array_type":
-                bare = self._strip(self._type(bare))
+                bare = self.strip(self.type_of(bare))
             if bare is not None and bare.tag in _RECORD_TAGS:
                 bare = self._complete(bare, out.name, f"the type of member {name}")
             bit_size = _attr(child, "DW_AT_bit_size")
@@ -1068,6 +1069,22 @@ class _Reader:
     # ----- lookup --------------------------------------------------------------------------
 
     def find(self, wanted: str) -> Record:
+        """The one record `wanted` names; raises AmbiguousType when it names several scopes
+        or different definitions in different units, TypeNotFound with close names."""
+        distinct = self.definitions(wanted)
+        if len(distinct) > 1:
+            qualified = distinct[0][1].name
+            units = sorted({self._unit_name(d) for d, _ in distinct})
+            raise AmbiguousType(
+                f"'{wanted}' names {len(distinct)} different definitions of {qualified} "
+                f"(in {', '.join(units)})", "the program breaks the one-definition rule; "
+                "show it from the sources of one unit instead")
+        return distinct[0][1]
+
+    def definitions(self, wanted: str) -> list[tuple[DIE, Record]]:
+        """The distinct definitions of the record `wanted` names, in DWARF order (several
+        when units define one name differently); raises AmbiguousType when it matches
+        several qualified names, TypeNotFound with close names when none."""
         entries = self._all_entries()
         for key in (_norm, _loose):
             hits: dict[str, list[_Entry]] = {}
@@ -1081,15 +1098,8 @@ class _Reader:
             raise AmbiguousType(f"'{wanted}' matches {len(names)} records: {', '.join(names)}",
                                 "name one of them with its qualified name")
         if hits:
-            (qualified, found), = hits.items()
-            distinct = self._distinct({e.die.offset: e.die for e in found}.values())
-            if len(distinct) > 1:
-                units = sorted({self._unit_name(d) for d, _ in distinct})
-                raise AmbiguousType(
-                    f"'{wanted}' names {len(distinct)} different definitions of {qualified} "
-                    f"(in {', '.join(units)})", "the program breaks the one-definition rule; "
-                    "show it from the sources of one unit instead")
-            return distinct[0][1]
+            (_qualified, found), = hits.items()
+            return self._distinct({e.die.offset: e.die for e in found}.values())
         names = sorted({e.name for e in entries if not self._is_system(e.origin)})
         short = {split_scopes(n)[-1]: n for n in names}
         close = []
@@ -1191,17 +1201,25 @@ def _open(elf_path: str) -> BinaryIO:
             from exc
 
 
+@contextmanager
+def open_dwarf(elf_path: str) -> Iterator[DwarfReader]:
+    """The DWARF of `elf_path`, for callers that read several records or walk its units
+    (the trace's link step); raises UserError when the file is no ELF or has no DWARF."""
+    with _open(elf_path) as stream:
+        yield DwarfReader(elf_path, stream)
+
+
 def read_record(elf_path: str, type_name: str) -> Record:
     """The record called `type_name` in the DWARF of `elf_path`; builds only that record.
 
     Raises TypeNotFound (with the closest names), AmbiguousType (several scopes match, or one
     name has different definitions in different units) or UserError (no ELF, no DWARF)."""
     with _open(elf_path) as stream:
-        return _Reader(elf_path, stream).find(type_name)
+        return DwarfReader(elf_path, stream).find(type_name)
 
 
 def list_records(elf_path: str) -> list[Record]:
     """Every named record (struct, class, union, or one named by a typedef) in the DWARF of
     `elf_path`, once each: identical definitions repeated across units are one record."""
     with _open(elf_path) as stream:
-        return _Reader(elf_path, stream).all_records()
+        return DwarfReader(elf_path, stream).all_records()

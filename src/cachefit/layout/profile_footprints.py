@@ -99,6 +99,11 @@ def _stored_fields(entry: dict[str, Any]) -> list[_StoredField]:
     return out
 
 
+def _in_fixed_area_name(name: str) -> bool:
+    """A stored span of a vtable pointer or base subobject, or a base's member."""
+    return name.startswith("<") or "::" in name
+
+
 def _merge_spans(spans: list[Span]) -> tuple[Span, ...]:
     spans = sorted(s for s in spans if s[1] > s[0])
     merged: list[Span] = []
@@ -147,7 +152,13 @@ def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> P
     warnings: list[str] = []
     current = {f.name for f in record.fields}
     stored_names = {f.name for f in stored}
-    missing = sorted(stored_names - current)
+    # The fixed area (vtable pointers, base subobjects) ends where the stored record's own
+    # fields begin: `<vptr …>`, `<base …>` and `Base::member` spans below that are in it.
+    stored_prefix = min((f.offset for f in stored if not _in_fixed_area_name(f.name)),
+                        default=0)
+    fixed_limit = min(stored_prefix, prefix_end)
+    missing = sorted({f.name for f in stored if f.name not in current and not (
+        _in_fixed_area_name(f.name) and f.end <= fixed_limit)})
     if missing:
         warnings.append("profile fields not in the record (ignored): " + ", ".join(missing))
     new = [f.name for f in record.fields if f.name not in stored_names]
@@ -156,8 +167,6 @@ def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> P
                         + ", ".join(new))
     if "size" in entry and entry["size"] != record.size:
         warnings.append(f"profile size {entry['size']} differs from the record's {record.size}")
-    stored_prefix = min((f.offset for f in stored), default=0)
-    fixed_limit = min(stored_prefix, prefix_end)
     mapper = _Mapper(stored)
     shapes: dict[str, set[tuple[int, int]]] = {}
     straddled: set[str] = set()

@@ -10,9 +10,10 @@ char array that the link step defines (`__cachefit_blob` in an executable, the h
 `__cachefit_shlib_blob` in a shared library); it is filled in place in the output file
 so that no address moves. A shared library's exported variables are listed with the
 GOT slot its code reads their address from, since an executable may hold the variable
-instead (copy relocation). Layouts come from
-`cachefit.frontend.dwarf_records` when that module is available, else from a small
-reader here. This module never runs a compiler or the program.
+instead (copy relocation). Layouts, sizes and array bounds are the front end's reading
+of the DWARF (`cachefit.frontend.dwarf_records`); a type it cannot lay out gets no layout
+and a reason in `ElfFacts.problems`, never a guessed size. This module never runs a
+compiler or the program.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from cachefit.errors import UserError
+from cachefit.errors import CachefitError, TypeNotFound, UserError
+from cachefit.frontend.dwarf_records import DwarfReader
+from cachefit.model import Record
 from cachefit.trace.profile_format import FieldSpan
 
 BLOB_SYMBOL = "__cachefit_blob"
@@ -68,6 +71,8 @@ class ElfFacts:
     layouts: dict[str, TypeLayout] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     has_debug_info: bool = True
+    problems: dict[str, str] = field(default_factory=dict)
+    """Per target type: why its layout is missing or doubtful (said by the link step)."""
 
 
 def _name(die: DIE) -> str | None:
@@ -78,21 +83,8 @@ def _name(die: DIE) -> str | None:
     return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
 
 
-def _qualified(die: DIE) -> str | None:
-    name = _name(die)
-    if name is None:
-        return None
-    parts = [name]
-    parent = die.get_parent()
-    while parent is not None and parent.tag != "DW_TAG_compile_unit":
-        pn = _name(parent)
-        if parent.tag in ("DW_TAG_namespace", *_RECORDS) and pn:
-            parts.append(pn)
-        parent = parent.get_parent()
-    return "::".join(reversed(parts))
-
-
 def _type_of(die: DIE) -> DIE | None:
+    """A variable's type, also through the declaration its definition completes."""
     if "DW_AT_type" in die.attributes:
         return die.get_DIE_from_attribute("DW_AT_type")
     for ref in ("DW_AT_specification", "DW_AT_abstract_origin"):
@@ -127,68 +119,25 @@ def _symbol_of(var: DIE) -> str | None:
     return _attr_text(var, ("DW_AT_linkage_name", "DW_AT_MIPS_linkage_name", "DW_AT_name"))
 
 
-def _member_offset(die: DIE, parser: DWARFExprParser) -> int | None:
-    attr = die.attributes.get("DW_AT_data_member_location")
-    if attr is None:
-        return 0 if die.get_parent() is not None and die.get_parent().tag == \
-            "DW_TAG_union_type" else None
-    if isinstance(attr.value, int):
-        return attr.value
-    ops = parser.parse_expr(attr.value)
-    if len(ops) == 1 and ops[0].op_name == "DW_OP_plus_uconst":
-        return int(ops[0].args[0])
-    return None
-
-
 class _CuTypes:
-    """Target resolution and type sizes within one compile unit."""
+    """Target resolution within one compile unit: where target objects sit inside a type
+    (sizes, array bounds and member offsets are the front end's reading of the DWARF)."""
 
-    def __init__(self, targets: set[str], parser: DWARFExprParser) -> None:
+    def __init__(self, targets: set[str], reader: DwarfReader) -> None:
         self.targets = targets
-        self.parser = parser
+        self.reader = reader
         self.target_of: dict[int, str] = {}     # record DIE offset -> target name
         self._occ: dict[int, tuple[tuple[int, int, int, int, str], ...]] = {}
 
-    def strip(self, die: DIE | None) -> DIE | None:
-        seen = 0
-        while die is not None and die.tag in _QUALIFIERS and seen < 64:
-            die = _type_of(die)
-            seen += 1
-        return die
-
-    def size(self, die: DIE | None) -> int:
-        die = self.strip(die)
-        if die is None:
-            return 0
-        if "DW_AT_byte_size" in die.attributes:
-            return int(die.attributes["DW_AT_byte_size"].value)
-        if die.tag == "DW_TAG_array_type":
-            n = 1
-            for d in self.dims(die):
-                n *= d
-            return n * self.size(_type_of(die))
-        return 0
-
-    @staticmethod
-    def dims(die: DIE) -> list[int]:
-        out = []
-        for sub in die.iter_children():
-            if sub.tag != "DW_TAG_subrange_type":
-                continue
-            if "DW_AT_count" in sub.attributes and isinstance(sub.attributes["DW_AT_count"].value,
-                                                              int):
-                out.append(int(sub.attributes["DW_AT_count"].value))
-            elif "DW_AT_upper_bound" in sub.attributes and isinstance(
-                    sub.attributes["DW_AT_upper_bound"].value, int):
-                lower = sub.attributes.get("DW_AT_lower_bound")
-                lo = int(lower.value) if lower is not None else 0
-                out.append(int(sub.attributes["DW_AT_upper_bound"].value) - lo + 1)
-            else:
-                out.append(0)   # flexible or variable length
-        return out or [0]
+    def count(self, array: DIE) -> int:
+        n = 1
+        for d in self.reader.dims(array) or [None]:
+            n *= d or 0
+        return n
 
     def occurrences(self, die: DIE | None) -> tuple[tuple[int, int, int, int, str], ...]:
-        die = self.strip(die)
+        reader = self.reader
+        die = reader.strip(die)
         if die is None:
             return ()
         if die.offset in self._occ:
@@ -198,7 +147,7 @@ class _CuTypes:
         if die.tag in _RECORDS:
             name = self.target_of.get(die.offset)
             if name is not None:
-                size = self.size(die)
+                size = reader.type_size(die)
                 if size > 0:
                     out.append((0, 1, size, size, name))
             else:
@@ -207,17 +156,15 @@ class _CuTypes:
                         continue
                     if "DW_AT_bit_size" in m.attributes or "DW_AT_external" in m.attributes:
                         continue
-                    off = _member_offset(m, self.parser)
+                    off = reader.location(m)[0]
                     if off is None:
                         continue
-                    for o in self.occurrences(_type_of(m)):
+                    for o in self.occurrences(reader.type_of(m)):
                         out.append((o[0] + off, *o[1:]))
         elif die.tag == "DW_TAG_array_type":
-            n = 1
-            for d in self.dims(die):
-                n *= d
-            elem = _type_of(die)
-            esize = self.size(elem)
+            n = self.count(die)
+            elem = reader.type_of(die)
+            esize = reader.type_size(elem)
             for o in self.occurrences(elem):
                 if n <= 0:
                     break
@@ -230,43 +177,6 @@ class _CuTypes:
         result = tuple(out[:MAX_OCCURRENCES])
         self._occ[die.offset] = result
         return result
-
-
-def _die_fields(die: DIE, cu_types: _CuTypes, base_off: int, prefix: str,
-                depth: int = 0) -> list[FieldSpan]:
-    """Members of a record, with the members of base classes flattened in as
-    `Base::member` (a base subobject is not a field one could move)."""
-    fields: list[FieldSpan] = []
-    for m in die.iter_children():
-        if m.tag == "DW_TAG_inheritance":
-            off = _member_offset(m, cu_types.parser)
-            base = cu_types.strip(_type_of(m))
-            if off is None or base is None:
-                continue
-            bname = _name(base) or "?"
-            inner = _die_fields(base, cu_types, base_off + off, f"{prefix}{bname}::", depth + 1) \
-                if depth < 16 else []
-            fields.extend(inner or [FieldSpan(f"<base {bname}>", base_off + off,
-                                              cu_types.size(base))])
-        elif m.tag == "DW_TAG_member" and "DW_AT_external" not in m.attributes:
-            mname = _name(m) or "<anonymous>"
-            size = cu_types.size(_type_of(m))
-            if "DW_AT_data_bit_offset" in m.attributes:
-                bit = int(m.attributes["DW_AT_data_bit_offset"].value)
-                bits = int(m.attributes["DW_AT_bit_size"].value) if \
-                    "DW_AT_bit_size" in m.attributes else size * 8
-                fields.append(FieldSpan(prefix + mname, base_off + bit // 8,
-                                        (bit % 8 + bits + 7) // 8))
-                continue
-            off = _member_offset(m, cu_types.parser)
-            if off is None:
-                continue
-            if mname.startswith(("_vptr.", "_vptr$")):
-                mname = "<vptr>"
-            fields.append(FieldSpan(prefix + mname if not mname.startswith("<") else
-                                    (f"<vptr {prefix[:-2]}>" if prefix else mname),
-                                    base_off + off, size))
-    return fields
 
 
 def _unique(fields: list[FieldSpan]) -> list[FieldSpan]:
@@ -284,41 +194,54 @@ def _unique(fields: list[FieldSpan]) -> list[FieldSpan]:
     return sorted([*out.values(), *vptrs.values()], key=lambda f: (f.offset, f.name))
 
 
-def _die_layout(name: str, die: DIE, cu_types: _CuTypes) -> TypeLayout:
-    return TypeLayout(name, cu_types.size(die), _unique(_die_fields(die, cu_types, 0, "")))
-
-
-def _shared_layout(elf_path: str, name: str) -> TypeLayout | None:
-    """The layout from the shared DWARF front end, when it exists (bases flattened)."""
-    try:
-        from cachefit.frontend import dwarf_records  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-
-    def spans(type_name: str, base_off: int, prefix: str, depth: int) -> list[FieldSpan]:
-        rec = dwarf_records.read_record(elf_path, type_name)
-        out: list[FieldSpan] = []
-        if rec.vptr_offset is not None:
-            out.append(FieldSpan(f"<vptr {prefix[:-2]}>" if prefix else "<vptr>",
-                                 base_off + rec.vptr_offset, 8))
-        for b in rec.bases:
+def _spans(reader: DwarfReader, rec: Record, base_off: int, prefix: str,
+           depth: int) -> list[FieldSpan]:
+    """The record's fields as byte spans, with the members of base classes flattened in as
+    `Base::member` (a base subobject is not a field one could move)."""
+    out: list[FieldSpan] = []
+    if rec.vptr_offset is not None:
+        out.append(FieldSpan(f"<vptr {prefix[:-2]}>" if prefix else "<vptr>",
+                             base_off + rec.vptr_offset, reader.addr_size))
+    for b in rec.bases:
+        inner: list[FieldSpan] = []
+        if depth < 16:
             try:
-                inner = spans(b.name, base_off + b.offset, f"{prefix}{b.name}::", depth + 1) \
-                    if depth < 16 else []
-            except Exception:  # noqa: BLE001 - a base the front end cannot read
+                inner = _spans(reader, reader.find(b.name), base_off + b.offset,
+                               f"{prefix}{b.name}::", depth + 1)
+            except CachefitError:   # a base not found by its name: kept whole
                 inner = []
-            out += inner or [FieldSpan(f"<base {b.name}>", base_off + b.offset, b.size)]
-        for f in rec.fields:
-            size = (f.end - f.offset) if f.bit_size is not None else f.size
-            out.append(FieldSpan(prefix + f.name, base_off + f.offset, size))
-        return out
+        out += inner or [FieldSpan(f"<base {b.name}>", base_off + b.offset, b.size)]
+    for f in rec.fields:
+        size = (f.end - f.offset) if f.bit_size is not None else f.size
+        out.append(FieldSpan(prefix + f.name, base_off + f.offset, size))
+    return out
 
-    try:
-        rec = dwarf_records.read_record(elf_path, name)
-        fields = spans(name, 0, "", 0)
-    except Exception:  # noqa: BLE001 - fall back to our own reader on any failure
-        return None
-    return TypeLayout(name, rec.size, _unique(fields))
+
+def _layouts(reader: DwarfReader, types: tuple[str, ...], facts: ElfFacts) -> None:
+    """Each target type's layout, from the front end's reading of the DWARF. A type the
+    file cannot lay out (a member's class only declared) gets no layout and a problem,
+    never a guessed size; one with several definitions uses the first and says so."""
+    for name in types:
+        try:
+            found = reader.definitions(name)
+        except TypeNotFound:
+            continue        # not in this file (a library need not hold every type)
+        except CachefitError as exc:
+            facts.problems[name] = exc.what + (f"; {exc.todo}" if exc.todo else "")
+            continue
+        except Exception as exc:  # noqa: BLE001 - pyelftools on a broken file
+            facts.problems[name] = f"cannot read its layout from the DWARF: {exc}"
+            continue
+        rec = found[0][1]
+        if len(found) > 1:
+            facts.problems[name] = (f"{len(found)} different definitions of {rec.name}; "
+                                    "the profile uses the first one's layout")
+        try:
+            fields = _spans(reader, rec, 0, "", 0)
+        except CachefitError as exc:
+            facts.problems[name] = exc.what + (f"; {exc.todo}" if exc.todo else "")
+            continue
+        facts.layouts[name] = TypeLayout(name, rec.size, _unique(fields))
 
 
 def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
@@ -337,26 +260,28 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
         if not elf.has_dwarf_info():
             facts.has_debug_info = False
             return facts
-        dwarf = elf.get_dwarf_info()
+        fh.seek(0)
+        reader = DwarfReader(str(elf_path), fh)
+        dwarf = reader.dwarf
         parser = DWARFExprParser(dwarf.structs)
         seen_addr: set[tuple[int, str]] = set()
         # Variables declared here but defined in a shared library: an executable that
         # refers to one directly holds a copy of it (a COPY relocation), used by all.
         copy_candidates: dict[str, tuple[tuple[int, int, int, int, str], ...]] = {}
         for cu in dwarf.iter_CUs():
-            cu_types = _CuTypes(targets, parser)
+            cu_types = _CuTypes(targets, reader)
             variables: list[DIE] = []
             declared: list[DIE] = []
             typedefs: list[DIE] = []
             for die in cu.iter_DIEs():
                 tag = die.tag
                 if tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
-                    q, simple = _qualified(die), _name(die)
+                    if _name(die) is None:
+                        continue
+                    q, simple = reader.qualified_name(die), _name(die)
                     name = q if q in targets else (simple if simple in targets else None)
                     if name is not None:
                         cu_types.target_of[die.offset] = name
-                        if name not in facts.layouts:
-                            facts.layouts[name] = _die_layout(name, die, cu_types)
                 elif tag == "DW_TAG_typedef":
                     typedefs.append(die)
                 elif tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
@@ -364,14 +289,12 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                 elif tag == "DW_TAG_variable" and "DW_AT_declaration" in die.attributes:
                     declared.append(die)
             for td in typedefs:
-                tname = _qualified(td)
-                under = cu_types.strip(_type_of(td))
+                tname = reader.qualified_name(td) if _name(td) else None
+                under = reader.strip(reader.type_of(td))
                 if under is None or under.tag not in _RECORDS:
                     continue
                 if tname in targets and under.offset not in cu_types.target_of:
                     cu_types.target_of[under.offset] = tname
-                    if tname not in facts.layouts and "DW_AT_declaration" not in under.attributes:
-                        facts.layouts[tname] = _die_layout(tname, under, cu_types)
                 elif under.offset in cu_types.target_of and tname and \
                         tname != cu_types.target_of[under.offset]:
                     facts.aliases[tname] = cu_types.target_of[under.offset]
@@ -412,11 +335,7 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     seen_addr.add(key)
                     facts.objects.append(StaticObject(addr + off, count, elem, stride, tname,
                                                       symbol, symbol, addr))
-    for name in types:
-        shared = _shared_layout(str(elf_path), name)
-        if shared is not None and (name not in facts.layouts
-                                   or shared.size == facts.layouts[name].size):
-            facts.layouts[name] = shared
+        _layouts(reader, types, facts)
     return facts
 
 

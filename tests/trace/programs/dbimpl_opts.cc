@@ -1,0 +1,3 @@
+#include "dbimpl.h"
+Options::Options() : block_size(4096), write_buffer(4 << 20) {}
+DB::~DB() {}
