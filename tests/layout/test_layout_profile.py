@@ -55,6 +55,24 @@ def test_fixed_area_accesses_are_kept_as_spans() -> None:
     assert result.offsets["y"] == 8
 
 
+def test_the_profiles_vptr_and_base_spans_are_the_fixed_area() -> None:
+    """A traced C++ class lists its vtable pointer (`<vptr>`) and base members (`DB::n`) as
+    fields of the profile; they are the fixed area, not fields missing from the record
+    (leveldb's DBImpl: "profile fields not in the record: <vptr DB>", and each access to the
+    vptr counted as hitting no field)."""
+    record = Record("D", "class", 32, 8, [Field("x", "long", 16, 8, 8),
+                                          Field("y", "long", 24, 8, 8)], vptr_offset=0)
+    entry = profile_entry(record, [(3, [[0, 0, 8, "r"], [0, 8, 4, "w"], [0, 24, 8, "r"]])])
+    entry["fields"][:0] = [{"name": "<vptr>", "offset": 0, "size": 8},
+                           {"name": "DB::n", "offset": 8, "size": 4}]
+    fps = read_footprints(record, entry, 16)
+    role = dict(fps.sequences[0].roles)["0"]
+    assert role.fixed_touched == ((0, 12),) and role.fixed_written == ((8, 12),)
+    assert role.touched == {"y"}
+    assert fps.unmapped_accesses == 0
+    assert fps.warnings == ()
+
+
 @pytest.mark.parametrize("bad", [
     {"fields": [], "sequences": [{"count": 1, "accesses": [[0, 0, 4, "x"]]}]},
     {"fields": [], "sequences": [{"count": -1, "accesses": []}]},
