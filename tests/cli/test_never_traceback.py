@@ -94,3 +94,38 @@ def test_build_output_dir_read_only(tmp_path: Path) -> None:
     (tmp_path / "ro").mkdir(mode=0o500)
     line = one_line_error(run(["build", "-o", "ro/out"], tmp_path))
     assert "cannot write the output directory: Permission denied" in line
+
+
+# ---------------------------------------------------------------- 11. unknown names
+
+@pytest.mark.parametrize("text, place, message", [
+    (PIPELINE_TOML + "object_allign = 64\n", "7:1",
+     "unknown key object_allign in [build]; did you mean object_align?"),
+    (PIPELINE_TOML + "march_nativ = true\n", "7:1",
+     "unknown key march_nativ in [build]; did you mean march_native?"),
+    (PIPELINE_TOML + "[tracee]\nentry = []\n", "7:1",
+     "unknown table [tracee]; did you mean [trace]?"),
+    (PIPELINE_TOML + "[trace.qemuu]\nkernel = 'k'\n", "7:1",
+     "unknown table [trace.qemuu]; did you mean [trace.qemu]?"),
+    ('[trace]\ntypes = ["a"]\n  entri = ["b"]\n', "3:3",
+     "unknown key entri in [trace]; did you mean entry?"),
+    ('[reorder]\nabi = []\nstrategy = "roles"\n', "3:1",
+     "unknown key strategy in [reorder]; the keys of [reorder] are abi"),
+    ('types = ["a"]\n[trace]\n', "1:1",
+     "unknown key types outside the tables; the tables are [build], [reorder], [trace]"),
+])
+@pytest.mark.parametrize("command", [["build"], ["cc", "--version"]])
+def test_unknown_tables_and_keys(tmp_path: Path, command: list[str], text: str, place: str,
+                                 message: str) -> None:
+    (tmp_path / "cachefit.toml").write_text(text)
+    line = one_line_error(run(command, tmp_path))
+    assert f"{tmp_path / 'cachefit.toml'}:{place}: {message}" in line
+
+
+def test_reorder_rejects_unknown_names_too(tmp_path: Path) -> None:
+    from cachefit.errors import UserError
+    from cachefit.reorder.project_config import load_reorder_config
+    (tmp_path / "cachefit.toml").write_text('[reorder]\nabii = ["hdr"]\n')
+    with pytest.raises(UserError, match="unknown key abii in .reorder.") as info:
+        load_reorder_config(str(tmp_path))
+    assert "did you mean abi?" in info.value.todo

@@ -43,7 +43,7 @@ allocators = ["xmalloc"]
 deallocators = ["xfree"]
 backend = "tsan"
 [reorder]
-strategy = "roles"
+abi = ["wire"]
 """
     cfg = parse_config(text, Path("x.toml"))
     assert cfg.trace.instrument == ("ipc", "switch_to")
@@ -52,7 +52,7 @@ strategy = "roles"
     assert effective_mode(cfg, {"CACHEFIT_MODE": "plain"}) == "plain"
     assert real_compiler(cfg, "c", {}) == ["ccache", "clang-19"]
     assert real_compiler(cfg, "c++", {"CACHEFIT_CXX": "g++"}) == ["g++"]
-    assert cfg.sections["reorder"] == {"strategy": "roles"}
+    assert cfg.sections["reorder"] == {"abi": ["wire"]}
 
 
 @pytest.mark.parametrize("text, message", [

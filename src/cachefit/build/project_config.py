@@ -2,18 +2,20 @@
 
 Found through CACHEFIT_CONFIG, else in the current directory or the nearest parent
 directory that has one (docs/cachefit-toml.md). CACHEFIT_MODE, CACHEFIT_CC and
-CACHEFIT_CXX override the file (CACHEFIT_LAYOUTS overrides `[build] layouts`). This
-module only reads and validates the settings the build wrapper and tracer use ([build]
-and [trace]); other sections belong to other stages and are kept untouched in `sections`.
-It never runs a compiler.
+CACHEFIT_CXX override the file (CACHEFIT_LAYOUTS overrides `[build] layouts`). Every
+stage reads the file through `read_project_text` and `parse_toml`, which reject a table or
+key that no stage reads (TABLES). This module validates the values of the settings the
+build wrapper and tracer use ([build] and [trace]); other stages validate theirs, and
+other sections are kept untouched in `sections`. It never runs a compiler.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +31,18 @@ BACKENDS: tuple[Backend, ...] = ("auto", "sanitizer-coverage", "tsan")
 _TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses",
                "max_objects", "max_sequences", "allocators", "deallocators", "backend",
                "cache_line"}
+# Every table of the project file and every key (or sub-table) some stage reads; anything
+# else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
+# the QEMU backend's sub-table (cachefit.trace.qemu_backend, which checks its own keys).
+# [build]: the compiler wrapper (here) and `cachefit build` (cachefit.build.pipeline_config).
+# [reorder]: cachefit.reorder.project_config.
+TABLES: dict[str, frozenset[str]] = {
+    "trace": frozenset(_TRACE_KEYS | {"qemu"}),
+    "build": frozenset({"mode", "cc", "cxx", "layouts",
+                        "command", "workload", "clean", "flatten", "output", "binaries",
+                        "object_align", "time_limit", "march_native", "lto", "pgo"}),
+    "reorder": frozenset({"abi"}),
+}
 
 
 @dataclass(frozen=True)
@@ -111,9 +125,10 @@ def read_project_text(path: Path) -> str:
 
 
 def parse_toml(text: str, path: Path) -> dict[str, Any]:
-    """Decode the TOML text of a project file; a UserError at the place of a syntax error."""
+    """Decode the TOML text of a project file and check its table and key names
+    (`check_names`); a UserError at the place of a syntax error or unknown name."""
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         if where is None:
@@ -121,6 +136,61 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
         raise UserError(f"invalid TOML: {str(exc)[:where.start()].strip()}",
                         "see docs/cachefit-toml.md",
                         Location(str(path), int(where[1]), int(where[2]))) from exc
+    check_names(data, text, path)
+    return data
+
+
+def check_names(data: Mapping[str, Any], text: str, path: Path) -> None:
+    """A UserError for the first table or key no stage reads (TABLES), at its line, with
+    the closest known names: typos must not go unnoticed."""
+    for name, value in data.items():
+        if name not in TABLES:
+            what = f"unknown table [{name}]" if isinstance(value, dict) else \
+                f"unknown key {name} outside the tables"
+            raise _unknown(what, name, TABLES, "", text, path, "[{}]")
+        if not isinstance(value, dict):
+            raise UserError(f"{name} must be a table ([{name}])", "see docs/cachefit-toml.md",
+                            _place(text, path, "", name))
+        for key, item in value.items():
+            if key not in TABLES[name]:
+                if isinstance(item, dict):
+                    raise _unknown(f"unknown table [{name}.{key}]", key, TABLES[name], name,
+                                   text, path, f"[{name}.{{}}]")
+                raise _unknown(f"unknown key {key} in [{name}]", key, TABLES[name], name,
+                               text, path, "{}")
+
+
+def _unknown(what: str, name: str, known: Iterable[str], table: str, text: str,
+             path: Path, shown: str) -> UserError:
+    """`what`, with the closest of the `known` names of `table` (tables when ""), each
+    written as `shown` formats it."""
+    close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    if close:
+        hint = f"did you mean {' or '.join(map(shown.format, close))}?"
+    else:
+        hint = (f"the keys of [{table}] are " if table else "the tables are ") + \
+            ", ".join(map(shown.format, sorted(known)))
+    return UserError(what, f"{hint} (docs/cachefit-toml.md)", _place(text, path, table, name))
+
+
+def _place(text: str, path: Path, table: str, key: str) -> Location:
+    """Where `key` of `table` (a top-level name when `table` is "") is written: a header
+    `[table.key]`/`[table.key.sub]`, or `key = ...`/`key.sub = ...` under the header of
+    `table`."""
+    current = ""
+    full = f"{table}.{key}" if table else key
+    key_re = re.compile(r'\s*"?(' + re.escape(key) + r')"?\s*[=.]')
+    for number, line in enumerate(text.splitlines(), 1):
+        header = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]", line)
+        if header:
+            current = re.sub(r'\s*\.\s*', ".", header[1]).replace('"', "")
+            if current == full or current.startswith(full + "."):
+                return Location(str(path), number, line.index("[") + 1)
+            continue
+        found = key_re.match(line)
+        if found and current == table:
+            return Location(str(path), number, found.start(1) + 1)
+    return Location(str(path))
 
 
 def parse_config(text: str, path: Path) -> ProjectConfig:
@@ -128,12 +198,6 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
     data = parse_toml(text, path)
     trace_raw = data.get("trace", {})
     build_raw = data.get("build", {})
-    if not isinstance(trace_raw, dict) or not isinstance(build_raw, dict):
-        raise _err(path, "[trace] and [build] must be tables")
-    # Sub-tables ([trace.qemu], ...) belong to other tracing backends.
-    unknown = sorted(k for k in set(trace_raw) - _TRACE_KEYS if not isinstance(trace_raw[k], dict))
-    if unknown:
-        raise _err(path, f"unknown key(s) in [trace]: {', '.join(unknown)}")
     kw: dict[str, Any] = {}
     for key in ("types", "entry", "allocators", "deallocators", "instrument_files"):
         if key in trace_raw:
