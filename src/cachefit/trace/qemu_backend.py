@@ -158,30 +158,6 @@ class DwarfObject:
     stride: int
 
 
-def _strip_type(die):
-    while die is not None and die.tag in ("DW_TAG_typedef", "DW_TAG_const_type",
-                                          "DW_TAG_volatile_type", "DW_TAG_restrict_type",
-                                          "DW_TAG_atomic_type"):
-        if "DW_AT_type" not in die.attributes:
-            return None
-        die = die.get_DIE_from_attribute("DW_AT_type")
-    return die
-
-
-def _qualified_name(die) -> str | None:
-    name = die.attributes.get("DW_AT_name")
-    if name is None:
-        return None
-    parts = [name.value.decode(errors="replace")]
-    parent = die.get_parent()
-    while parent is not None and parent.tag in ("DW_TAG_namespace", "DW_TAG_class_type",
-                                                "DW_TAG_structure_type", "DW_TAG_union_type"):
-        pname = parent.attributes.get("DW_AT_name")
-        parts.append(pname.value.decode(errors="replace") if pname else "(anonymous namespace)")
-        parent = parent.get_parent()
-    return "::".join(reversed(parts))
-
-
 def _bare(type_name: str) -> str:
     for kw in ("struct ", "class ", "union "):
         if type_name.startswith(kw):
@@ -189,24 +165,7 @@ def _bare(type_name: str) -> str:
     return type_name.strip()
 
 
-def _array_count(die) -> int | None:
-    """Elements of an array type (all dimensions); 0 for a flexible array member."""
-    total = 1
-    for sub in die.iter_children():
-        if sub.tag != "DW_TAG_subrange_type":
-            continue
-        if "DW_AT_count" in sub.attributes:
-            n = sub.attributes["DW_AT_count"].value
-        elif "DW_AT_upper_bound" in sub.attributes:
-            ub = sub.attributes["DW_AT_upper_bound"].value
-            # a flexible array member: upper bound -1 (gcc writes it as an unsigned constant)
-            n = 0 if isinstance(ub, int) and ub in (0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF) else ub + 1
-        else:
-            return 0
-        if not isinstance(n, int):
-            return None
-        total *= n
-    return total
+_RECORD_TAGS = ("DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type")
 
 
 def _is_definition(die) -> bool:
@@ -220,26 +179,22 @@ class DwarfScan:
 
 
 def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -> DwarfScan:
-    """Sizes of the target types, and the static variables of them (layouts: read_record)."""
-    from elftools.elf.elffile import ELFFile
+    """Sizes of the target types, and the static variables of them (layouts: read_record).
+    Names, qualifiers and array bounds are the front end's reading of the DWARF."""
+    from cachefit.frontend.dwarf_records import open_dwarf
 
     targets = {_bare(t): t for t in type_names}
     scan = DwarfScan()
     shapes: dict[str, tuple[int, str]] = {}
-    with open(elf_path, "rb") as fh:
-        elf = ELFFile(fh)
-        if not elf.has_dwarf_info():
-            raise UserError(f"{elf_path}: no debug information",
-                            "build the traced program with -g")
-        dwarf = elf.get_dwarf_info()
-        for cu in dwarf.iter_CUs():
+    with open_dwarf(elf_path) as reader:    # UserError when there is no DWARF
+        for cu in reader.dwarf.iter_CUs():
             for die in cu.iter_DIEs():
-                if die.tag in ("DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type"):
+                if die.tag in _RECORD_TAGS:
                     if len(scan.sizes) == len(targets) and not want_variables:
                         continue
                     if "DW_AT_name" not in die.attributes or not _is_definition(die):
                         continue
-                    q = _qualified_name(die)
+                    q = reader.qualified_name(die)
                     if q not in targets:
                         continue
                     size = die.attributes["DW_AT_byte_size"].value
@@ -254,7 +209,7 @@ def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -
                             f"{shapes[targets[q]][1]} and {unit_name}",
                             "the program breaks the one-definition rule")
                 elif want_variables and die.tag == "DW_TAG_variable":
-                    obj = _variable_object(die, targets)
+                    obj = _variable_object(reader, die, targets)
                     if obj is not None:
                         scan.variables.append(obj)
             if len(scan.sizes) == len(targets) and not want_variables:
@@ -274,7 +229,7 @@ def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -
     return scan
 
 
-def _variable_object(die, targets: Mapping[str, str]) -> DwarfObject | None:
+def _variable_object(reader: Any, die, targets: Mapping[str, str]) -> DwarfObject | None:
     loc = die.attributes.get("DW_AT_location")
     if loc is None or loc.form not in ("DW_FORM_exprloc", "DW_FORM_block1"):
         return None
@@ -288,15 +243,16 @@ def _variable_object(die, targets: Mapping[str, str]) -> DwarfObject | None:
         decl = die.get_DIE_from_attribute("DW_AT_specification")
     if "DW_AT_type" not in decl.attributes:
         return None
-    t = _strip_type(decl.get_DIE_from_attribute("DW_AT_type"))
+    t = reader.strip(reader.type_of(decl))
     count = None
     if t is not None and t.tag == "DW_TAG_array_type":
-        count = _array_count(t)
-        t = _strip_type(t.get_DIE_from_attribute("DW_AT_type"))
-    if t is None or t.tag not in ("DW_TAG_structure_type", "DW_TAG_class_type",
-                                  "DW_TAG_union_type"):
+        count = 1   # all dimensions; 0 for a flexible array member
+        for d in reader.dims(t):
+            count *= d or 0
+        t = reader.strip(reader.type_of(t))
+    if t is None or t.tag not in _RECORD_TAGS:
         return None
-    q = _qualified_name(t)
+    q = reader.qualified_name(t)
     if q not in targets or not count and count is not None:
         return None
     name = decl.attributes.get("DW_AT_name")
