@@ -5,6 +5,7 @@ Each command runs as a user runs it (a subprocess of `python -m cachefit.cli.mai
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -129,3 +130,75 @@ def test_reorder_rejects_unknown_names_too(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="unknown key abii in .reorder.") as info:
         load_reorder_config(str(tmp_path))
     assert "did you mean abi?" in info.value.todo
+
+
+# ---------------------------------------------------------------- 13. smaller defects
+
+def test_trace_of_a_missing_program_is_a_user_error(tmp_path: Path) -> None:
+    line = one_line_error(run(["trace", "--", str(tmp_path / "nonexistent")], tmp_path))
+    assert f"{tmp_path / 'nonexistent'}: command not found" in line
+
+
+@pytest.mark.parametrize("output", ["afile/p.json", "missing/p.json", "."])
+def test_trace_output_checked_before_the_workload_runs(tmp_path: Path, output: str) -> None:
+    (tmp_path / "afile").write_text("x")
+    line = one_line_error(run(["trace", "-o", output, "--", "sh", "-c", "touch ran"],
+                              tmp_path))
+    assert output in line
+    assert not (tmp_path / "ran").exists()
+
+
+def test_trace_keep_raw_that_cannot_be_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    line = one_line_error(run(["trace", "--keep-raw", "afile", "--", "sh", "-c", "touch ran"],
+                              tmp_path))
+    assert "afile: cannot write the output directory: it is not a directory" in line
+    assert not (tmp_path / "ran").exists()
+
+
+def _profile(version: int) -> str:
+    return json.dumps({
+        "format": "cachefit-profile", "version": version, "cache_line": 64, "invocations": 1,
+        "types": {"obj": {"size": 8, "fields": [], "sequences": [
+            {"count": 2, "accesses": [[0, 0, 4, "r"]]},
+            {"count": 1, "accesses": [[0, 4, 4, "w"]]}]}}})
+
+
+def test_profile_show_top_must_not_be_negative(tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(_profile(1))
+    line = one_line_error(run(["profile", "show", "p.json", "--top", "-1"], tmp_path))
+    assert "--top -1 is negative" in line
+    shown = run(["profile", "show", "p.json", "--top", "1"], tmp_path)
+    assert shown.returncode == 0 and "1 more sequences" in shown.stdout
+
+
+@pytest.mark.parametrize("version, todo", [(99, "upgrade cachefit"), (0, "retrace")])
+def test_profile_of_another_format_version(tmp_path: Path, version: int, todo: str) -> None:
+    (tmp_path / "p.json").write_text(_profile(version))
+    line = one_line_error(run(["profile", "show", "p.json"], tmp_path))
+    assert f"profile format version {version} is not supported" in line and todo in line
+
+
+@pytest.mark.parametrize("args, kind", [
+    (["show", "rec", "DIR"], "file"),
+    (["flatten", "rec", "DIR"], "file"),
+    (["reorder", "rec", "DIR", "--order", "a"], "file"),
+    (["build", "--config", "DIR"], "file"),
+    (["profile", "show", "DIR"], "profile"),
+    (["report", "DIR"], "profile"),
+    (["reorder", "rec", "rec.h", "--profile", "DIR"], "profile"),
+    (["trace", "--", "DIR"], "program"),
+])
+def test_directory_where_a_file_is_expected(tmp_path: Path, args: list[str], kind: str) -> None:
+    (tmp_path / "DIR").mkdir()
+    (tmp_path / "rec.h").write_text("struct rec { int a; char b; };\n")
+    line = one_line_error(run(args, tmp_path))
+    assert f"DIR: is a directory, not a {kind}" in line
+
+
+def test_config_env_naming_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "DIR").mkdir()
+    (tmp_path / "rec.h").write_text("struct rec { int a; char b; };\n")
+    line = one_line_error(run(["reorder", "rec", "rec.h", "--order", "b,a"], tmp_path,
+                              CACHEFIT_CONFIG=str(tmp_path / "DIR")))
+    assert "CACHEFIT_CONFIG names" in line and "which is not a file" in line

@@ -17,6 +17,7 @@ from typing import Any
 
 from cachefit.build.project_config import ProjectConfig, load_config
 from cachefit.errors import UserError
+from cachefit.input_files import require_file
 
 DEFAULT_OUTPUT = "out/cachefit"
 
@@ -117,7 +118,6 @@ def load_pipeline_config(config_file: Path | None = None) -> PipelineConfig:
     """The pipeline settings of `config_file`, else of the project file found as usual."""
     env = None
     if config_file is not None:
-        if not config_file.is_file():
-            raise UserError(f"{config_file}: no such file", "name a cachefit.toml")
+        require_file(config_file, "name a cachefit.toml")
         env = {"CACHEFIT_CONFIG": str(config_file)}
     return pipeline_config(load_config(env))

@@ -48,6 +48,9 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    if args.top is not None and args.top < 0:
+        raise UserError(f"--top {args.top} is negative",
+                        "give the number of heaviest sequences to show (0 or more)")
     prof = load(args.profile)
     if args.types:
         missing = [t for t in args.types if t not in prof.types]

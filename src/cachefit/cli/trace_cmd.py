@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from cachefit.atomic_files import check_output
 from cachefit.trace.profile_format import Profile, save
 from cachefit.trace.trace_run import trace_command
 
@@ -37,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.output)           # before the workload runs, not after
     if args.qemu:
         return run_qemu(args)
     limits = {}

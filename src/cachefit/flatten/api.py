@@ -28,6 +28,7 @@ from cachefit.flatten.transform import Facts, Flattener
 from cachefit.frontend.clang_parse import configure_libclang, language_args
 from cachefit.frontend.clang_records import iter_records
 from cachefit.frontend.compile_db import CompileCommand, commands_for
+from cachefit.input_files import require_file
 from cachefit.rewrite.edits import EditList, drop_contained, unified_diffs, write_all_atomic
 
 
@@ -107,8 +108,8 @@ def _parse(path: str, args: Sequence[str], unsaved: dict[str, bytes]) -> ci.Tran
     carries libstdc++ code that uses GCC-only attributes clang rejects), any other error is
     precondition 1."""
     files = [(f, d.decode(errors="surrogateescape")) for f, d in unsaved.items()]
-    if not files and not os.path.isfile(path):
-        raise UserError(f"{path}: no such file", "check the path")
+    if not files:
+        require_file(path)
     configure_libclang()
     try:
         # no error limit: errors in system headers are skipped below, and must not make

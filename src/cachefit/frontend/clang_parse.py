@@ -16,7 +16,8 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from cachefit.errors import Location, ParseError, UserError
+from cachefit.errors import Location, ParseError
+from cachefit.input_files import require_file
 
 _SYSTEM_LIBCLANG = (
     "/usr/lib/llvm-19/lib/libclang-19.so.1",
@@ -91,8 +92,8 @@ def parse_unit(path: str, args: Sequence[str] = (),
                unsaved: Sequence[tuple[str, str]] = (),
                *, keep_bodies: bool = True, detailed: bool = False) -> ci.TranslationUnit:
     """Parse `path` with compiler `args`; raise ParseError on errors that stop parsing."""
-    if not unsaved and not os.path.isfile(path):
-        raise UserError(f"{path}: no such file", "check the path")
+    if not unsaved:
+        require_file(path)
     options = 0
     if not keep_bodies:
         options |= ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES

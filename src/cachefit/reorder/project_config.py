@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachefit.build.project_config import parse_toml, read_project_text
+from cachefit.build.project_config import find_config, parse_toml, read_project_text
 from cachefit.errors import Location, UserError
 
 
@@ -36,13 +36,12 @@ def _norm(name: str) -> str:
 
 def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
     """Read the project file if there is one (UserError when it is malformed)."""
-    path = os.environ.get("CACHEFIT_CONFIG") or os.path.join(cwd or os.getcwd(),
-                                                              "cachefit.toml")
-    if not os.path.isfile(path):
-        if os.environ.get("CACHEFIT_CONFIG"):
-            raise UserError(f"CACHEFIT_CONFIG names {path}, which does not exist",
-                            "point it at the project's cachefit.toml or unset it")
-        return ReorderConfig()
+    if os.environ.get("CACHEFIT_CONFIG"):
+        path = str(find_config())      # a UserError when it names no file
+    else:
+        path = os.path.join(cwd or os.getcwd(), "cachefit.toml")
+        if not os.path.isfile(path):
+            return ReorderConfig()
     data = parse_toml(read_project_text(Path(path)), Path(path))
     table = data.get("reorder", {})
     abi = table.get("abi", []) if isinstance(table, dict) else None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachefit.errors import CachefitError, UserError
+from cachefit.input_files import require_file
 from cachefit.model import Field, Record
 from cachefit.trace.profile_format import TypeProfile
 
@@ -73,9 +74,7 @@ def find_record(tp: TypeProfile, *, binary: str | None,
     A `binary` the user named must define the type (errors propagate); the profile's
     `programs` are tried quietly and skipped when missing or without the type."""
     if binary is not None:
-        if not os.path.isfile(binary):
-            raise UserError(f"{binary} does not exist",
-                            "pass the executable built from the traced sources (with -g)")
+        require_file(binary, "pass the executable built from the traced sources (with -g)")
         return FoundRecord(_dwarf_record(binary, tp.name), f"DWARF of {binary}", True)
     for prog in programs:
         if not os.path.isfile(prog):

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from cachefit.atomic_files import save_output
 from cachefit.errors import UserError
+from cachefit.input_files import require_file
 
 FORMAT = "cachefit-profile"
 VERSION = 1
@@ -204,8 +205,10 @@ def from_json(data: Any, path: str = "<profile>") -> Profile:
         raise _bad(path, f'"format" is not "{FORMAT}"')
     version = data.get("version")
     if version != VERSION:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         raise UserError(f"{path}: profile format version {version!r} is not supported "
                         f"(this cachefit reads version {VERSION})",
+                        "upgrade cachefit to read it" if newer else
                         "retrace with this version of cachefit")
     cache_line = _int(data.get("cache_line"), path, '"cache_line"', 1)
     invocations = _int(data.get("invocations"), path, '"invocations"')
@@ -258,10 +261,9 @@ def from_json(data: Any, path: str = "<profile>") -> Profile:
 def load(path: str | os.PathLike[str]) -> Profile:
     """Read a profile (plain or gzipped JSON) and validate it."""
     p = Path(path)
+    require_file(p, "run `cachefit trace -o FILE -- COMMAND`", "profile")
     try:
         raw = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise UserError(f"{p}: no such profile", "run `cachefit trace -o FILE -- COMMAND`") from exc
     except OSError as exc:
         raise UserError(f"cannot read {p}: {exc.strerror}") from exc
     if raw[:2] == b"\x1f\x8b":

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cachefit.errors import AmbiguousType, ToolMissing, UserError
+from cachefit.input_files import require_file
 from cachefit.trace.profile_format import (
     Access,
     AccessSequence,
@@ -119,8 +120,7 @@ def read_elf(path: str) -> ElfInfo:
     from elftools.elf.elffile import ELFFile
 
     p = Path(path)
-    if not p.is_file():
-        raise UserError(f"{path}: no such file", "give the ELF file of the traced program")
+    require_file(p, "give the ELF file of the traced program")
     key = (str(p.resolve()), p.stat().st_mtime)
     if key in _ELF_CACHE:
         return _ELF_CACHE[key]

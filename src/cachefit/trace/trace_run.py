@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachefit.errors import ToolMissing, UserError
+from cachefit.atomic_files import make_output_dir
+from cachefit.errors import Location, UserError
 from cachefit.trace.profile_format import Profile
 from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
 
@@ -38,7 +39,7 @@ def trace_command(command: Sequence[str], *, raw_dir: Path | None = None,
     child_env = dict(os.environ if env is None else env)
     with tempfile.TemporaryDirectory(prefix="cachefit-trace-") as tmp:
         directory = (raw_dir or Path(tmp)).resolve()
-        directory.mkdir(parents=True, exist_ok=True)
+        make_output_dir(directory, "choose another --keep-raw DIR")
         for stale in directory.glob("cachefit-*.raw"):
             stale.unlink()
         child_env["CACHEFIT_TRACE_DIR"] = str(directory)
@@ -47,10 +48,8 @@ def trace_command(command: Sequence[str], *, raw_dir: Path | None = None,
         start = time.monotonic()
         try:
             proc = subprocess.run(list(command), env=child_env, check=False)
-        except FileNotFoundError as exc:
-            raise ToolMissing(f"{command[0]}: command not found") from exc
         except OSError as exc:
-            raise UserError(f"cannot run {command[0]}: {exc.strerror}") from exc
+            raise _cannot_run(command[0], exc) from exc
         seconds = time.monotonic() - start
         files = collect_raw_files([directory])
         if not files:
@@ -65,3 +64,15 @@ def trace_command(command: Sequence[str], *, raw_dir: Path | None = None,
         profile.metadata["overhead"] = overhead
         kept = list(files) if raw_dir is not None else []
         return TraceResult(profile, proc.returncode, kept, seconds)
+
+
+def _cannot_run(program: str, exc: OSError) -> UserError:
+    """The traced command is the user's: a wrong one is a user error (exit 2)."""
+    where = Location(program)
+    if os.path.isdir(program):
+        return UserError("is a directory, not a program", "name the program to trace", where)
+    if isinstance(exc, FileNotFoundError):
+        return UserError("command not found",
+                         "check the path (or PATH) of the program to trace", where)
+    return UserError(f"cannot run it: {exc.strerror}",
+                     "check that it is an executable program", where)
