@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     from cachefit.cli import interrupted_while_starting
-    if signal.getsignal(signal.SIGINT) is interrupted_while_starting:
+    script = signal.getsignal(signal.SIGINT) is interrupted_while_starting
+    if script:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         if _caused_by_interrupt(exc):
             return 130
         raise
+    finally:
+        if script:      # the process exits now: an interrupt changes nothing any more
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
