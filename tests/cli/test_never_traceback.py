@@ -181,6 +181,7 @@ def test_profile_of_another_format_version(tmp_path: Path, version: int, todo: s
 
 @pytest.mark.parametrize("args, kind", [
     (["show", "rec", "DIR"], "file"),
+    (["show", "rec", "--binary", "DIR"], "file"),
     (["flatten", "rec", "DIR"], "file"),
     (["reorder", "rec", "DIR", "--order", "a"], "file"),
     (["build", "--config", "DIR"], "file"),

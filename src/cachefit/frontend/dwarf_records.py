@@ -65,6 +65,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 from cachefit.errors import AmbiguousType, TypeNotFound, UserError
+from cachefit.input_files import require_file
 from cachefit.model import Base, Field, Record
 from cachefit.model.record_layout import RecordKind
 
@@ -1192,8 +1193,7 @@ class DwarfReader:
 
 
 def _open(elf_path: str) -> BinaryIO:
-    if not os.path.isfile(elf_path):
-        raise UserError(f"{elf_path}: no such file", "check the path given to --binary")
+    require_file(elf_path, "check the path given to --binary")
     try:
         return open(elf_path, "rb")  # closed by the callers' `with`
     except OSError as exc:
