@@ -11,7 +11,9 @@ A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdou
 written in place: renaming over it would replace the device with a file (as root, for
 every program on the machine).
 
-This module decides no paths and prints nothing. It neither syncs to disk nor keeps an
+A new file gets the permission bits `open()` would give it, 0666 less the umask
+(`new_file_mode`; `tempfile.mkstemp` alone gives 0600), also when it replaces an existing
+one. This module decides no paths and prints nothing. It neither syncs to disk nor keeps an
 existing file's permission bits: `cachefit.rewrite.edits.write_atomic` does both, for
 sources the user edits.
 """
@@ -28,8 +30,8 @@ from pathlib import Path
 
 from cachefit.errors import Location, UserError
 
-__all__ = ["check_output", "copy_atomic", "is_special_file", "make_output_dir", "save_output",
-           "write_bytes_atomic"]
+__all__ = ["check_output", "copy_atomic", "is_special_file", "make_output_dir", "new_file_mode",
+           "save_output", "write_bytes_atomic"]
 
 
 def is_special_file(path: str | os.PathLike[str]) -> bool:
@@ -42,6 +44,14 @@ def is_special_file(path: str | os.PathLike[str]) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def new_file_mode() -> int:
+    """The permission bits of a new file: 0666 less the process's umask, as `open()` and a
+    shell redirection give (the umask can only be read by setting it)."""
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 @contextmanager
 def _replacing(target: Path) -> Iterator[Path]:
     """A temporary file beside `target` for the block to fill; renamed to `target` when the
@@ -50,8 +60,11 @@ def _replacing(target: Path) -> Iterator[Path]:
         yield target
         return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
     try:
+        try:
+            os.fchmod(fd, new_file_mode())
+        finally:
+            os.close(fd)
         yield Path(tmp)
         os.replace(tmp, target)
     except BaseException:

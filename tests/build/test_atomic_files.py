@@ -6,11 +6,18 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cachefit.atomic_files import copy_atomic, is_special_file, save_output, write_bytes_atomic
+from cachefit.atomic_files import (
+    copy_atomic,
+    is_special_file,
+    new_file_mode,
+    save_output,
+    write_bytes_atomic,
+)
 from cachefit.errors import UserError
 from cachefit.rewrite.edits import write_atomic
 
@@ -102,3 +109,38 @@ def test_a_null_device_stays_a_device(tmp_path: Path) -> None:
     write_atomic(str(null), b"y")
     assert stat.S_ISCHR(os.stat(null).st_mode)
     assert is_special_file(null) and not is_special_file(tmp_path)
+
+
+@pytest.fixture(params=[0o022, 0o077], ids=["umask022", "umask077"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    old = os.umask(request.param)
+    yield request.param
+    os.umask(old)
+
+
+@pytest.mark.parametrize("writer", ["save_output", "write_bytes_atomic", "copy_atomic",
+                                    "edits.write_atomic"])
+def test_new_files_follow_the_umask(tmp_path: Path, umask: int, writer: str) -> None:
+    """Issue 29, case 8: profiles, plans, reports and cache hits were 0600 whatever the
+    umask (mkstemp), where `open()` and a fresh compile give 0666 less the umask; also
+    when the file replaces one of other bits."""
+    src = tmp_path / "src"
+    src.write_bytes(b"data")
+    for target in (tmp_path / "new", tmp_path / "old"):
+        if target.name == "old":
+            target.write_bytes(b"x")
+            target.chmod(0o600 if umask == 0o022 else 0o644)
+        if writer == "save_output":
+            save_output(target, b"data")
+        elif writer == "write_bytes_atomic":
+            write_bytes_atomic(target, b"data")
+        elif writer == "copy_atomic":
+            copy_atomic(src, target)
+        else:
+            write_atomic(str(target), b"data")
+        mode = stat.S_IMODE(target.stat().st_mode)
+        if writer == "edits.write_atomic" and target.name == "old":
+            assert mode == (0o600 if umask == 0o022 else 0o644)   # an edited source keeps its bits
+        else:
+            assert mode == 0o666 & ~umask, (target.name, oct(mode))
+    assert new_file_mode() == 0o666 & ~umask

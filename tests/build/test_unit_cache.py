@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
-from wrapper_helpers import CACHEFIT, copy_project, needs_gcc, run, wrapper_env
+from wrapper_helpers import CACHEFIT, cache_stats, copy_project, needs_gcc, run, wrapper_env
 
 from cachefit.build.compiler_args import parse_command
 from cachefit.build.unit_cache import UnitCache, parse_size
@@ -110,3 +112,19 @@ def test_a_hit_repeats_the_compilers_warnings(tmp_path: Path) -> None:
     second = run([CACHEFIT, "cc", "-Wall", "-c", "warn.c"], work, env)
     assert run([CACHEFIT, "cache", "--json"], work, env).stdout.count('"hits": 1') == 1
     assert second.stderr == first.stderr
+
+
+@needs_gcc
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_hit_and_the_cache_follow_the_umask(tmp_path: Path, umask: int) -> None:
+    """Issue 29, case 8: a fresh compile gives 0666 less the umask; a hit gave 0600."""
+    work = copy_project("make_c", tmp_path / "p")
+    env = wrapper_env(tmp_path, "optimize", CACHEFIT_CC="gcc")
+    for name in ("miss.o", "hit.o"):
+        subprocess.run([CACHEFIT, "cc", "-c", "item.c", "-o", name], cwd=work, env=env,
+                       check=True, umask=umask)
+    assert cache_stats(env, work)["hits"] == 1
+    objects = [work / "miss.o", work / "hit.o",
+               *(tmp_path / ".cache" / "objects").glob("??/*.o")]
+    assert len(objects) == 3
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in objects} == {oct(0o666 & ~umask)}

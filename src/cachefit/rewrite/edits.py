@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from cachefit.atomic_files import is_special_file
+from cachefit.atomic_files import is_special_file, new_file_mode
 from cachefit.errors import Location, UnsafeTransformation, UserError
 
 
@@ -201,8 +201,7 @@ def write_all_atomic(contents: dict[str, bytes]) -> None:
         if not os.path.isdir(os.path.dirname(target)):
             raise UserError(f"cannot write {path}: its directory does not exist",
                             "create the directory first or name another file")
-    umask = os.umask(0)
-    os.umask(umask)
+    mode_of_new = new_file_mode()
     staged: list[tuple[str, str]] = []
     try:
         try:
@@ -220,7 +219,7 @@ def write_all_atomic(contents: dict[str, bytes]) -> None:
                 try:
                     mode = os.stat(target).st_mode & 0o7777
                 except FileNotFoundError:
-                    mode = 0o666 & ~umask
+                    mode = mode_of_new
                 os.chmod(tmp, mode)
             for path, data in contents.items():
                 if is_special_file(targets[path]):
