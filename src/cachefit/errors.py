@@ -39,13 +39,16 @@ class CachefitError(Exception):
         self.location = location
         self.details = list(details or [])
 
+    def message(self) -> str:
+        """`file:line:col: what is wrong; what to do`, without the detail lines (also what
+        `cachefit build` shows for a type it refused)."""
+        where = f"{self.location}: " if self.location else ""
+        return f"{where}{self.what}; {self.todo}" if self.todo else f"{where}{self.what}"
+
     def render(self) -> str:
         """The one-line message (plus optional detail lines) the CLI prints."""
-        where = f"{self.location}: " if self.location else ""
-        line = f"cachefit: error: {where}{self.what}"
-        if self.todo:
-            line += f"; {self.todo}"
-        return "\n".join([line, *("  " + d for d in self.details)])
+        return "\n".join([f"cachefit: error: {self.message()}",
+                          *("  " + d for d in self.details)])
 
 
 class UserError(CachefitError):

@@ -3,7 +3,8 @@
 Per target type: cache lines touched per invocation before / after / lower bound (from the
 optimizer), dirty lines before / after, sizeof before (the record the profile build
 compiled, after flattening) and after (read from the optimized binaries' DWARF when the
-config names binaries, else the size the plan expects); per step: its time. This module
+config names binaries, else the size the plan expects); a type the layout step refused
+(a union, a packed record, ...) with the reason and its location; per step: its time. This module
 only formats and writes (atomically); it measures nothing. The JSON format is
 docs/build-summary.md.
 """
@@ -36,13 +37,18 @@ class TypeSummary:
     lines_lower_bound: float | None
     dirty_before: float | None
     dirty_after: float | None
-    size_before: int
-    size_after: int
-    size_after_source: str      # "DWARF" or "planned"
+    size_before: int | None     # None: a refused type the profile has no layout of
+    size_after: int | None
+    size_after_source: str      # "DWARF", "planned", or "unchanged" (refused)
+    refused: str | None = None  # why the layout step left the type as it is (with where)
 
 
 def _num(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.2f}"
+
+
+def _size(v: int | None) -> str:
+    return "n/a" if v is None else str(v)
 
 
 def format_summary(types: Sequence[TypeSummary], steps: Sequence[StepTime]) -> str:
@@ -54,11 +60,17 @@ def format_summary(types: Sequence[TypeSummary], steps: Sequence[StepTime]) -> s
                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
         out += [f"| {t.name} | {_num(t.lines_before)} | {_num(t.lines_after)} | "
                 f"{_num(t.lines_lower_bound)} | {_num(t.dirty_before)} | {_num(t.dirty_after)} "
-                f"| {t.size_before} | {t.size_after} ({t.size_after_source}) |" for t in types]
+                f"| {_size(t.size_before)} | {_size(t.size_after)} ({t.size_after_source}) |"
+                for t in types]
         out.append("")
         out.append("Lines: cache lines touched per invocation of an entry function, averaged "
                    "over the profile (all objects of the type); dirty: lines written.")
         out.append("")
+        refused = [t for t in types if t.refused]
+        if refused:
+            out += ["Refused (layout unchanged):", ""]
+            out += [f"- {t.name}: {t.refused}" for t in refused]
+            out.append("")
     if steps:
         out += ["| step | seconds |", "| --- | ---: |"]
         out += [f"| {s.title} | {s.seconds:.1f} |" for s in steps]

@@ -9,7 +9,9 @@ layout plan, in optimize mode with the computed plan. Layouts are chosen by the 
 analysis (`cachefit.reorder.analysis`, `cachefit.rewrite.reorder_source`) on the
 transformed units that the profile build wrote to CACHEFIT_UNITS_DIR, so the constraints
 come from every unit of the build; the optimized binaries' layouts are then read back from
-their DWARF and compared with the plan.
+their DWARF and compared with the plan. A type the layout step refuses (a UserError of its
+analysis or optimization) keeps its layout and is listed in the summary with the reason;
+the other types go on, and the step fails only when every type is refused.
 
 What it must not do: print (progress goes through the callback), edit the project's
 sources, or derive a layout itself; the figures come from the optimizer, the compiler and
@@ -235,8 +237,16 @@ class _UnitSources:
         mapped = original_location(text, loc, lmap)
         if mapped is loc:
             return loc
-        if lmap.files and mapped.file == lmap.files[0] and source:
-            mapped = Location(source, mapped.line, mapped.col)   # the main file, absolute
+        main = lmap.files[0] if lmap.files else None
+        if mapped.file == main and source:
+            return Location(source, mapped.line, mapped.col)   # the main file, absolute
+        rel = main.removeprefix("./") if main else ""
+        if rel and source and not os.path.isabs(mapped.file) and \
+                source.endswith(os.sep + rel):
+            # a header named relative to the compile's directory, which is the source's
+            # path without the main file's spelling (`src/main.c`)
+            base = source[:-len(rel)]
+            return Location(os.path.normpath(base + mapped.file), mapped.line, mapped.col)
         return mapped
 
     def location_text(self, text: str) -> str:
@@ -271,6 +281,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     tree.layout_dir.mkdir(parents=True, exist_ok=True)
     sources = _UnitSources(sidecars)
+    refused: dict[str, UserError] = {}
     for type_name in config.types:
         try:
             analysis = analyse(type_name, units,
@@ -280,7 +291,12 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
                 time_limit=config.time_limit))
         except CachefitError as exc:
             sources.repoint(exc)
-            raise
+            if not isinstance(exc, UserError):
+                raise
+            refused[type_name] = exc     # this type keeps its layout; the others go on
+            write_json(tree.layout_dir / f"{_slug(type_name)}.json",
+                       {"type": type_name, "refused": exc.message()})
+            continue
         data = outcome.to_json()
         for c in data.get("constraints", []):
             if c.get("location"):
@@ -290,8 +306,22 @@ def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
         records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
                               "size": data["size"], "warnings": data.get("warnings", [])}
+    if refused and not records:
+        _raise_all_refused(refused)
     write_plan(tree.plan, config.flatten, records)
-    return {"types": figures}
+    from cachefit.trace.profile_format import load
+    sizes = {name: t.size for name, t in load(tree.profile).types.items() if t.fields}
+    return {"types": figures, "refused": {name: {"reason": exc.message(),
+                                                 "size": sizes.get(name)}
+                                          for name, exc in refused.items()}}
+
+
+def _raise_all_refused(refused: dict[str, UserError]) -> None:
+    """Every type was refused: the first refusal is the step's error, the others its
+    details (nothing would change in the optimized build)."""
+    (_, first), *others = refused.items()
+    first.details += [f"{name} was refused too: {exc.message()}" for name, exc in others]
+    raise first
 
 
 def check_optimize(config: PipelineConfig, tree: OutputTree) -> None:
@@ -353,8 +383,10 @@ def _reports(config: PipelineConfig, tree: OutputTree) -> tuple[list[Path], str]
         paths = [directory / "bin" / Path(b).name for b in config.binaries]
         if paths and paths[0].is_file():
             kept[kind] = str(paths[0])
+    refused = (read_stamp(tree, "layout") or {}).get("refused", {})
     reports = write_reports(tree.profile, tree.report_dir, plan_path=tree.plan,
-                            types=list(config.types), object_align=config.object_align,
+                            types=[t for t in config.types if t not in refused],
+                            object_align=config.object_align,
                             binary=kept.get("binary"),
                             optimized_binary=kept.get("optimized_binary"))
     return [Path(p) for p in reports], ""
@@ -418,8 +450,9 @@ def _detail(step: str, data: dict[str, Any]) -> str:
     if step == "trace":
         return f" ({data['invocations']} invocations)"
     if step == "layout":
-        return "".join(f"; {t}: {v['lines']['before']:.2f} -> {v['lines']['after']:.2f} lines"
-                       for t, v in data["types"].items())
+        return "".join([*(f"; {t}: {v['lines']['before']:.2f} -> {v['lines']['after']:.2f} "
+                          "lines" for t, v in data["types"].items()),
+                        *(f"; {t}: refused" for t in data.get("refused", {}))])
     if step == "report":
         return f" ({len(data['reports'])} files)" if data["reports"] else f" ({data['note']})"
     return ""
@@ -442,6 +475,11 @@ def _collect(config: PipelineConfig,
             size_before=fig["size"]["before"],
             size_after=sizes[0] if len(sizes) == 1 else fig["size"]["after"],
             size_after_source="DWARF" if len(sizes) == 1 else "planned"))
+    for name, why in layout.get("refused", {}).items():
+        types.append(TypeSummary(
+            name=name, lines_before=None, lines_after=None, lines_lower_bound=None,
+            dirty_before=None, dirty_after=None, size_before=why["size"],
+            size_after=why["size"], size_after_source="unchanged", refused=why["reason"]))
     notes = [report["note"]] if report.get("note") else []
     for name, fig in layout.get("types", {}).items():
         notes += [w if name in w else f"{name}: {w}" for w in fig.get("warnings", [])]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from cachefit.errors import UserError
+from cachefit.errors import Location, UserError
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.merging import MergedSequence, merge_by_inclusion
 from cachefit.layout.profile_footprints import (
@@ -440,8 +440,10 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
                   merge: bool) -> LayoutProblem:
     """Validate the inputs and assemble the `LayoutProblem` (see the module docstring)."""
     if record.kind == "union":
+        ext = record.extent
         raise UserError(f"{record.name} is a union; its members share storage and cannot "
-                        "be reordered")
+                        "be reordered", "name a struct or class",
+                        Location(ext.file, ext.begin_line, ext.begin_col) if ext else None)
     if any(b.virtual for b in record.bases):
         raise UserError(f"{record.name} has virtual bases, whose placement cachefit cannot "
                         "predict", "flatten the class first (`cachefit flatten`)")

@@ -23,6 +23,7 @@ from cachefit.frontend.clang_records import record_from_cursor
 from cachefit.frontend.compile_db import commands_for
 from cachefit.model import Record
 from cachefit.reorder import scan_pool
+from cachefit.reorder.clang_util import location
 from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
@@ -118,7 +119,8 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
     record = record_from_cursor(cursor, path, args)
     if record.kind == "union":
         raise UserError(f"{record.name} is a union; its members share storage, so their "
-                        "order does not change the layout", "name a struct or class")
+                        "order does not change the layout", "name a struct or class",
+                        location(cursor))
     file = cursor.extent.start.file.name
     with open(file, "rb") as fh:
         text = fh.read()
