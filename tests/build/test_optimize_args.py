@@ -307,3 +307,24 @@ def test_records_with_other_fields_than_the_plan_keep_their_order(tmp_path: Path
     (line,) = [ln for ln in proc.stderr.splitlines() if "rec has other fields" in ln]
     assert "rec.c:4:" in line and "the order names legacy, which it does not declare" in line
     assert "compiled as declared" in line
+
+
+@pytest.mark.parametrize("mode", ["optimize", "profile"])
+@pytest.mark.parametrize("cc", COMPILERS)
+def test_same_inputs_give_byte_identical_objects(cc: str, mode: str, project: Path,
+                                                 tmp_path: Path) -> None:
+    """Issue 29, case 7: clang named a transformed unit's compilation unit (DW_AT_name,
+    the line table) after the wrapper's random temporary directory, so two builds of the
+    same unit differed. Each compile runs in a temporary directory of its own."""
+    (project / "sub").mkdir()
+    (project / "sub" / "item.c").write_text((project / "item.c").read_text())
+    env = wrapper_env(tmp_path, mode, CACHEFIT_CC=cc, CACHEFIT_CACHE="0")
+    for out in ("one.o", "two.o"):
+        run([CACHEFIT, "cc", "-g", "-O2", "-I.", "-c", "sub/item.c", "-o", out], project, env)
+    one = (project / "one.o").read_bytes()
+    assert one == (project / "two.o").read_bytes()
+    assert b"cachefit-" not in one          # no temporary path anywhere
+    info = subprocess.run(["readelf", "--debug-dump=info", "one.o"], cwd=project,
+                          capture_output=True, text=True, check=True).stdout
+    names = [line.split(": ")[-1] for line in info.splitlines() if "DW_AT_name" in line]
+    assert names[0] == "sub/item.c"         # as the plain compile names it

@@ -170,16 +170,25 @@ def compile_preprocessed(compiler: Sequence[str], cmd: CompilerCommand, lang: La
     profile names of internal-linkage functions: the profile and optimize builds of one
     source then agree, and PGO data applies to `static` functions too."""
     final = "-S" if cmd.action == "assemble" else "-c"
-    naming = [*main_file_args(compiler, env, source), *macro_warning_args(compiler, env)]
+    naming = [*main_file_args(compiler, env, source, unit), *macro_warning_args(compiler, env)]
     return call([*compiler, *select(cmd, keep={"other"}), *extra, *naming, final, "-x",
                  preprocessed_x(lang), str(unit), "-o", out], env, stderr_copy)
 
 
 def main_file_args(compiler: Sequence[str], env: Mapping[str, str],
-                   source: str | None) -> list[str]:
-    """clang flags that give a temporary unit the original source's main-file name."""
+                   source: str | None, unit: Path) -> list[str]:
+    """clang flags that give the temporary `unit` the original source's main-file name,
+    and its debug information the source's path. clang names the unit's compilation unit
+    (DW_AT_name, the line table's file 0) `<unit's directory>/<main-file name>`, a random
+    temporary path, which made two builds of the same unit differ; `-ffile-prefix-map`
+    maps that directory to the source's, so the name is the plain compile's (`src/a.c`)
+    and the same inputs give the same bytes. gcc takes the name from the unit's line
+    markers, and clang does too without a main-file name (`-` read from stdin)."""
     if source and source != "-" and is_clang(compiler, env):
-        return ["-Xclang", "-main-file-name", "-Xclang", Path(source).name]
+        directory = os.path.dirname(source)
+        mapped = directory + "/" if directory else ""
+        return ["-Xclang", "-main-file-name", "-Xclang", Path(source).name,
+                f"-ffile-prefix-map={unit.absolute().parent}/={mapped}"]
     return []
 
 

@@ -122,7 +122,7 @@ def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Languag
     final = "-S" if cmd.action == "assemble" else "-c"
     fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
     os.close(fd)
-    first = [*compiler, *flags, *extra, *main_file_args(compiler, env, source),
+    first = [*compiler, *flags, *extra, *main_file_args(compiler, env, source, unit),
              *macro_warning_args(compiler, env), "-c",
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
