@@ -41,8 +41,15 @@ DWARF does not state everything the model holds; where it does not, this module 
   DWARF 5) gives 0 elements, not 2**32. A flexible array member (`T x[]`, `T x[0]`) is a field
   of size 0 spelled `T[]`/`T[0]`, which is how the layout stages recognise it.
 
-Not supported: split DWARF (.dwo), type units (`-fdebug-types-section`), records local to a
-function, big-endian and 32-bit targets beyond the obvious (untested).
+Type units of DWARF 4 (`-gdwarf-4 -fdebug-types-section`, the `.debug_types` section) are read:
+a declaration with a type signature is completed by its type unit's definition. A class
+declared in one unit and defined in another is completed the same way; one that no unit
+defines (clang's limited debug information: a class whose constructor or key function is in
+a library without debug information) makes the record unreadable (`IncompleteRecord`, naming
+the member and `-fstandalone-debug`), never a guessed size.
+
+Not supported: split DWARF (.dwo), DWARF 5 type units (refused, naming -gdwarf-4), records
+local to a function, big-endian and 32-bit targets beyond the obvious (untested).
 """
 
 from __future__ import annotations
@@ -57,10 +64,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from elftools.common.exceptions import ELFError
+from elftools.common.exceptions import DWARFError, ELFError
 from elftools.dwarf.die import DIE
 from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.dwarf.dwarfinfo import DWARFInfo
+from elftools.dwarf.typeunit import TypeUnit
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
@@ -81,7 +89,8 @@ _C_LANGS = {0x1, 0x2, 0xC, 0x1D, 0x2C}  # DW_LANG_C89, C, C99, C11, C17
 _MAX_ALIGN = {"EM_386": 4, "EM_ARM": 8}  # others (x86-64, AArch64, RISC-V...): 16
 _DECLARED_HINT = ("clang leaves out classes whose vtable is in another file: rebuild with "
                   "-fstandalone-debug, or show the record from its sources")
-_TYPE_UNITS_HINT = "type units are not supported: rebuild without -fdebug-types-section"
+_TYPE_UNITS_HINT = ("DWARF 5 type units are not supported: rebuild with -gdwarf-4, or without "
+                    "-fdebug-types-section")
 _INLINE_NAMESPACES = {"__cxx11", "__1"}  # libstdc++, libc++ (DWARF 4 does not mark them)
 _SYSTEM_DIRS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")
 
@@ -173,6 +182,12 @@ def _constant(die: DIE, name: str) -> int | None:
 
 def _is_declaration(die: DIE) -> bool:
     return bool(_attr(die, "DW_AT_declaration", False))
+
+
+def die_key(die: DIE) -> int:
+    """A DIE's identity within one file: its offset, told apart by section (a type unit's
+    DIEs sit in .debug_types, whose offsets restart at 0)."""
+    return die.offset * 2 + isinstance(die.cu, TypeUnit)
 
 
 @dataclass
@@ -401,6 +416,9 @@ class DwarfReader:
             lang = _attr(top, "DW_AT_language")
             self._lang_c[cu.cu_offset] = lang in _C_LANGS
             yield from self._scope_entries(top, "", "")
+        if self.dwarf.has_debug_types():    # DWARF 4 type units (-fdebug-types-section)
+            for tu in self.dwarf.iter_TUs():
+                yield from self._scope_entries(tu.get_top_DIE(), "", "")
 
     def _scope_entries(self, scope: DIE, prefix: str, alias: str) -> Iterator[_Entry]:
         """Entries of one scope; `alias` is `prefix` without inline namespaces (`std::` for
@@ -432,7 +450,7 @@ class DwarfReader:
                         not _is_declaration(target) and "DW_AT_byte_size" in target.attributes:
                     tname = prefix + respell(_name(die) or "")
                     if self._own_name(target) is None:
-                        self._typedef_name.setdefault(target.offset, tname)
+                        self._typedef_name.setdefault(die_key(target), tname)
                     qualified = self.qualified_name(target)
                     yield _Entry(tname, qualified, target, die)
                     if alias != prefix:
@@ -442,9 +460,10 @@ class DwarfReader:
 
     def _own_name(self, die: DIE) -> str | None:
         """The record's own (unqualified) name, None when it is unnamed."""
-        if die.offset not in self._own:
-            self._own[die.offset] = self._compute_own_name(die)
-        return self._own[die.offset]
+        key = die_key(die)
+        if key not in self._own:
+            self._own[key] = self._compute_own_name(die)
+        return self._own[key]
 
     def _compute_own_name(self, die: DIE) -> str | None:
         name = _name(die)
@@ -476,13 +495,14 @@ class DwarfReader:
 
     def qualified_name(self, die: DIE) -> str:
         """`ns::outer::inner`, `(anonymous namespace)::x`, or the typedef naming an unnamed one."""
-        if die.offset in self._qualified:
-            return self._qualified[die.offset]
+        key = die_key(die)
+        if key in self._qualified:
+            return self._qualified[key]
         own = self._own_name(die)
         if own is None:
-            own = self._typedef_name.get(die.offset)
+            own = self._typedef_name.get(key)
             if own is not None:
-                self._qualified[die.offset] = own
+                self._qualified[key] = own
                 return own
             own = f"(unnamed {_RECORD_TAGS.get(die.tag, 'type')})"
         parts = [own]
@@ -500,7 +520,7 @@ class DwarfReader:
                 break
             parent = parent.get_parent()
         result = "::".join(reversed(parts))
-        self._qualified[die.offset] = result
+        self._qualified[key] = result
         return result
 
     def _is_c(self, die: DIE) -> bool:
@@ -523,8 +543,14 @@ class DwarfReader:
                 return None
         return die
 
-    def _definition(self, die: DIE) -> DIE:
-        """A record declaration's definition elsewhere in the file, when the index knows one."""
+    def definition(self, die: DIE) -> DIE:
+        """A record declaration's definition elsewhere in the file, when the index knows one
+        (a declaration with a type signature: the type unit's definition)."""
+        if "DW_AT_signature" in die.attributes:    # gcc: no DW_AT_declaration with it
+            try:
+                return die.get_DIE_from_attribute("DW_AT_signature")
+            except (KeyError, DWARFError):   # DWARF 5 type units: not in .debug_types
+                return die
         if not _is_declaration(die):
             return die
         if self._definitions is None:
@@ -549,8 +575,8 @@ class DwarfReader:
             for n in self.dims(die):
                 count *= n or 0
             return count * self.type_size(self.type_of(die))
-        if die.tag in _RECORD_TAGS and _is_declaration(die):
-            die = self._definition(die)
+        if die.tag in _RECORD_TAGS:     # a declaration, or a type unit's signature
+            die = self.definition(die)
         size = _attr(die, "DW_AT_byte_size")
         if isinstance(size, int):
             return size
@@ -579,7 +605,7 @@ class DwarfReader:
                 return max(1, self.type_size(die))
             return self.type_align(self.type_of(die))
         if tag in _RECORD_TAGS:
-            return self.record_align(self._definition(die))
+            return self.record_align(self.definition(die))
         if tag == "DW_TAG_base_type":
             size = int(_attr(die, "DW_AT_byte_size", 1))
             if _attr(die, "DW_AT_encoding") == 0x3:  # DW_ATE_complex_float
@@ -657,13 +683,14 @@ class DwarfReader:
         if tag == "DW_TAG_typedef" or tag in _RECORD_TAGS or tag == "DW_TAG_enumeration_type":
             if tag == "DW_TAG_typedef":
                 name = self._scoped(self._typedef_qualified(die), scope)
-            elif self._own_name(die) is None and die.offset not in self._typedef_name:
+            elif self._own_name(die) is None and die_key(die) not in self._typedef_name:
                 name = {"DW_TAG_enumeration_type": "enum"}.get(tag, _RECORD_TAGS.get(tag, "")) + \
                     " {...}"
                 return join(name, inner)
             else:
                 name = self._scoped(self.qualified_name(die), scope)
-            if self._is_c(die) and tag != "DW_TAG_typedef" and die.offset not in self._typedef_name:
+            if self._is_c(die) and tag != "DW_TAG_typedef" and \
+                    die_key(die) not in self._typedef_name:
                 word = "enum" if tag == "DW_TAG_enumeration_type" else _RECORD_TAGS[tag]
                 name = f"{word} {name}"
             return join(name, inner)
@@ -772,11 +799,11 @@ class DwarfReader:
 
     def layout(self, die: DIE) -> _Layout:
         """The record's own members, direct bases and vtable pointer, as DWARF states them."""
-        if die.offset in self._layouts:
-            return self._layouts[die.offset]
+        if die_key(die) in self._layouts:
+            return self._layouts[die_key(die)]
         name = self.qualified_name(die)
         out = _Layout(name, _RECORD_TAGS[die.tag], int(_attr(die, "DW_AT_byte_size", 0)))
-        self._layouts[die.offset] = out
+        self._layouts[die_key(die)] = out
         scope = split_scopes(name)
         self._members(die, 0, None, scope, out)
         for child in die.iter_children():
@@ -793,7 +820,12 @@ class DwarfReader:
     def _complete(self, die: DIE, record: str, role: str) -> DIE:
         """The definition of a record the layout of `record` depends on; raise when the file
         only declares it."""
-        found = self._definition(die)
+        found = self.definition(die)
+        if "DW_AT_signature" in found.attributes:
+            raise IncompleteRecord(
+                f"the debug information of {self.path} puts {role} "
+                f"{self.qualified_name(die)} of {record} in a type unit it cannot read",
+                _TYPE_UNITS_HINT)
         if _is_declaration(found):
             raise IncompleteRecord(
                 f"the debug information of {self.path} declares {role} "
@@ -842,7 +874,7 @@ class DwarfReader:
                     if any(f.anonymous_parent == group for f in out.fields):
                         group = group[:-1] + f" #{child.offset:x})"  # clang gives no column
                 # Its members have the access of the anonymous member's declaration.
-                self._members(self._definition(bare), bits, group, scope, out, anon_access or
+                self._members(self.definition(bare), bits, group, scope, out, anon_access or
                               _ACCESS.get(_attr(child, "DW_AT_accessibility", 0), default_access))
                 continue
             if not name:
@@ -978,12 +1010,13 @@ class DwarfReader:
     # ----- records -------------------------------------------------------------------------
 
     def record_align(self, die: DIE) -> int:
-        if die.offset in self._align:
-            return self._align[die.offset]
-        self._align[die.offset] = 1  # guards against cycles through pointers (not followed)
+        key = die_key(die)
+        if key in self._align:
+            return self._align[key]
+        self._align[key] = 1  # guards against cycles through pointers (not followed)
         explicit = _attr(die, "DW_AT_alignment")
         if isinstance(explicit, int) and explicit > 0:
-            self._align[die.offset] = explicit
+            self._align[key] = explicit
             return explicit
         rec = self.record(die)
         lay = self.layout(die)
@@ -1028,7 +1061,7 @@ class DwarfReader:
                     align = p
                     break
                 p //= 2
-        self._align[die.offset] = rec.align = align
+        self._align[key] = rec.align = align
         return align
 
     def _base_die(self, lay: _Layout, name: str) -> DIE | None:
@@ -1042,8 +1075,8 @@ class DwarfReader:
 
     def record(self, die: DIE) -> Record:
         """The model of the record defined at `die`."""
-        if die.offset in self._records:
-            return self._records[die.offset]
+        if die_key(die) in self._records:
+            return self._records[die_key(die)]
         lay = self.layout(die)
         vplaced = self._place_virtual_bases(die)
         bases: list[Base] = []
@@ -1063,7 +1096,7 @@ class DwarfReader:
         rec = Record(name=lay.name, kind=lay.kind, size=lay.size, align=1,
                      fields=list(lay.fields), bases=bases,
                      vptr_offset=min(vptrs) if vptrs else None)
-        self._records[die.offset] = rec
+        self._records[die_key(die)] = rec
         rec.align = self.record_align(die)
         return rec
 
@@ -1100,7 +1133,7 @@ class DwarfReader:
                                 "name one of them with its qualified name")
         if hits:
             (_qualified, found), = hits.items()
-            return self._distinct({e.die.offset: e.die for e in found}.values())
+            return self._distinct({die_key(e.die): e.die for e in found}.values())
         names = sorted({e.name for e in entries if not self._is_system(e.origin)})
         short = {split_scopes(n)[-1]: n for n in names}
         close = []
@@ -1142,10 +1175,10 @@ class DwarfReader:
         dies: dict[int, DIE] = {}
         for e in self._all_entries():
             if e.name == e.qualified or self._own_name(e.die) is None:
-                dies[e.die.offset] = e.die
+                dies[die_key(e.die)] = e.die
                 by_name.setdefault(e.qualified, [])
-                if e.die.offset not in by_name[e.qualified]:
-                    by_name[e.qualified].append(e.die.offset)
+                if die_key(e.die) not in by_name[e.qualified]:
+                    by_name[e.qualified].append(die_key(e.die))
         out: list[Record] = []
         for offsets in by_name.values():
             try:

@@ -30,7 +30,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from cachefit.errors import CachefitError, TypeNotFound, UserError
-from cachefit.frontend.dwarf_records import DwarfReader
+from cachefit.frontend.dwarf_records import DwarfReader, die_key
 from cachefit.model import Record
 from cachefit.trace.profile_format import FieldSpan
 
@@ -126,7 +126,7 @@ class _CuTypes:
     def __init__(self, targets: set[str], reader: DwarfReader) -> None:
         self.targets = targets
         self.reader = reader
-        self.target_of: dict[int, str] = {}     # record DIE offset -> target name
+        self.target_of: dict[int, str] = {}     # record DIE (die_key) -> target name
         self._occ: dict[int, tuple[tuple[int, int, int, int, str], ...]] = {}
 
     def count(self, array: DIE) -> int:
@@ -140,12 +140,15 @@ class _CuTypes:
         die = reader.strip(die)
         if die is None:
             return ()
-        if die.offset in self._occ:
-            return self._occ[die.offset]
-        self._occ[die.offset] = ()   # recursion guard
+        if die.tag in _RECORDS:
+            die = reader.definition(die)
+        key = die_key(die)
+        if key in self._occ:
+            return self._occ[key]
+        self._occ[key] = ()   # recursion guard
         out: list[tuple[int, int, int, int, str]] = []
         if die.tag in _RECORDS:
-            name = self.target_of.get(die.offset)
+            name = self.target_of.get(die_key(die))
             if name is not None:
                 size = reader.type_size(die)
                 if size > 0:
@@ -175,7 +178,7 @@ class _CuTypes:
                 if len(out) > MAX_OCCURRENCES:
                     break
         result = tuple(out[:MAX_OCCURRENCES])
-        self._occ[die.offset] = result
+        self._occ[key] = result
         return result
 
 
@@ -268,20 +271,38 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
         # Variables declared here but defined in a shared library: an executable that
         # refers to one directly holds a copy of it (a COPY relocation), used by all.
         copy_candidates: dict[str, tuple[tuple[int, int, int, int, str], ...]] = {}
+        # Target types defined in type units (-fdebug-types-section): any unit may use them.
+        in_type_units: dict[int, str] = {}
+        if dwarf.has_debug_types():
+            for tu in dwarf.iter_TUs():
+                for die in tu.iter_DIEs():
+                    if die.tag in _RECORDS and _name(die) is not None and \
+                            "DW_AT_declaration" not in die.attributes:
+                        q, simple = reader.qualified_name(die), _name(die)
+                        name = q if q in targets else (simple if simple in targets else None)
+                        if name is not None:
+                            in_type_units[die_key(die)] = name
         for cu in dwarf.iter_CUs():
             cu_types = _CuTypes(targets, reader)
+            cu_types.target_of.update(in_type_units)
             variables: list[DIE] = []
             declared: list[DIE] = []
             typedefs: list[DIE] = []
+            relevant = False    # the unit defines or declares a target type
             for die in cu.iter_DIEs():
                 tag = die.tag
-                if tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
+                if tag in _RECORDS:
                     if _name(die) is None:
                         continue
                     q, simple = reader.qualified_name(die), _name(die)
                     name = q if q in targets else (simple if simple in targets else None)
-                    if name is not None:
-                        cu_types.target_of[die.offset] = name
+                    if name is None:
+                        continue
+                    relevant = True
+                    if "DW_AT_declaration" not in die.attributes:
+                        cu_types.target_of[die_key(die)] = name
+                    else:   # defined in another unit or a type unit
+                        cu_types.target_of[die_key(reader.definition(die))] = name
                 elif tag == "DW_TAG_typedef":
                     typedefs.append(die)
                 elif tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
@@ -293,12 +314,13 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                 under = reader.strip(reader.type_of(td))
                 if under is None or under.tag not in _RECORDS:
                     continue
-                if tname in targets and under.offset not in cu_types.target_of:
-                    cu_types.target_of[under.offset] = tname
-                elif under.offset in cu_types.target_of and tname and \
-                        tname != cu_types.target_of[under.offset]:
-                    facts.aliases[tname] = cu_types.target_of[under.offset]
-            if not cu_types.target_of:
+                under_key = die_key(under)
+                if tname in targets and under_key not in cu_types.target_of:
+                    cu_types.target_of[under_key] = tname
+                elif under_key in cu_types.target_of and tname and \
+                        tname != cu_types.target_of[under_key]:
+                    facts.aliases[tname] = cu_types.target_of[under_key]
+            if not relevant and not cu_types.target_of:
                 continue
             for var in declared:
                 symbol = _symbol_of(var)

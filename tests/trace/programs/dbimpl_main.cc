@@ -3,6 +3,8 @@
 
 #include "dbimpl.h"
 
+DBImpl g_spare(nullptr);  // an object in static storage, found in the DWARF
+
 int main(int argc, char** argv) {
   DBImpl* db = new DBImpl(nullptr);
   if (argc > 1 && std::strcmp(argv[1], "layout") == 0) {
