@@ -190,7 +190,7 @@ def step_trace(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     if prof.invocations == 0:
         raise UserError(f"{tree.profile}: the workload ran no entry function",
                         "check [trace] entry and [build] workload in cachefit.toml")
-    missing = [t for t in config.types if t not in prof.types]
+    missing = [t for t in config.types if prof.name_of(t) is None]
     if missing:
         raise UserError(f"{tree.profile}: no accesses to {', '.join(missing)}",
                         "check [trace] types, and that the workload uses them")

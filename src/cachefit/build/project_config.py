@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cachefit.errors import Location, UserError
+from cachefit.model.type_names import type_key
 
 CONFIG_NAME = "cachefit.toml"
 Mode = Literal["plain", "profile", "optimize"]
@@ -202,6 +203,8 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
     for key in ("types", "entry", "allocators", "deallocators", "instrument_files"):
         if key in trace_raw:
             kw[key] = _names(path, "trace", key, trace_raw[key])
+    if "types" in kw:     # one spelling everywhere: `ring<int, 16>` is `ring<int,16>`
+        kw["types"] = tuple(dict.fromkeys(type_key(t) for t in kw["types"]))
     if "instrument" in trace_raw:
         inst = trace_raw["instrument"]
         kw["instrument"] = None if inst == "all" else _names(path, "trace", "instrument", inst)

@@ -52,12 +52,13 @@ def run_show(args: argparse.Namespace) -> int:
         raise UserError(f"--top {args.top} is negative",
                         "give the number of heaviest sequences to show (0 or more)")
     prof = load(args.profile)
-    if args.types:
-        missing = [t for t in args.types if t not in prof.types]
-        if missing:
-            raise UserError(f"{args.profile} has no type {missing[0]}",
-                            f"traced types: {', '.join(sorted(prof.types)) or 'none'}")
-    sys.stdout.write(render(prof, types=args.types, top=args.top, title=args.profile))
+    names = [prof.name_of(t) for t in args.types or ()]
+    missing = [t for t, have in zip(args.types or (), names, strict=True) if have is None]
+    if missing:
+        raise UserError(f"{args.profile} has no type {missing[0]}",
+                        f"traced types: {', '.join(sorted(prof.types)) or 'none'}")
+    sys.stdout.write(render(prof, types=[n for n in names if n], top=args.top,
+                            title=args.profile))
     return 0
 
 

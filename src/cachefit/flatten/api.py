@@ -26,9 +26,10 @@ from cachefit.flatten.model import Hierarchy
 from cachefit.flatten.problems import FlattenError, PreconditionFailed
 from cachefit.flatten.transform import Facts, Flattener
 from cachefit.frontend.clang_parse import configure_libclang, language_args
-from cachefit.frontend.clang_records import iter_records
+from cachefit.frontend.clang_records import class_template_of, iter_records, qualified_decl_name
 from cachefit.frontend.compile_db import CompileCommand, commands_for
 from cachefit.input_files import require_file
+from cachefit.model.type_names import key_matches
 from cachefit.rewrite.edits import EditList, drop_contained, unified_diffs, write_all_atomic
 
 
@@ -68,10 +69,6 @@ class FlattenResult:
 
 
 # ---- finding the class --------------------------------------------------------------------
-def _norm(name: str) -> str:
-    return name.replace(" ", "").removeprefix("::")
-
-
 def find_class(tu: ci.TranslationUnit, wanted: str, path: str) -> ci.Cursor:
     hits: dict[str, ci.Cursor] = {}
     names: set[str] = set()
@@ -80,12 +77,16 @@ def find_class(tu: ci.TranslationUnit, wanted: str, path: str) -> ci.Cursor:
             continue
         names.add(e.qualified)
         for n in (e.name, e.qualified):
-            nn, w = _norm(n), _norm(wanted)
-            if nn == w or nn.endswith("::" + w):
+            if key_matches(n, wanted):
                 hits.setdefault(e.qualified, e.cursor)
     if len(hits) > 1:
         raise AmbiguousType(f"'{wanted}' matches {len(hits)} classes: {', '.join(sorted(hits))}",
                             "name one of them with its qualified name")
+    template = class_template_of(tu, wanted) if not hits else None
+    if template is not None:
+        raise FlattenError(f"'{wanted}' is an instance of the class template "
+                           f"{qualified_decl_name(template)}", "flatten a non-template class",
+                           cx.presumed(template), code="unsupported-template-target")
     if not hits:
         close = [n for n in sorted(names) if n.lower() == wanted.lower()]
         close += [n for n in difflib.get_close_matches(wanted, sorted(names), n=5, cutoff=0.5)

@@ -18,6 +18,7 @@ from cachefit.errors import AmbiguousType, Location, TypeNotFound, UserError
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.record_layout_dump import dump_record
 from cachefit.model import Base, Field, Record, SourceExtent, UnnamedBitfield
+from cachefit.model.type_names import key_matches, type_key
 
 CK = ci.CursorKind
 RECORD_KINDS = {CK.STRUCT_DECL: "struct", CK.CLASS_DECL: "class", CK.UNION_DECL: "union",
@@ -93,13 +94,14 @@ def iter_class_templates(tu: ci.TranslationUnit) -> Iterator[ci.Cursor]:
                 stack.append(child)
 
 
-def _norm(name: str) -> str:
-    return name.replace(" ", "").removeprefix("::")
-
-
-def _matches(entry_name: str, wanted: str) -> bool:
-    e, w = _norm(entry_name), _norm(wanted)
-    return e == w or e.endswith("::" + w)
+def class_template_of(tu: ci.TranslationUnit, wanted: str) -> ci.Cursor | None:
+    """The class template whose instance `wanted` names (`ring<int,16>` -> the definition
+    of `ring`), when the unit defines one; None for a name without template arguments."""
+    if "<" not in wanted:
+        return None
+    head = wanted.split("<", 1)[0]
+    return next((t for t in iter_class_templates(tu)
+                 if t.is_definition() and key_matches(qualified_decl_name(t), head)), None)
 
 
 def _extent(cursor: ci.Cursor) -> SourceExtent | None:
@@ -247,7 +249,7 @@ def record_from_cursor(decl: ci.Cursor, path: str, args: Sequence[str]) -> Recor
             _base_types(decl, types)
             for b in dumped.bases:
                 bt = types.get(b.name) or next(
-                    (t for n, t in types.items() if _norm(n) == _norm(b.name)), None)
+                    (t for n, t in types.items() if type_key(n) == type_key(b.name)), None)
                 bsize = bt.get_size() if bt is not None else b.size
                 bases.append(Base(b.name, b.offset, max(bsize, 0), b.virtual, b.empty))
             vptr = min(dumped.vptr_offsets) if dumped.vptr_offsets else None
@@ -286,7 +288,7 @@ def find_record(tu: ci.TranslationUnit, wanted: str, path: str,
     entries = list(iter_records(tu))
     hits: dict[str, RecordEntry] = {}
     for e in entries:
-        if _matches(e.name, wanted) or _matches(e.qualified, wanted):
+        if key_matches(e.name, wanted) or key_matches(e.qualified, wanted):
             hits.setdefault(e.qualified, e)
     if len(hits) > 1:
         names = sorted(hits)
@@ -300,7 +302,7 @@ def find_record(tu: ci.TranslationUnit, wanted: str, path: str,
         candidates = [wanted]
         for tmpl in iter_class_templates(tu):
             qn = qualified_decl_name(tmpl)
-            if _matches(qn, head) and _norm(qn) != _norm(head):
+            if key_matches(qn, head) and type_key(qn) != type_key(head):
                 candidates.append(qn + wanted[len(head):].lstrip())
         for spelled in candidates:
             decl = _instantiate(path, args, spelled)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from cachefit.errors import ParseError, ToolMissing
 from cachefit.frontend.clang_parse import clang_compiler, language_args
+from cachefit.model.type_names import type_key
 
 _LINE = re.compile(r"^\s*(\d+)(?::\d+-\d+)?\s*\|(.*)$")
 _KIND_WORDS = ("struct ", "class ", "union ")
@@ -132,8 +133,8 @@ def dump_record(path: str, args: Sequence[str], qualified_name: str,
         raise ParseError(f"clang could not lay out {qualified_name} in {path}",
                          "check the compiler arguments after '--'",
                          details=proc.stderr.strip().splitlines()[:5])
-    wanted = qualified_name.replace(" ", "")
+    wanted = type_key(qualified_name)
     for name, rec in parse_dump(proc.stdout).items():
-        if name.replace(" ", "") == wanted:
+        if type_key(name) == wanted:
             return rec
     return None

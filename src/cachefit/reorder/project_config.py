@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cachefit.build.project_config import find_config, parse_toml, read_project_text
 from cachefit.errors import Location, UserError
+from cachefit.model.type_names import key_matches
 
 
 @dataclass(frozen=True)
@@ -22,16 +23,7 @@ class ReorderConfig:
     path: str | None = None
 
     def is_abi(self, *names: str) -> bool:
-        wanted = {_norm(n) for n in names if n}
-        return any(_norm(a) in wanted or any(w.endswith("::" + _norm(a)) for w in wanted)
-                   for a in self.abi)
-
-
-def _norm(name: str) -> str:
-    name = name.strip()
-    for word in ("struct ", "class ", "union "):
-        name = name.removeprefix(word)
-    return name.replace(" ", "").removeprefix("::")
+        return any(key_matches(n, a) for n in names if n for a in self.abi)
 
 
 def load_reorder_config(cwd: str | None = None) -> ReorderConfig:

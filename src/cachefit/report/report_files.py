@@ -42,13 +42,15 @@ class ReportOptions:
 
 
 def select_types(profile: Profile, wanted: Sequence[str], source: str) -> list[str]:
-    """The types to report, in name order; an unknown name is a `UserError` listing them."""
-    for name in wanted:
-        if name not in profile.types:
+    """The types to report (the profile's names), in name order; an unknown name is a
+    `UserError` listing them."""
+    names = [profile.name_of(name) for name in wanted]
+    for name, have in zip(wanted, names, strict=True):
+        if have is None:
             raise UserError(f"the profile has no type {name}",
                             f"traced types: {', '.join(sorted(profile.types)) or 'none'}",
                             Location(source))
-    return list(dict.fromkeys(wanted)) if wanted else sorted(profile.types)
+    return list(dict.fromkeys(n for n in names if n)) if wanted else sorted(profile.types)
 
 
 def build_reports(profile: Profile, source: str, opts: ReportOptions

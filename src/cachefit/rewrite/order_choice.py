@@ -12,6 +12,7 @@ from typing import Any
 
 from cachefit.errors import Location, UserError
 from cachefit.model import Record
+from cachefit.model.type_names import key_matches
 from cachefit.rewrite.member_units import RecordBody
 from cachefit.trace import profile_format
 
@@ -53,17 +54,10 @@ def profile_entry(path: str, record: Record, asked: str) -> tuple[dict[str, Any]
     """The profile's entry for the record (by qualified or given name) and its line size."""
     profile = profile_format.load(path)
     data = profile.to_json()["types"]
-
-    def norm(n: str) -> str:
-        return n.replace(" ", "").removeprefix("::")
-
-    for key in (record.name, asked):
-        for name, entry in data.items():
-            if norm(name) == norm(key):
-                return _same_record(path, name, entry, record), profile.cache_line
-    for name, entry in data.items():
-        if norm(name).endswith("::" + norm(asked)):
-            return _same_record(path, name, entry, record), profile.cache_line
+    found = profile.name_of(record.name) or profile.name_of(asked) or \
+        next((n for n in data if key_matches(n, asked)), None)
+    if found is not None:
+        return _same_record(path, found, data[found], record), profile.cache_line
     known = ", ".join(sorted(data)) or "none"
     raise UserError(f"the profile {path} has no entry for {record.name}",
                     f"it has: {known}; trace the program that uses {record.name}")

@@ -12,17 +12,15 @@ from collections.abc import Sequence
 
 import clang.cindex as ci
 
-from cachefit.errors import AmbiguousType, Location, UserError
-from cachefit.frontend.clang_records import find_record, iter_records
-
-
-def _norm(name: str) -> str:
-    return name.replace(" ", "").removeprefix("::")
-
-
-def _matches(entry: str, wanted: str) -> bool:
-    e, w = _norm(entry), _norm(wanted)
-    return e == w or e.endswith("::" + w)
+from cachefit.errors import AmbiguousType, Location, UnsafeTransformation, UserError
+from cachefit.frontend.clang_records import (
+    class_template_of,
+    find_record,
+    iter_records,
+    qualified_decl_name,
+)
+from cachefit.model.type_names import key_matches
+from cachefit.reorder.clang_util import location
 
 
 def find_record_cursor(tu: ci.TranslationUnit, wanted: str, path: str,
@@ -30,7 +28,7 @@ def find_record_cursor(tu: ci.TranslationUnit, wanted: str, path: str,
     """The definition cursor of the record `wanted` (UserError if absent or ambiguous)."""
     hits: dict[str, ci.Cursor] = {}
     for e in iter_records(tu):
-        if _matches(e.name, wanted) or _matches(e.qualified, wanted):
+        if key_matches(e.name, wanted) or key_matches(e.qualified, wanted):
             hits.setdefault(e.cursor.get_usr() or e.qualified, e.cursor)
     if len(hits) > 1:
         names = sorted({_qualified(c) for c in hits.values()})
@@ -38,6 +36,14 @@ def find_record_cursor(tu: ci.TranslationUnit, wanted: str, path: str,
                             "name one of them with its qualified name")
     if hits:
         return next(iter(hits.values()))
+    template = class_template_of(tu, wanted)
+    if template is not None:
+        raise UnsafeTransformation(
+            f"'{wanted}' is an instance of the class template "
+            f"{qualified_decl_name(template)}; cachefit reorders plain records only (a new "
+            "member order in the template would apply to every instance)",
+            "trace, show and report it as it is; to reorder it, reorder the template's "
+            "members by hand", location(template) or Location(path))
     find_record(tu, wanted, path, args)  # raises TypeNotFound with the closest names
     raise UserError(f"'{wanted}' names a template instantiation",
                     "reorder the members of a class template by hand, or of a plain record",

@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 from cachefit.atomic_files import save_output
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
+from cachefit.model.type_names import type_key
 
 FORMAT = "cachefit-profile"
 VERSION = 1
@@ -116,6 +117,13 @@ class Profile:
     invocations: int = 0
     cache_line: int = 64
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def name_of(self, name: str) -> str | None:
+        """The profile's own name of the type `name` spells (`ring<int, 16>` is
+        `ring<int,16>`, `struct item` is `item`: cachefit.model.type_names), None when it
+        traced no such type."""
+        key = type_key(name)
+        return next((n for n in self.types if type_key(n) == key), None)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

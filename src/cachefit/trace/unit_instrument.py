@@ -37,6 +37,7 @@ import clang.cindex as ci
 
 from cachefit.build.project_config import TraceConfig
 from cachefit.errors import Location, ParseError
+from cachefit.model.type_names import type_key
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 
 CK = ci.CursorKind
@@ -185,14 +186,6 @@ _TYPED_KINDS = {CK.VAR_DECL, CK.FIELD_DECL, CK.PARM_DECL, CK.CXX_NEW_EXPR, CK.CA
                 CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR}
 
 
-def _despace(name: str) -> str:
-    """A type name without spaces and without a leading struct/class/union keyword."""
-    for kw in ("struct ", "class ", "union "):
-        if name.startswith(kw):
-            name = name[len(kw):]
-    return "".join(name.split())
-
-
 def _qualified_name(c: ci.Cursor) -> str:
     parts: list[str] = []
     cur: ci.Cursor | None = c
@@ -246,7 +239,7 @@ class UnitInstrumenter:
         # spelling of the types the user's code uses (libclang shows no cursor for an
         # implicit instantiation, so they are found through the types of declarations
         # and expressions).
-        templated = {_despace(n): n for n in wanted if "<" in n}
+        templated = {type_key(n): n for n in wanted if "<" in n}
         class_templates: set[str] = set()
         for c in self.tu.cursor.walk_preorder():
             if templated and c.kind in _TYPED_KINDS:
@@ -293,7 +286,7 @@ class UnitInstrumenter:
         canon = t.get_canonical()
         if canon.kind != TK.RECORD:
             return
-        name = templated.get(_despace(canon.spelling))
+        name = templated.get(type_key(canon.spelling))
         if name is None:
             return
         decl = canon.get_declaration()
