@@ -2,8 +2,11 @@
 
 Compiled helpers (the tracing runtime, its inlined bitcode, the layout solver's native
 search) are built on demand into `cache_dir()`, under a name derived from their sources,
-so that a second use, or a parallel one, finds them. This module only names and
-publishes cache files; what goes into them is the caller's job.
+so that a second use, or a parallel one, finds them. A command that must go on when the
+cache directory cannot be written (read-only, full, not a directory) passes
+`CacheWrites`: the helper is then built in the command's own temporary directory, and
+the command warns once. This module only names and publishes cache files; what goes into
+them is the caller's job.
 """
 
 from __future__ import annotations
@@ -11,32 +14,97 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from cachefit.atomic_files import copy_atomic
 
-def cache_dir() -> Path:
-    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit."""
-    env = os.environ.get("CACHEFIT_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit (from
+    `env`, default the process's environment)."""
+    env = os.environ if env is None else env
+    named = env.get("CACHEFIT_CACHE_DIR")
+    if named:
+        return Path(named)
+    xdg = env.get("XDG_CACHE_HOME")
     return Path(xdg) / "cachefit" if xdg else Path.home() / ".cache" / "cachefit"
 
 
-def build_cached(target: Path, make: Callable[[Path], None]) -> Path:
+def failure_reason(directory: Path, exc: OSError) -> str:
+    """Why writing in the cache `directory` failed: the system's reason and the file."""
+    why = exc.strerror or str(exc)
+    if exc.filename and str(exc.filename) != str(directory):
+        why += f": {exc.filename}"
+    return why
+
+
+def unwritable_warning(directory: Path, exc: OSError) -> str:
+    """The one warning of a command that goes on without the cache in `directory`."""
+    return (f"the cache directory {directory} cannot be written "
+            f"({failure_reason(directory, exc)}); this command goes on without the cache "
+            "(set CACHEFIT_CACHE_DIR to a directory you can write)")
+
+
+@dataclass
+class CacheWrites:
+    """One command's use of the cache directory `root`: after the first write that fails
+    (said once, in `warnings`), helpers are built in `scratch`, the command's own
+    temporary directory, and the cache is not tried again."""
+
+    root: Path
+    warnings: list[str]
+    scratch: Path
+    failed: bool = False
+
+    def failure(self, exc: OSError) -> None:
+        if not self.failed:
+            self.failed = True
+            self.warnings.append(unwritable_warning(self.root, exc))
+
+    def build(self, name: str, make: Callable[[Path], None]) -> Path:
+        """`make` a file called `name` in a fresh directory in `scratch`."""
+        built = Path(tempfile.mkdtemp(dir=self.scratch)) / name
+        make(built)
+        return built
+
+
+def build_cached(target: Path, make: Callable[[Path], None],
+                 writes: CacheWrites | None = None) -> Path:
     """`target` (a file in the cache), made once: unless it exists, `make(tmp)` writes it
-    as `tmp` in a fresh temporary directory beside it, and `tmp` is renamed to `target`.
-    A lock on `target`'s directory makes parallel builds wait for the first one."""
+    as `tmp` in a fresh temporary directory, and `tmp` is renamed (or copied) to `target`.
+    A lock on `target`'s directory makes parallel builds wait for the first one.
+    Without `writes`, an `OSError` of the cache directory passes through; with it, the
+    file is built in `writes.scratch` and returned from there (see `CacheWrites`)."""
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".lock", "w") as lock:
+    if writes is not None and writes.failed:
+        return writes.build(target.name, make)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = open(target.parent / ".lock", "w")   # noqa: SIM115 - closed below
+    except OSError as exc:
+        if writes is None:
+            raise
+        writes.failure(exc)
+        return writes.build(target.name, make)
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if target.is_file():
             return target
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            built = Path(tmp) / target.name
-            make(built)
-            os.replace(built, target)
+        if writes is None:
+            with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+                built = Path(tmp) / target.name
+                make(built)
+                os.replace(built, target)
+            return target
+        # Built outside the cache, so that a full cache directory fails in the copy
+        # (an OSError), not in the compiler writing its output.
+        built = writes.build(target.name, make)
+        try:
+            copy_atomic(built, target)
+        except OSError as exc:
+            writes.failure(exc)
+            return built
     return target

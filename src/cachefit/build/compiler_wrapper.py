@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from cachefit.atomic_files import write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
 from cachefit.build.layout_plan import LAYOUTS_ENV, load_plan, plan_path
 from cachefit.build.project_config import (
@@ -58,6 +57,7 @@ from cachefit.build.wrapper_steps import (
     unit_language,
     unit_suffix,
 )
+from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
 
 __all__ = ["GUARD_ENV", "Language", "WrapperResult", "run", "ProfileBuild", "allowlist_text",
@@ -132,6 +132,7 @@ class ProfileBuild:
         self.language = language
         self.env = dict(env)
         self.warnings: list[str] = []
+        self.writes: CacheWrites | None = None     # the cache, from run() on
         backend = self.trace.backend
         detected = detect_backend(compiler, env)
         if backend == "auto":
@@ -155,6 +156,7 @@ class ProfileBuild:
         self._check_conflicts(cmd)
         with tempfile.TemporaryDirectory(prefix="cachefit-cc-") as tmp:
             tmpdir = Path(tmp)
+            self.writes = CacheWrites(cache_dir(), self.warnings, tmpdir)
             objects: dict[int, str] = {}
             for n, src in enumerate(cmd.sources):
                 out = output_for(cmd, src, tmpdir, n)
@@ -183,10 +185,8 @@ class ProfileBuild:
         if self.trace.instrument is not None:
             text = allowlist_text(self.trace.instrument, self.trace.instrument_files)
             digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-            from cachefit.cache_files import cache_dir
-            path = cache_dir() / "allowlists" / f"{digest}.txt"
-            if not path.is_file():
-                write_bytes_atomic(path, text.encode())
+            path = build_cached(cache_dir() / "allowlists" / f"{digest}.txt",
+                                lambda out: out.write_text(text), self.writes)
             flags.append(f"-fsanitize-coverage-allowlist={path}")
         return flags
 
@@ -230,7 +230,7 @@ class ProfileBuild:
         if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
             from cachefit.trace.sancov_inline import compile_inlined
             code = compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
-                                   source=src.path)
+                                   source=src.path, writes=self.writes)
         else:
             code = compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
                                         source=src.path)
@@ -264,7 +264,7 @@ class ProfileBuild:
         from cachefit.build.runtime_exports import export_flags, linker_of
         from cachefit.trace.runtime_build import runtime_library
 
-        runtime = runtime_library([*self.compiler])
+        runtime = runtime_library([*self.compiler], self.writes)
         exports = export_flags(linker_of(self.compiler, args, self.env), tmpdir)
         return self._link_with_blob(
             output, BLOB_SYMBOL,

@@ -67,7 +67,7 @@ class OptimizeBuild:
         self.env = dict(env)
         self.warnings: list[str] = []
         from cachefit.build.unit_cache import UnitCache
-        self.cache = UnitCache.from_env(self.env)
+        self.cache = UnitCache.from_env(self.env, self.warnings)
 
     def run(self, argv: list[str]) -> WrapperResult:
         cmd = parse_command(argv)

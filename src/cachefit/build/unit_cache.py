@@ -10,6 +10,8 @@ in `$CACHEFIT_CACHE_DIR/objects/` (default `~/.cache/cachefit/objects/`), hit/mi
 counters in `stats.json` there; every file is written through a temporary file and a
 rename, counters under a lock. The total size is bounded by CACHEFIT_CACHE_MAX_SIZE
 (least recently used objects are evicted); CACHEFIT_CACHE=0 turns the cache off.
+A cache directory that cannot be written (read-only, full, not a directory) turns the
+cache off for the rest of the command, with one warning: compiling goes on without it.
 This module never runs anything but `COMPILER --version`, and never touches files
 outside its directory and the `-o` output.
 """
@@ -23,7 +25,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,21 +34,13 @@ import cachefit
 from cachefit.atomic_files import copy_atomic, write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, select
 from cachefit.build.wrapper_steps import has_debug
-from cachefit.errors import UserError
+from cachefit.cache_files import cache_dir, failure_reason, unwritable_warning
+from cachefit.errors import Location, UserError
 
 DEFAULT_MAX_SIZE = 5 * 1024 ** 3
 KEY_SCHEMA = "cachefit-object-key-1"
 _UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
           "G": 1024 ** 3, "GB": 1024 ** 3, "T": 1024 ** 4, "TB": 1024 ** 4}
-
-
-def cache_root(env: Mapping[str, str]) -> Path:
-    """CACHEFIT_CACHE_DIR, else $XDG_CACHE_HOME/cachefit, else ~/.cache/cachefit."""
-    named = env.get("CACHEFIT_CACHE_DIR")
-    if named:
-        return Path(named)
-    xdg = env.get("XDG_CACHE_HOME")
-    return Path(xdg) / "cachefit" if xdg else Path.home() / ".cache" / "cachefit"
 
 
 def parse_size(text: str) -> int:
@@ -117,23 +111,35 @@ class CacheStats:
 
 
 class UnitCache:
-    """The object cache of one wrapper invocation."""
+    """The object cache of one wrapper invocation; its warnings go to `warnings`."""
 
     def __init__(self, directory: Path, enabled: bool = True,
-                 max_size: int = DEFAULT_MAX_SIZE, env: Mapping[str, str] | None = None
-                 ) -> None:
+                 max_size: int = DEFAULT_MAX_SIZE, env: Mapping[str, str] | None = None,
+                 warnings: list[str] | None = None) -> None:
         self.directory = directory
         self.enabled = enabled
         self.max_size = max_size
         self.env = dict(os.environ if env is None else env)
+        self.warnings = [] if warnings is None else warnings
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> UnitCache:
+    def from_env(cls, env: Mapping[str, str], warnings: list[str] | None = None) -> UnitCache:
         enabled = env.get("CACHEFIT_CACHE", "1").strip().lower() not in ("0", "no", "false",
                                                                         "off")
         size = env.get("CACHEFIT_CACHE_MAX_SIZE")
-        return cls(cache_root(env) / "objects", enabled,
-                   parse_size(size) if size else DEFAULT_MAX_SIZE, env)
+        return cls(cache_dir(env) / "objects", enabled,
+                   parse_size(size) if size else DEFAULT_MAX_SIZE, env, warnings)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Writes to the cache: the first that fails (read-only, full, not a directory)
+        turns the cache off for the rest of the command, with one warning."""
+        try:
+            yield
+        except OSError as exc:
+            if self.enabled:
+                self.enabled = False
+                self.warnings.append(unwritable_warning(self.directory, exc))
 
     # ------------------------------------------------------------------ key
 
@@ -159,7 +165,8 @@ class UnitCache:
         except OSError:
             version = "?"
         text = f"{' '.join(compiler)}\n{stamp}\n{version}"
-        write_bytes_atomic(memo, text.encode())
+        with self._writing():
+            write_bytes_atomic(memo, text.encode())
         return text
 
     def key(self, text: bytes, cmd: CompilerCommand, compiler: Sequence[str],
@@ -190,17 +197,24 @@ class UnitCache:
 
     def fetch(self, key: str, out: str) -> bool:
         """Copy the cached object for `key` to `out`; count a hit or a miss. An output
-        directory that does not exist is a miss (the compiler then reports it)."""
+        that cannot be written is a miss, not counted (the compiler then reports it);
+        an object that cannot be read is a miss."""
         obj = self._object(key)
-        if not Path(out).absolute().parent.is_dir():
+        if not self.enabled or not Path(out).absolute().parent.is_dir():
             return False
         try:
-            copy_atomic(obj, Path(out))
-            os.utime(obj)           # least recently used = oldest mtime
-        except FileNotFoundError:
-            self._count(misses=1)
+            data = obj.read_bytes()
+        except OSError:
+            with self._writing():
+                self._count(misses=1)
             return False
-        self._count(hits=1)
+        try:
+            write_bytes_atomic(out, data)
+        except OSError:
+            return False
+        with self._writing():
+            os.utime(obj)           # least recently used = oldest mtime
+            self._count(hits=1)
         return True
 
     def transformed_unit(self, key: str) -> bytes | None:
@@ -221,8 +235,11 @@ class UnitCache:
               messages: bytes = b"") -> None:
         """Keep a copy of the freshly compiled `out`, the transformed text (if any) and
         the compiler's messages (if any); the object is written last, so a reader that
-        finds it finds the others."""
-        try:
+        finds it finds the others. A write that fails removes what was written."""
+        if not self.enabled:
+            return
+        stored = False
+        with self._writing():
             size = os.path.getsize(out)
             if unit_text is not None:
                 write_bytes_atomic(self._unit(key), unit_text)
@@ -231,11 +248,12 @@ class UnitCache:
                 write_bytes_atomic(self._object(key).with_suffix(".stderr"), messages)
                 size += len(messages)
             copy_atomic(Path(out), self._object(key))
-        except OSError:
-            return
-        total = self._count(size=size)
-        if total > self.max_size:
-            self._evict()
+            stored = True
+            if self._count(size=size) > self.max_size:
+                self._evict()
+        if not stored:
+            with suppress(OSError):
+                self._remove(self._object(key))
 
     # ------------------------------------------------------------------ counters
 
@@ -306,15 +324,23 @@ class UnitCache:
                           sum(s for _, s, _ in objects), self.max_size)
 
     def clear(self) -> int:
-        """Remove every cached object and reset the counters; returns how many objects."""
-        with self._locked():
-            objects = self._objects()
-            for _, _, p in objects:
-                self._remove(p)
-            for d in self.directory.glob("??"):
-                if d.is_dir() and not any(d.iterdir()):
-                    d.rmdir()
-            shutil.rmtree(self.directory / "compilers", ignore_errors=True)
-            write_bytes_atomic(self.directory / "stats.json",
-                          (json.dumps({"hits": 0, "misses": 0, "size": 0}) + "\n").encode())
+        """Remove every cached object and reset the counters; returns how many objects.
+        A cache directory that cannot be written is a `UserError` naming it."""
+        try:
+            with self._locked():
+                objects = self._objects()
+                for _, _, p in objects:
+                    self._remove(p)
+                for d in self.directory.glob("??"):
+                    if d.is_dir() and not any(d.iterdir()):
+                        d.rmdir()
+                if (self.directory / "compilers").is_dir():
+                    shutil.rmtree(self.directory / "compilers")
+                write_bytes_atomic(self.directory / "stats.json",
+                                   (json.dumps({"hits": 0, "misses": 0, "size": 0}) + "\n"
+                                    ).encode())
+        except OSError as exc:
+            raise UserError(f"cannot clear the cache: {failure_reason(self.directory, exc)}",
+                            "set CACHEFIT_CACHE_DIR to a directory you can write, or remove "
+                            "it by hand", Location(str(self.directory))) from exc
         return len(objects)

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from cachefit.cache_files import build_cached, cache_dir
+from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
 
 # DWARF 4: valgrind 3.19 (Debian 12) cannot read clang 19's default DWARF 5, and traced
@@ -54,8 +54,9 @@ def _is_x86_64(compiler: list[str]) -> bool:
     return out.startswith("x86_64")
 
 
-def runtime_library(compiler: list[str]) -> Path:
-    """Path of a libcachefit_rt.a usable with `compiler` (a C compiler command)."""
+def runtime_library(compiler: list[str], writes: CacheWrites | None = None) -> Path:
+    """Path of a libcachefit_rt.a usable with `compiler` (a C compiler command); with
+    `writes`, built for this command alone when the cache cannot be written."""
     sources = _sources()
     prebuilt = runtime_dir() / "build" / LIB_NAME
     newest = max(f.stat().st_mtime for f in sources)
@@ -87,4 +88,5 @@ def runtime_library(compiler: list[str]) -> Path:
             raise UserError("archiving the cachefit runtime failed",
                             details=proc.stderr.splitlines()[:5])
 
-    return build_cached(cache_dir() / "runtime" / h.hexdigest()[:16] / LIB_NAME, archive)
+    return build_cached(cache_dir() / "runtime" / h.hexdigest()[:16] / LIB_NAME, archive,
+                        writes)

@@ -36,7 +36,7 @@ from cachefit.build.wrapper_steps import (
     main_file_args,
     preprocessed_x,
 )
-from cachefit.cache_files import build_cached, cache_dir
+from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import UserError
 from cachefit.trace.runtime_build import runtime_dir
 
@@ -74,9 +74,10 @@ def _target_flags(flags: Sequence[str]) -> list[str]:
     return out
 
 
-def inline_bitcode(compiler: Sequence[str], flags: Sequence[str],
-                   env: Mapping[str, str]) -> Path:
-    """The callbacks' inline definitions as bitcode for this compiler and target (cached)."""
+def inline_bitcode(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
+                   writes: CacheWrites | None = None) -> Path:
+    """The callbacks' inline definitions as bitcode for this compiler and target (cached;
+    with `writes`, built for this command alone when the cache cannot be written)."""
     src = runtime_dir() / INLINE_SOURCE
     if not src.is_file():
         raise UserError(f"the cachefit runtime file {src} is missing",
@@ -97,26 +98,28 @@ def inline_bitcode(compiler: Sequence[str], flags: Sequence[str],
                             "checks", details=proc.stderr.splitlines()[:5])
 
     return build_cached(cache_dir() / "runtime-inline" / f"{h.hexdigest()[:16]}.bc",
-                        compile_bitcode)
+                        compile_bitcode, writes)
 
 
-def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str]) -> InlineStep:
+def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
+         writes: CacheWrites | None = None) -> InlineStep:
     """Whether this unit can be compiled in two steps, and with which bitcode."""
     if not enabled(env):
         return InlineStep(None, "CACHEFIT_INLINE_CHECKS=0")
     for a in flags:
         if a.startswith(_FALLBACK_PREFIXES):
             return InlineStep(None, f"{a} is in the flags")
-    return InlineStep(inline_bitcode(compiler, flags, env))
+    return InlineStep(inline_bitcode(compiler, flags, env, writes))
 
 
 def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Language, unit: Path,
                     out: str, env: Mapping[str, str], extra: Sequence[str], tmpdir: Path,
-                    source: str | None = None) -> int:
+                    source: str | None = None, writes: CacheWrites | None = None) -> int:
     """Compile the preprocessed, instrumented `unit` to `out` as compile_preprocessed does
-    (`extra` holds the sanitizer-coverage flags), inlining the first checks when possible."""
+    (`extra` holds the sanitizer-coverage flags), inlining the first checks when possible
+    (`writes`: see inline_bitcode)."""
     flags = select(cmd, keep={"other"})
-    step = plan(compiler, flags, env)
+    step = plan(compiler, flags, env, writes)
     if step.bitcode is None:
         return compile_preprocessed(compiler, cmd, lang, unit, out, env, extra, source=source)
     final = "-S" if cmd.action == "assemble" else "-c"
