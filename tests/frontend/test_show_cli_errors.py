@@ -73,6 +73,29 @@ def test_file_that_does_not_parse_prints_compiler_error(tmp_path: Path,
     assert f"  {bad}:2:12: error: unknown type name 'undefined_t'" in err
 
 
+def test_error_in_a_function_body_does_not_stop_show(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    """show reads declarations only (as pahole reads DWARF): an error in a body cannot
+    change the layout, so the layout is printed with exit 0; reorder, which edits code and
+    parses the bodies, refuses the unit. The README says so (issue 29, case 13: it said
+    that any unit that does not compile is an error of show)."""
+    src = tmp_path / "body.c"
+    src.write_text("struct s { int a; char b; long c; };\n"
+                   "int f(struct s *p) { return p->a + undefined_thing; }\n")
+    code, out, err = run(capsys, "show", "s", str(src))
+    assert code == 0 and err == ""
+    assert "long c;" in out and "size: 16" in out
+    code, out, err = run(capsys, "reorder", "s", str(src), "--order", "c,b,a", "--diff")
+    assert code == 2 and out == ""
+    assert err.startswith(f"cachefit: error: {src}:2:36: {src} does not compile: ")
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert "a unit whose declarations do not compile shows the compiler's first errors" \
+        in readme
+    assert "an error inside one (code only gcc accepts, a missing function) does not stop " \
+        "`show`, which prints the layout with exit 0" in readme
+
+
 def test_binary_unknown_type_prints_closest_names(builds: dict[tuple[str, str], Build],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     elf = builds[("gcc", "c")].exe
