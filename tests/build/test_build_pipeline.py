@@ -181,6 +181,27 @@ def test_failing_build_command_names_its_log(tmp_path: Path) -> None:
     assert "profile/build.log" in proc.stderr and "broken" in proc.stderr
 
 
+def test_one_step_names_its_own_files_and_a_failed_trace_leaves_no_temporary(
+        tmp_path: Path) -> None:
+    # issue 29, case 13: `--step profile` ended with "everything is in OUT (summary.md,
+    # layout-plan.json, profile.json, logs)", and a failed workload left
+    # OUT/.profile.tmp.json behind (here the workload writes it, as `cachefit trace -o`
+    # does before it fails on the workload's exit status)
+    project = _project(tmp_path)
+    text = (project / "cachefit.toml").read_text().replace(
+        'workload = "true"', 'workload = "touch out/cachefit/.profile.tmp.json; exit 3"')
+    (project / "cachefit.toml").write_text(text)
+    out = project / "out" / "cachefit"
+    proc = _cachefit(["build", "--step", "profile"], project, _env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[-1] == (f"cachefit: everything is in {out} (summary.md, "
+                                            "profile/build.log, units/profile/)")
+    proc = _cachefit(["build", "--step", "trace"], project, _env(tmp_path))
+    assert proc.returncode == 2 and "the workload under `cachefit trace` failed" in proc.stderr
+    assert not (out / ".profile.tmp.json").exists() and not (out / "profile.json").exists()
+    assert "everything is in" not in proc.stderr
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     ("object_align = 48", "object_align must be a power of two"),
     ("pgo = 1", "pgo must be true or false"),

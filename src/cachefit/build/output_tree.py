@@ -84,6 +84,18 @@ class OutputTree:
     def stamp(self, step: str) -> Path:
         return self.root / "steps" / f"{step}.json"
 
+    def products(self, step: str) -> list[Path]:
+        """What `step` writes for the user to look at (docs/cachefit-toml.md, "Steps and
+        files"); the caller keeps those that exist."""
+        return {
+            "profile": [self.profile_dir / "build.log", self.profile_dir / "bin",
+                        self.units_dir("profile")],
+            "trace": [self.profile, self.trace_log, self.pgo_dir],
+            "layout": [self.plan, self.layout_dir],
+            "optimize": [self.optimize_dir / "build.log", self.optimize_dir / "bin"],
+            "report": [self.report_dir],
+        }[step]
+
 
 def write_json(path: Path, data: Any) -> None:
     """Write JSON atomically (temporary file + rename), creating the directory."""

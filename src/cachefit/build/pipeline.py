@@ -70,6 +70,7 @@ class PipelineResult:
     types: list[TypeSummary] = field(default_factory=list)
     reports: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    products: list[Path] = field(default_factory=list)   # what the steps run wrote
 
 
 def plan_document(flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -183,8 +184,11 @@ def step_trace(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     tmp = tree.profile.with_name(".profile.tmp.json")
     cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
            f" -- /bin/sh -c {shlex.quote(config.workload)}")
-    _shell(cmd, config.root, env, tree.trace_log, "the workload under `cachefit trace`")
-    os.replace(tmp, tree.profile)
+    try:
+        _shell(cmd, config.root, env, tree.trace_log, "the workload under `cachefit trace`")
+        os.replace(tmp, tree.profile)
+    finally:
+        tmp.unlink(missing_ok=True)     # the profile of a failed workload is not kept
     from cachefit.trace.profile_format import load
     prof = load(tree.profile)
     if prof.invocations == 0:
@@ -435,12 +439,14 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
         seconds = time.monotonic() - start
         write_stamp(tree, step, {"seconds": seconds, **data})
         result.steps.append(StepTime(step, title, seconds))
+        result.products += [p for p in tree.products(step) if p.exists()]
         say(f"[{n}/{len(ordered)}] {title}: done in {seconds:.1f} s{_detail(step, data)}")
     result.types, result.reports, notes = _collect(config, tree)
     result.notes += notes
     all_steps = [StepTime(s, STEP_TITLES[s], float(st["seconds"])) for s in STEPS
                  if (st := read_stamp(tree, s)) is not None]
     write_summary(tree.summary_md, tree.summary_json, result.types, all_steps, result.notes)
+    result.products.insert(0, tree.summary_md)
     return result
 
 

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for path in result.reports:
         print(f"report: {path}")
-    print(f"cachefit: everything is in {result.tree.root} (summary.md, layout-plan.json, "
-          "profile.json, logs)", file=sys.stderr)
+    made = ", ".join(f"{p.relative_to(result.tree.root)}{'/' if p.is_dir() else ''}"
+                     for p in result.products)
+    print(f"cachefit: everything is in {result.tree.root} ({made})", file=sys.stderr)
     return 0
