@@ -51,6 +51,25 @@ def test_text_shows_hole_boundary_and_totals(src: Path, capsys) -> None:
     assert out.index("cacheline 1 boundary") < out.index("tail;")
 
 
+def test_totals_add_up_with_bit_fields_and_anonymous_members(tmp_path: Path, capsys) -> None:
+    # issue 29, case 13: "sum members: 45, holes: 3, sum holes: 8, padding: 4" for 48
+    # bytes (bit-field storage units overlapping `tag` and `name`, both union members)
+    p = tmp_path / "bf.c"
+    p.write_text("struct r { char tag; unsigned a : 3; unsigned b : 7; long x;\n"
+                 "  union { int i; double d; }; struct { short p; char q; };\n"
+                 "  unsigned c : 1; char name[9]; int last; };\n"
+                 "union u { char c[5]; short s; };\n")
+    code, out, _ = run(capsys, "show", "r", str(p))
+    assert code == 0
+    assert "/* size: 48, cachelines: 1, members: 11 */" in out
+    assert "/* sum members: 36, holes: 3, sum holes: 8 */" in out    # 36 + 8 + 4 = 48
+    assert "/* padding: 4 */" in out
+    code, out, _ = run(capsys, "show", "u", str(p))
+    assert code == 0
+    assert "/* size: 6, cachelines: 1, members: 2 */" in out
+    assert "/* sum members: 5, holes: 0, sum holes: 0 */" in out and "/* padding: 1 */" in out
+
+
 def test_cache_line_option_changes_markers(src: Path, capsys) -> None:
     code, out, _ = run(capsys, "show", "hot", str(src), "--cache-line", "32", "--", "-std=c++17")
     assert code == 0

@@ -59,15 +59,15 @@ def format_layout(rec: Record, cache_line: int = 64) -> str:
             out.append(_boundary(next_boundary, cache_line))
             next_boundary += cache_line
         out.append(text)
+    # The totals add up to the size: members are the bytes some member covers (a byte
+    # of overlapping union members or of several bit-fields counted once, a bit-field's
+    # bytes those its bits touch), holes the uncovered bytes inside, padding those at the end.
     holes = rec.holes()
     tail = holes[-1].size if holes and holes[-1].offset + holes[-1].size == rec.size and \
-        rec.kind != "union" and holes[-1].offset > 0 else 0
-    inner = [h for h in holes if h.size and (h.offset + h.size < rec.size or h.offset == 0)]
-    if rec.kind == "union":
-        inner = []
+        holes[-1].offset > 0 else 0
+    inner = holes[:-1] if tail else holes
     members = len(rec.fields)
-    sum_members = sum(f.size for f in rec.fields if not f.is_bitfield) + \
-        sum(f.size for f in _storage_units(rec))
+    sum_members = rec.size - sum(h.size for h in holes)
     out.append("")
     out.append(f"\t/* size: {rec.size}, cachelines: {rec.cache_lines(cache_line)}, "
                f"members: {members} */")
@@ -81,15 +81,3 @@ def format_layout(rec: Record, cache_line: int = 64) -> str:
     out.append("};")
     return "\n".join(out)
 
-
-def _storage_units(rec: Record) -> list:
-    """One representative field per bit-field storage unit (for the members total)."""
-    seen: set[tuple[int, int]] = set()
-    units = []
-    for f in rec.fields:
-        if f.is_bitfield:
-            key = (f.offset - f.offset % max(f.size, 1), f.size)
-            if key not in seen:
-                seen.add(key)
-                units.append(f)
-    return units
