@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_records import read_record
-from cachefit.layout.problem import _flexible_array
+from cachefit.layout.problem import flexible_array
 
 PROBE = r"""
 #include <stddef.h>
@@ -100,7 +100,7 @@ def test_flexible_array_member(compiler: str, lang: str, arch: str, dwarf: str, 
         last = rec.fields[-1]
         assert (last.offset, last.size) == (offset, 0), (name, last)
         assert last.type.endswith(("[]", "[0]")), last.type
-        assert _flexible_array(rec) is last
+        assert flexible_array(rec) is last
     # real bounds are not mistaken for -1: a 12-byte array, a 3x5 array of words, 200 chars
     zero = read_record(str(exe), "fam_zero")
     by_name = {f.name: f for f in zero.fields}

@@ -144,7 +144,9 @@ class LayoutProblem:
 # ---------------------------------------------------------------------------- units
 
 
-def _flexible_array(record: Record) -> Field | None:
+def flexible_array(record: Record) -> Field | None:
+    """The record's flexible array member (`T data[]`, or the old `T data[0]`), which every
+    order keeps last; None when it has none."""
     if not record.fields:
         return None
     last = record.fields[-1]
@@ -456,7 +458,7 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
     if len(set(names)) != len(names):
         raise UserError(f"{record.name} has several fields with the same name")
 
-    fam = _flexible_array(record)
+    fam = flexible_array(record)
     fields = [f for f in record.fields if f is not fam]
     prefix_end = _fixed_area_end(record)
     record_align = max(record.align, 1)

@@ -16,6 +16,7 @@ from typing import Any
 
 from cachefit.errors import UnsafeTransformation, UserError
 from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
+from cachefit.layout.problem import flexible_array
 from cachefit.model import Record
 from cachefit.reorder.analysis import Analysis, refuse_if_needed
 from cachefit.reorder.constraints import (
@@ -160,6 +161,21 @@ def _relaxed_attributes(result: LayoutResult | None) -> dict[str, str]:
             for n, al in result.relaxed_alignment.items()}
 
 
+def _adjusted_warning(rec: Record, requested: list[str], placed: list[str]) -> str:
+    """Why the placement model changed the given order: a flexible array member stays last;
+    fields sharing a storage unit (bit-fields and what the compiler packs into their unit)
+    move as a whole."""
+    fam = flexible_array(rec)
+    rest = [[n for n in order if fam is None or n != fam.name] for order in (requested, placed)]
+    why = ([f"the flexible array member {fam.name} stays last"]
+           if fam is not None and requested[-1] != fam.name else [])
+    why += ["fields sharing a bit-field storage unit stay together"] if rest[0] != rest[1] \
+        else []
+    if not why:
+        return f"the order was adjusted by the placement model: {', '.join(placed)}"
+    return f"the order was adjusted so that {' and '.join(why)}: {', '.join(placed)}"
+
+
 def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     """Rewrite the record of `a` in its file as `opts` ask (see the module doc)."""
     constraints = a.constraints + _pin_constraints(a, opts.pins)
@@ -187,10 +203,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
         before_ev = evaluate_order(rec, entry, old, **kw)  # type: ignore[arg-type]
         after_ev = evaluate_order(rec, entry, requested, **kw)  # type: ignore[arg-type]
         if list(after_ev.order) != requested:
-            # Fields sharing a storage unit (bit-fields and what the compiler packs into
-            # their unit) move as a whole, as the placement model puts them.
-            warnings.append("the order was adjusted so that fields sharing a bit-field "
-                            "storage unit stay together: " + ", ".join(after_ev.order))
+            warnings.append(_adjusted_warning(rec, requested, list(after_ev.order)))
             requested = list(after_ev.order)
             plan_pieces(body, requested)
         predicted_size, predicted = after_ev.size, after_ev.offsets
