@@ -58,7 +58,7 @@ def test_compiler_version_is_asked_once(tmp_path: Path) -> None:
 
 
 def test_fetch_store_counts_and_eviction(tmp_path: Path) -> None:
-    c = _cache(tmp_path / "c", CACHEFIT_CACHE_MAX_SIZE="2500")
+    c = _cache(tmp_path / "c", CACHEFIT_CACHE_MAX_SIZE="3000")
     out = tmp_path / "out.o"
     for i in range(3):
         key = f"{i:02d}" * 32
@@ -68,8 +68,11 @@ def test_fetch_store_counts_and_eviction(tmp_path: Path) -> None:
         os.utime(c._object(key), (1000 + i, 1000 + i))
     st = c.stats()
     assert (st.hits, st.misses) == (0, 3)
-    # 3000 bytes > 2500: the oldest object went, the newer ones stay
-    assert st.entries == 2 and st.size == 2000
+    # an entry is the object and its metadata (size and SHA-256): 1186 bytes; 3 > 3000
+    # bytes: the oldest entry went, the newer ones stay
+    entry = sum(p.stat().st_size for p in c._object("02" * 32).parent.glob("02*"))
+    assert entry == 1186
+    assert st.entries == 2 and st.size == 2 * entry
     assert not c.fetch("00" * 32, str(out))
     assert c.fetch("02" * 32, str(out)) and out.read_bytes() == bytes([2]) * 1000
     assert (c.stats().hits, c.stats().misses) == (1, 4)
@@ -128,3 +131,56 @@ def test_a_hit_and_the_cache_follow_the_umask(tmp_path: Path, umask: int) -> Non
                *(tmp_path / ".cache" / "objects").glob("??/*.o")]
     assert len(objects) == 3
     assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in objects} == {oct(0o666 & ~umask)}
+
+
+@pytest.mark.parametrize("part, damage", [
+    (".o", "truncated"), (".o", "altered"), (".stderr", "altered"), (".unit", "truncated"),
+    (".json", "altered")])
+def test_a_damaged_entry_is_removed_counted_and_said(tmp_path: Path, part: str,
+                                                    damage: str) -> None:
+    """Issue 29, case 6: a truncated object was copied out as it was (the link then
+    failed with "file format not recognized"). Each file of an entry is checked against
+    the size and SHA-256 recorded when it was stored."""
+    warnings: list[str] = []
+    c = UnitCache.from_env({"CACHEFIT_CACHE_DIR": str(tmp_path / "c")}, warnings)
+    key = "ab" * 32
+    compiled = tmp_path / "compiled.o"
+    compiled.write_bytes(b"\x7fELF" + bytes(range(256)) * 8)
+    c.store(key, str(compiled), b"int transformed;\n", b"warning: unused\n")
+    out = tmp_path / "out.o"
+    hit = c.fetch(key, str(out))
+    assert hit is not None and out.read_bytes() == compiled.read_bytes()
+    assert (hit.messages, hit.unit_text) == (b"warning: unused\n", b"int transformed;\n")
+    out.unlink()
+    damaged = c._object(key).with_suffix(part)
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[:len(data) // 2] if damage == "truncated"
+                        else data[:-2] + bytes([data[-2] ^ 1]) + data[-1:])
+    assert c.fetch(key, str(out)) is None
+    assert not out.exists()
+    assert len(warnings) == 1 and "damaged" in warnings[0] and damaged.name in warnings[0]
+    assert str(c._object(key)) in warnings[0] and "compiled again" in warnings[0]
+    assert list(c._object(key).parent.iterdir()) == []      # the whole entry went
+    st = c.stats()
+    assert (st.hits, st.misses, st.damaged, st.entries) == (1, 1, 1, 0)
+    c.store(key, str(compiled), b"int transformed;\n", b"warning: unused\n")
+    assert c.fetch(key, str(out)) is not None and len(warnings) == 1
+
+
+@needs_gcc
+def test_a_truncated_object_is_compiled_again_and_the_build_goes_on(tmp_path: Path) -> None:
+    work = copy_project("make_c", tmp_path / "p")
+    env = wrapper_env(tmp_path, "optimize", CACHEFIT_CC="gcc")
+    build = [CACHEFIT, "cc", "-O2", "item.c", "main.c", "list.c", "-o", "prog"]
+    run(build, work, env)
+    objects = sorted((tmp_path / ".cache" / "objects").glob("??/*.o"))
+    assert len(objects) == 3
+    objects[0].write_bytes(objects[0].read_bytes()[:100])
+    second = run(build, work, env)
+    warnings = [w for w in second.stderr.splitlines() if w.startswith("cachefit: warning:")]
+    assert len(warnings) == 1 and "was damaged" in warnings[0], second.stderr
+    assert run([str(work / "prog")], work, env).returncode == 0
+    stats = cache_stats(env, work)
+    assert (stats["hits"], stats["misses"], stats["damaged"]) == (2, 4, 1)
+    third = run(build, work, env)
+    assert "warning" not in third.stderr and cache_stats(env, work)["hits"] == 5

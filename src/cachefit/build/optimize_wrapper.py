@@ -105,13 +105,12 @@ class OptimizeBuild:
         names = mentioned_names(text, self.plan.type_names)
         key = self.cache.key(text, cmd, self.compiler, self.plan.entries_for(names),
                              os.getcwd(), lang) if self.cache.enabled else None
-        if key is not None and self.cache.fetch(key, out):
-            kept = self.cache.transformed_unit(key)
-            if kept is not None:
-                save_unit_copy(self.env, src, lang, kept, cmd.args, out)
-            messages = self.cache.messages(key)
-            if messages:        # the compiler's warnings of the first compile
-                sys.stderr.buffer.write(messages)
+        hit = self.cache.fetch(key, out) if key is not None else None
+        if hit is not None:
+            if hit.unit_text is not None:
+                save_unit_copy(self.env, src, lang, hit.unit_text, cmd.args, out)
+            if hit.messages:        # the compiler's warnings of the first compile
+                sys.stderr.buffer.write(hit.messages)
                 sys.stderr.buffer.flush()
             return 0
         messages_out: list[bytes] = []

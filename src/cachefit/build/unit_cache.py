@@ -5,11 +5,14 @@ action and language), the real compiler's identity (`--version` output, cached p
 compiler path and mtime), the working directory when debug information is asked for, the
 plan entries that may apply to the unit, and cachefit's version with a fingerprint of the
 modules that transform units.
-Value: the object file, the compiler's messages and the transformed text. Objects live
-in `$CACHEFIT_CACHE_DIR/objects/` (default `~/.cache/cachefit/objects/`), hit/miss
-counters in `stats.json` there; every file is written through a temporary file and a
-rename, counters under a lock. The total size is bounded by CACHEFIT_CACHE_MAX_SIZE
-(least recently used objects are evicted); CACHEFIT_CACHE=0 turns the cache off.
+Value: the object file, the compiler's messages and the transformed text, with metadata
+recording the size and SHA-256 of each: a hit is checked against it, and an entry that
+does not match (a truncated or altered file) is removed, counted as damaged, reported in
+a warning and compiled again. Objects live in `$CACHEFIT_CACHE_DIR/objects/` (default
+`~/.cache/cachefit/objects/`), hit/miss counters in `stats.json` there; every file is
+written through a temporary file and a rename, counters under a lock. The total size is
+bounded by CACHEFIT_CACHE_MAX_SIZE (least recently used objects are evicted);
+CACHEFIT_CACHE=0 turns the cache off.
 A cache directory that cannot be written (read-only, full, not a directory) turns the
 cache off for the rest of the command, with one warning: compiling goes on without it.
 This module never runs anything but `COMPILER --version`, and never touches files
@@ -31,13 +34,19 @@ from pathlib import Path
 from typing import Any
 
 import cachefit
-from cachefit.atomic_files import copy_atomic, write_bytes_atomic
+from cachefit.atomic_files import write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, select
 from cachefit.build.wrapper_steps import has_debug
 from cachefit.cache_files import cache_dir, failure_reason, unwritable_warning
 from cachefit.errors import Location, UserError
 
 DEFAULT_MAX_SIZE = 5 * 1024 ** 3
+# The files of an entry `ab/<key>.*`: the object, the compiler's messages, the transformed
+# text, and the metadata (the size and SHA-256 of the others), written after them: an
+# entry is complete when its metadata is there.
+OBJECT, MESSAGES, UNIT, META = ".o", ".stderr", ".unit", ".json"
+PARTS = (OBJECT, MESSAGES, UNIT)
+COUNTERS = ("hits", "misses", "damaged", "size")
 KEY_SCHEMA = "cachefit-object-key-1"
 _UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024 ** 2, "MB": 1024 ** 2,
           "G": 1024 ** 3, "GB": 1024 ** 3, "T": 1024 ** 4, "TB": 1024 ** 4}
@@ -94,6 +103,7 @@ class CacheStats:
     enabled: bool
     hits: int
     misses: int
+    damaged: int
     entries: int
     size: int
     max_size: int
@@ -105,9 +115,23 @@ class CacheStats:
                 f"enabled          {'yes' if self.enabled else 'no (CACHEFIT_CACHE=0)'}",
                 f"hits             {self.hits}{rate}",
                 f"misses           {self.misses}",
+                f"damaged          {self.damaged} (removed and compiled again)",
                 f"objects          {self.entries}",
                 f"size             {self.size / 1024 ** 2:.1f} MiB of "
                 f"{self.max_size / 1024 ** 3:.1f} GiB"]
+
+
+@dataclass(frozen=True)
+class CachedEntry:
+    """What a hit gives besides the object: the compiler's messages of the first compile
+    and the transformed text (None when the plan left the unit alone)."""
+
+    messages: bytes
+    unit_text: bytes | None
+
+
+class _Damaged(Exception):
+    """An entry whose files are not what its metadata recorded (the message says how)."""
 
 
 class UnitCache:
@@ -189,67 +213,98 @@ class UnitCache:
 
     # ------------------------------------------------------------------ store
 
+    def _path(self, key: str, part: str) -> Path:
+        return self.directory / key[:2] / f"{key}{part}"
+
     def _object(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.o"
+        return self._path(key, OBJECT)
 
-    def _unit(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.unit"
-
-    def fetch(self, key: str, out: str) -> bool:
-        """Copy the cached object for `key` to `out`; count a hit or a miss. An output
-        that cannot be written is a miss, not counted (the compiler then reports it);
-        an object that cannot be read is a miss."""
-        obj = self._object(key)
-        if not self.enabled or not Path(out).absolute().parent.is_dir():
-            return False
+    def _read_entry(self, key: str) -> dict[str, bytes] | None:
+        """The files of the entry of `key` by part, each checked against the size and
+        SHA-256 its metadata recorded; None when the entry is not there (or not complete).
+        Raises `_Damaged` when a file does not match."""
         try:
-            data = obj.read_bytes()
-        except OSError:
-            with self._writing():
-                self._count(misses=1)
-            return False
-        try:
-            write_bytes_atomic(out, data)
-        except OSError:
-            return False
-        with self._writing():
-            os.utime(obj)           # least recently used = oldest mtime
-            self._count(hits=1)
-        return True
-
-    def transformed_unit(self, key: str) -> bytes | None:
-        """The transformed text kept with the object of `key`, if the plan changed it."""
-        try:
-            return self._unit(key).read_bytes()
+            meta = self._path(key, META).read_bytes()
         except OSError:
             return None
-
-    def messages(self, key: str) -> bytes:
-        """The compiler's messages (warnings) of the compile that produced `key`."""
         try:
-            return self._object(key).with_suffix(".stderr").read_bytes()
+            data = json.loads(meta)
+            recorded = {part: (int(v["size"]), str(v["sha256"]))
+                        for part, v in data["parts"].items()}
+            if data["key"] != key or OBJECT not in recorded or not set(recorded) <= set(PARTS):
+                raise ValueError(key)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise _Damaged(f"{self._path(key, META).name}: not the metadata of this "
+                           "entry") from exc
+        parts = {}
+        for part, (size, digest) in recorded.items():
+            path = self._path(key, part)
+            try:
+                content = path.read_bytes()
+            except FileNotFoundError:
+                return None         # removed meanwhile (eviction): a miss
+            except OSError as exc:
+                raise _Damaged(f"{path.name}: {exc.strerror}") from exc
+            if len(content) != size:
+                raise _Damaged(f"{path.name} has {len(content)} bytes where {size} were "
+                               "stored")
+            if hashlib.sha256(content).hexdigest() != digest:
+                raise _Damaged(f"{path.name} is not the file that was stored (SHA-256)")
+            parts[part] = content
+        return parts
+
+    def fetch(self, key: str, out: str) -> CachedEntry | None:
+        """Copy the cached object for `key` to `out` and return the rest of its entry;
+        count a hit or a miss. An entry whose files do not match its metadata is removed
+        and counted as damaged, with a warning: a miss. An output that cannot be written
+        is a miss, not counted (the compiler then reports it)."""
+        if not self.enabled or not Path(out).absolute().parent.is_dir():
+            return None
+        try:
+            parts = self._read_entry(key)
+        except _Damaged as damage:
+            self.warnings.append(f"the object cache entry {self._object(key)} was damaged "
+                                 f"({damage}); it was removed and the unit compiled again")
+            with self._writing():
+                self._remove(self._object(key))
+                self._count(misses=1, damaged=1)
+            return None
+        if parts is None:
+            with self._writing():
+                self._count(misses=1)
+            return None
+        try:
+            write_bytes_atomic(out, parts[OBJECT])
         except OSError:
-            return b""
+            return None
+        with self._writing():
+            os.utime(self._object(key))     # least recently used = oldest mtime
+            self._count(hits=1)
+        return CachedEntry(parts.get(MESSAGES, b""), parts.get(UNIT))
 
     def store(self, key: str, out: str, unit_text: bytes | None = None,
               messages: bytes = b"") -> None:
         """Keep a copy of the freshly compiled `out`, the transformed text (if any) and
-        the compiler's messages (if any); the object is written last, so a reader that
-        finds it finds the others. A write that fails removes what was written."""
+        the compiler's messages (if any), then the metadata with the size and SHA-256 of
+        each: a reader that finds the metadata finds the others. A write that fails
+        removes what was written."""
         if not self.enabled:
             return
         stored = False
         with self._writing():
-            size = os.path.getsize(out)
-            if unit_text is not None:
-                write_bytes_atomic(self._unit(key), unit_text)
-                size += len(unit_text)
+            parts = {OBJECT: Path(out).read_bytes()}
             if messages:
-                write_bytes_atomic(self._object(key).with_suffix(".stderr"), messages)
-                size += len(messages)
-            copy_atomic(Path(out), self._object(key))
+                parts[MESSAGES] = messages
+            if unit_text is not None:
+                parts[UNIT] = unit_text
+            meta = json.dumps({"key": key, "parts": {
+                part: {"size": len(content), "sha256": hashlib.sha256(content).hexdigest()}
+                for part, content in parts.items()}}).encode()
+            for part, content in parts.items():
+                write_bytes_atomic(self._path(key, part), content)
+            write_bytes_atomic(self._path(key, META), meta)
             stored = True
-            if self._count(size=size) > self.max_size:
+            if self._count(size=sum(map(len, parts.values())) + len(meta)) > self.max_size:
                 self._evict()
         if not stored:
             with suppress(OSError):
@@ -270,21 +325,23 @@ class UnitCache:
     def _read_counts(self) -> dict[str, int]:
         try:
             data = json.loads((self.directory / "stats.json").read_text())
-            return {k: int(data.get(k, 0)) for k in ("hits", "misses", "size")}
+            return {k: int(data.get(k, 0)) for k in COUNTERS}
         except (OSError, ValueError, AttributeError):
-            return {"hits": 0, "misses": 0, "size": 0}
+            return dict.fromkeys(COUNTERS, 0)
 
-    def _count(self, hits: int = 0, misses: int = 0, size: int = 0) -> int:
+    def _count(self, hits: int = 0, misses: int = 0, damaged: int = 0, size: int = 0) -> int:
         with self._locked():
             c = self._read_counts()
             c["hits"] += hits
             c["misses"] += misses
+            c["damaged"] += damaged
             c["size"] += size
             write_bytes_atomic(self.directory / "stats.json", (json.dumps(c) + "\n").encode())
             return c["size"]
 
     def _objects(self) -> list[tuple[float, int, Path]]:
-        """(mtime, bytes, object path) of every cached object; bytes include its unit."""
+        """(mtime, bytes, object path) of every cached object; bytes include the other
+        files of its entry."""
         out = []
         if self.directory.is_dir():
             for p in self.directory.glob("??/*.o"):
@@ -292,8 +349,8 @@ class UnitCache:
                     st = p.stat()
                 except OSError:
                     continue
-                extra = sum(q.stat().st_size for q in (p.with_suffix(".unit"),
-                                                         p.with_suffix(".stderr"))
+                extra = sum(q.stat().st_size for q in (p.with_suffix(s)
+                                                         for s in (MESSAGES, UNIT, META))
                             if q.is_file())
                 out.append((st.st_mtime, st.st_size + extra, p))
         return out
@@ -314,14 +371,15 @@ class UnitCache:
 
     @staticmethod
     def _remove(obj: Path) -> None:
-        for p in (obj, obj.with_suffix(".unit"), obj.with_suffix(".stderr")):
-            p.unlink(missing_ok=True)
+        """Remove the entry of the object `obj`, its metadata first."""
+        for part in (META, *PARTS):
+            obj.with_suffix(part).unlink(missing_ok=True)
 
     def stats(self) -> CacheStats:
         objects = self._objects()
         c = self._read_counts()
-        return CacheStats(self.directory, self.enabled, c["hits"], c["misses"], len(objects),
-                          sum(s for _, s, _ in objects), self.max_size)
+        return CacheStats(self.directory, self.enabled, c["hits"], c["misses"], c["damaged"],
+                          len(objects), sum(s for _, s, _ in objects), self.max_size)
 
     def clear(self) -> int:
         """Remove every cached object and reset the counters; returns how many objects.
@@ -337,8 +395,7 @@ class UnitCache:
                 if (self.directory / "compilers").is_dir():
                     shutil.rmtree(self.directory / "compilers")
                 write_bytes_atomic(self.directory / "stats.json",
-                                   (json.dumps({"hits": 0, "misses": 0, "size": 0}) + "\n"
-                                    ).encode())
+                                   (json.dumps(dict.fromkeys(COUNTERS, 0)) + "\n").encode())
         except OSError as exc:
             raise UserError(f"cannot clear the cache: {failure_reason(self.directory, exc)}",
                             "set CACHEFIT_CACHE_DIR to a directory you can write, or remove "

@@ -42,7 +42,8 @@ def run_cache(args: argparse.Namespace) -> int:
     st = cache.stats()
     if args.json:
         print(json.dumps({"directory": str(st.directory), "enabled": st.enabled,
-                          "hits": st.hits, "misses": st.misses, "objects": st.entries,
+                          "hits": st.hits, "misses": st.misses, "damaged": st.damaged,
+                          "objects": st.entries,
                           "size": st.size, "max_size": st.max_size}, indent=2))
     else:
         print("\n".join(st.lines()))
