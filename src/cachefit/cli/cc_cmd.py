@@ -4,6 +4,8 @@ main() hands the compiler arguments verbatim to `run_wrapper`; the mode (plain, 
 optimize) and the real compiler come from CACHEFIT_MODE/CACHEFIT_CC/CACHEFIT_CXX or
 cachefit.toml. `main_cc` / `main_cxx` are the console scripts `cachefit-cc` and
 `cachefit-c++` (one executable path, for CMake's CMAKE_C_COMPILER/CMAKE_CXX_COMPILER).
+`--help` (or `-h`) as the only argument prints cachefit's help (`usage`), not the real
+compiler's.
 This module only prints the wrapper's warnings (cachefit.cli.main prints errors and
 handles interrupts); the work is in cachefit.build.compiler_wrapper, imported when a
 compile runs, so that the console scripts import nothing an interrupt could break.
@@ -14,8 +16,52 @@ from __future__ import annotations
 import argparse
 import sys
 
+HELP_OPTIONS = ("--help", "-h")
+"""`cachefit cc --help` (the only argument) prints cachefit's help, not the compiler's."""
+
+
+def usage(name: str) -> str:
+    """The help of `cachefit cc` / `cachefit c++` (and `cachefit-cc` / `cachefit-c++`)."""
+    cxx = name == "c++"
+    lang, var, key = ("C++", "CXX", "cxx") if cxx else ("C", "CC", "cc")
+    cmake = "CXX" if cxx else "C"
+    return f"""\
+usage: cachefit {name} COMPILER-ARGS...   (also: cachefit-{name} COMPILER-ARGS...)
+
+cachefit's drop-in {lang} compiler: use it as {var} (make {var}="cachefit {name}", or
+cmake -DCMAKE_{cmake}_COMPILER=cachefit-{name}). Every argument goes to the real compiler;
+cachefit's mode decides what happens around it.
+
+modes (CACHEFIT_MODE, else [build] mode in cachefit.toml, else plain):
+  plain      run the real compiler with the arguments unchanged
+  profile    instrument the [trace] types and entry functions of each unit, and link the
+             tracing runtime, so that `cachefit trace -- PROGRAM` records a profile
+  optimize   apply the layout plan (CACHEFIT_LAYOUTS or [build] layouts) to each
+             preprocessed unit, without changing the sources; objects are cached
+
+environment:
+  CACHEFIT_MODE            plain, profile or optimize
+  CACHEFIT_{var:<15} the real compiler (default: [build] {key}, else {name}; may start
+                           with a launcher such as ccache)
+  CACHEFIT_CONFIG          the project file (default: cachefit.toml here or in a parent)
+  CACHEFIT_LAYOUTS         the layout plan of optimize builds
+  CACHEFIT_UNITS_DIR       keep each transformed unit in this directory
+  CACHEFIT_CACHE_DIR       cache directory (default: ~/.cache/cachefit)
+  CACHEFIT_CACHE           0 turns the object cache of optimize builds off
+  CACHEFIT_CACHE_MAX_SIZE  size limit of the object cache (default: 5G)
+  CACHEFIT_INLINE_CHECKS   0 turns the inlined access checks of clang profile builds off
+  CACHEFIT_RUNTIME_DIR     another tracing runtime source tree
+
+The real compiler's own help: run it directly (`{name} --help`).
+More: docs/cachefit-toml.md (modes, profile and optimize builds), docs/layout-plan.md,
+docs/cache.md; `cachefit build --help` runs the whole pipeline in one command.
+"""
+
 
 def run_wrapper(name: str, args: list[str]) -> int:
+    if len(args) == 1 and args[0] in HELP_OPTIONS:
+        sys.stdout.write(usage(name))
+        return 0
     from cachefit.build.compiler_wrapper import run
     result = run("c++" if name == "c++" else "c", list(args))
     for w in result.warnings:
