@@ -20,6 +20,7 @@ from cachefit.build.pipeline_config import pipeline_config
 from cachefit.build.project_config import parse_config
 from cachefit.errors import UserError
 from cachefit.frontend.dwarf_records import read_record
+from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]
 IPC = REPO / "examples" / "ipc"
@@ -36,7 +37,7 @@ def _env(tmp: Path) -> dict[str, str]:
     for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
                 "CACHEFIT_TRACE_DIR", "CACHEFIT_LAYOUTS", "CACHEFIT_UNITS_DIR"):
         env.pop(key, None)
-    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     return env
 
 
@@ -70,6 +71,7 @@ def built(tmp_path_factory: pytest.TempPathFactory
     return project, proc
 
 
+@pytest.mark.xdist_group("ipc-build")
 @needs_tools
 def test_build_produces_optimized_binary_with_planned_layout(
         built: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
@@ -127,6 +129,7 @@ def test_build_produces_optimized_binary_with_planned_layout(
     assert prof.types["tcb"].size == before.size
 
 
+@pytest.mark.xdist_group("ipc-build")
 @needs_tools
 def test_single_steps_reuse_the_output_tree(
         built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

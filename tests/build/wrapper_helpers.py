@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from compiled_helpers import private_cache
+
 PROJECTS = Path(__file__).resolve().parent / "projects"
 BIN = Path(sys.executable).parent
 CACHEFIT = str(BIN / "cachefit")
@@ -41,7 +43,7 @@ def wrapper_env(tmp: Path, mode: str, **extra: str) -> dict[str, str]:
         if key.startswith("CACHEFIT_"):
             del env[key]
     env["CACHEFIT_MODE"] = mode
-    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     env.update(extra)
     return env
 

@@ -17,6 +17,7 @@ import pytest
 from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
 from cachefit.rewrite.order_choice import profile_entry
+from compiled_helpers import private_cache
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ipc"
 pytestmark = pytest.mark.skipif(not (EXAMPLE / "tcb_flat.h").is_file() or
@@ -60,7 +61,7 @@ def _profile(tmp_path: Path) -> Path:
     """Build pingpong-flat in profile mode through `cachefit c++` and trace it."""
     (tmp_path / "cachefit.toml").write_text('[trace]\ntypes = ["tcb"]\nentry = ["ipc"]\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
-    env["CACHEFIT_CACHE_DIR"] = str(tmp_path / ".cache")
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp_path))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
     build = tmp_path / "build"
     subprocess.run(["make", "-s", "-C", str(EXAMPLE), "CXX=cachefit c++", f"BUILD={build}",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.trace.profile_format import Access, Profile, load
+from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -30,7 +31,7 @@ def env_for(tmp: Path, **extra: str) -> dict[str, str]:
     for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
                 "CACHEFIT_TRACE_DIR"):
         env.pop(key, None)
-    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     env.update(extra)
     return env
 

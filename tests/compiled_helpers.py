@@ -1,0 +1,45 @@
+"""Private cachefit caches for the tests, with the compiled helpers shared by the whole run.
+
+Tests that run cachefit in a subprocess give it a cache directory of its own
+(CACHEFIT_CACHE_DIR=TMP/.cache), so that the object cache and the scan cache they look at
+are theirs alone. The same directory also holds the helpers cachefit compiles on first use:
+the tracing runtime (`runtime/`), its inline-check bitcode (`runtime-inline/`) and the
+native block search (`solver/`). Those are named by a hash of their sources, compiler and
+flags and are built under a file lock (cachefit.cache_files.build_cached), so one copy can
+serve every test: `private_cache` links those three subdirectories to one directory of the
+test session (shared by the pytest-xdist workers), and the first test that needs a helper
+builds it there. tests/trace/test_runtime_cache.py checks the on-demand builds themselves,
+in caches of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHARED_SUBDIRS = ("runtime", "runtime-inline", "solver")
+"""The cache subdirectories that hold compiled helpers keyed by their inputs."""
+
+_shared_root: Path | None = None
+
+
+def set_shared_root(root: Path | None) -> None:
+    """Where the session keeps the shared helpers (tests/conftest.py sets it; None: each
+    private cache builds its own)."""
+    global _shared_root
+    _shared_root = root
+
+
+def private_cache(tmp: Path) -> Path:
+    """TMP/.cache, for CACHEFIT_CACHE_DIR: private but for the shared compiled helpers."""
+    cache = tmp / ".cache"
+    if _shared_root is None:
+        return cache
+    cache.mkdir(parents=True, exist_ok=True)
+    for name in SHARED_SUBDIRS:
+        link = cache / name
+        if link.is_symlink() or link.exists():
+            continue
+        target = _shared_root / name
+        target.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+    return cache
