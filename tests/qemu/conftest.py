@@ -7,6 +7,7 @@ source package, which needs apt's deb-src entries and the network).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -40,10 +41,16 @@ def plugin() -> Path:
     from cachefit.errors import CachefitError
     from cachefit.trace import qemu_backend
 
-    try:
-        return qemu_backend.build_plugin()
-    except CachefitError as exc:
-        pytest.skip(f"the QEMU plugin cannot be built: {exc.render()}")
+    # `make -C runtime/qemu` builds into the repository; a lock makes the other
+    # pytest-xdist workers (and other test runs) wait for the first build and then find the
+    # library up to date, instead of compiling over it while it is loaded.
+    qemu_backend.PLUGIN_LIB.parent.mkdir(parents=True, exist_ok=True)
+    with open(qemu_backend.PLUGIN_LIB.parent / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return qemu_backend.build_plugin()
+        except CachefitError as exc:
+            pytest.skip(f"the QEMU plugin cannot be built: {exc.render()}")
 
 
 @pytest.fixture(scope="session")
