@@ -10,6 +10,10 @@ DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
 # 32-bit DWARF and QEMU tests (gcc-multilib, g++-multilib).
 TEST_PKGS := cmake ninja-build chromium qemu-user qemu-system-x86 gcc-multilib g++-multilib
 CXXFLAGS_DEMO := -std=c++17
+# The suite runs in one pytest-xdist worker per CPU; --dist loadgroup keeps the tests that
+# share an expensive module fixture (@pytest.mark.xdist_group) on one worker.
+# `make test PYTEST_PARALLEL=` runs it in one process.
+PYTEST_PARALLEL ?= -n auto --dist loadgroup
 
 .PHONY: all deps system-deps test-deps venv demo test lint clean
 
@@ -40,7 +44,7 @@ lint: venv
 
 test: deps test-deps
 	$(BIN)/ruff check src tests bench
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 clean:
 	rm -rf out .pytest_cache
