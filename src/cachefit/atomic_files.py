@@ -6,7 +6,7 @@ is for a file the user named (a profile, a report): it creates no directories an
 `OSError` into a `UserError` naming the file; `check_output` raises that error before a
 long run rather than after it, and `make_output_dir` prepares a directory the user named.
 At any moment the target holds either its old contents or the new ones; the temporary file
-is removed when anything fails.
+is removed when anything fails, an interrupt (Ctrl-C) included.
 A target that exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is
 written in place: renaming over it would replace the device with a file (as root, for
 every program on the machine).
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from cachefit.errors import Location, UserError
+from cachefit.interrupts import held
 
 __all__ = ["check_output", "copy_atomic", "is_special_file", "make_output_dir", "new_file_mode",
            "save_output", "write_bytes_atomic"]
@@ -59,8 +60,11 @@ def _replacing(target: Path) -> Iterator[Path]:
     if is_special_file(target):
         yield target
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = ""
     try:
+        with held():        # an interrupt waits until the name is known, to remove it
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                       dir=target.parent)
         try:
             os.fchmod(fd, new_file_mode())
         finally:
@@ -68,7 +72,8 @@ def _replacing(target: Path) -> Iterator[Path]:
         yield Path(tmp)
         os.replace(tmp, target)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -57,13 +57,16 @@ def split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     """Run `cachefit ARGS` (also the `cachefit-cc`/`cachefit-c++` scripts); the exit code.
     An interrupt is exit code 130, also when an extension module being imported turned it
-    into an ImportError (ortools' "initialization failed")."""
+    into an ImportError (ortools' "initialization failed"), and also in libclang's
+    callbacks, which would swallow it (cachefit.interrupts, installed for every command)."""
     import signal
 
+    from cachefit import interrupts
     from cachefit.cli import interrupted_while_starting
     script = signal.getsignal(signal.SIGINT) is interrupted_while_starting
     if script:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    interrupts.install()    # not swallowed by libclang's callbacks (cachefit.interrupts)
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         raise
     finally:
+        interrupts.uninstall()
         if script:      # the process exits now: an interrupt changes nothing any more
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 

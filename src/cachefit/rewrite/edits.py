@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from cachefit.atomic_files import is_special_file, new_file_mode
 from cachefit.errors import Location, UnsafeTransformation, UserError
+from cachefit.interrupts import held
 
 
 class EditConflict(UnsafeTransformation):
@@ -189,7 +190,8 @@ def write_all_atomic(contents: dict[str, bytes]) -> None:
     shell redirection would. A device or FIFO (`-o /dev/stdout`) is written in place.
     A path that cannot be written (a missing or read-only directory, a directory named as
     the file) raises UserError naming it, before any file is touched when that can be
-    seen beforehand (the rename itself failing is the only later case)."""
+    seen beforehand (the rename itself failing is the only later case). An interrupt
+    (Ctrl-C) leaves every file old, or, once the renames have begun, every file new."""
     targets = {path: path if is_special_file(path) else os.path.realpath(path)
                for path in contents}
     for path, target in targets.items():
@@ -209,9 +211,10 @@ def write_all_atomic(contents: dict[str, bytes]) -> None:
                 target = targets[path]
                 if is_special_file(target):
                     continue
-                fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".",
-                                           suffix=".tmp", dir=os.path.dirname(target))
-                staged.append((tmp, target))
+                with held():        # removed in the end when its name is known
+                    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".",
+                                               suffix=".tmp", dir=os.path.dirname(target))
+                    staged.append((tmp, target))
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
                     fh.flush()
@@ -225,9 +228,10 @@ def write_all_atomic(contents: dict[str, bytes]) -> None:
                 if is_special_file(targets[path]):
                     with open(targets[path], "wb") as fh:
                         fh.write(data)
-            for tmp, target in staged:
-                os.replace(tmp, target)
-            staged = []
+            with held():            # all renamed, or none
+                for tmp, target in staged:
+                    os.replace(tmp, target)
+                staged = []
         except OSError as exc:
             name = exc.filename if isinstance(exc.filename, str) else "a file"
             raise UserError(f"cannot write {name}: {exc.strerror or exc}",
