@@ -10,8 +10,8 @@ DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
 # 32-bit DWARF and QEMU tests (gcc-multilib, g++-multilib).
 TEST_PKGS := cmake ninja-build chromium qemu-user qemu-system-x86 gcc-multilib g++-multilib
 CXXFLAGS_DEMO := -std=c++17
-# The suite runs in one pytest-xdist worker per CPU; --dist loadgroup keeps the tests that
-# share an expensive module fixture (@pytest.mark.xdist_group) on one worker.
+# The suite runs in one pytest-xdist worker per CPU; --dist loadgroup keeps the modules
+# listed in tests/conftest.py (WHOLE_MODULES: expensive module fixtures) on one worker each.
 # `make test PYTEST_PARALLEL=` runs it in one process.
 PYTEST_PARALLEL ?= -n auto --dist loadgroup
 

@@ -71,7 +71,6 @@ def built(tmp_path_factory: pytest.TempPathFactory
     return project, proc
 
 
-@pytest.mark.xdist_group("ipc-build")
 @needs_tools
 def test_build_produces_optimized_binary_with_planned_layout(
         built: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
@@ -129,7 +128,6 @@ def test_build_produces_optimized_binary_with_planned_layout(
     assert prof.types["tcb"].size == before.size
 
 
-@pytest.mark.xdist_group("ipc-build")
 @needs_tools
 def test_single_steps_reuse_the_output_tree(
         built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:

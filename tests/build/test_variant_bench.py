@@ -36,7 +36,6 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Row], Path]
     return measure_variants([FLAT, MIXIN], out, **TINY), out
 
 
-@pytest.mark.xdist_group("variants")
 @needs_tools
 def test_two_variants_give_two_rows_in_table_and_json(measured: tuple[list[Row], Path]) -> None:
     rows, out = measured
@@ -67,7 +66,6 @@ def test_two_variants_give_two_rows_in_table_and_json(measured: tuple[list[Row],
     assert "-DTCB_VARIANT_MIXIN" in md
 
 
-@pytest.mark.xdist_group("variants")
 @needs_tools
 def test_virtual_dispatch_costs_instructions_and_lines(measured: tuple[list[Row], Path]) -> None:
     flat, mixin = measured[0]
@@ -84,7 +82,6 @@ def test_virtual_dispatch_costs_instructions_and_lines(measured: tuple[list[Row]
     assert len(flat.cycles_samples) == TINY["reps"]
 
 
-@pytest.mark.xdist_group("variants")
 @needs_tools
 def test_valgrind_counts_are_deterministic(measured: tuple[list[Row], Path],
                                            tmp_path_factory: pytest.TempPathFactory) -> None:

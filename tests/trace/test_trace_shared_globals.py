@@ -93,7 +93,6 @@ def _plain_output(b: Builds, *command: str) -> str:
     return run(list(command), b.plain, b.env).stdout
 
 
-@pytest.mark.xdist_group("shared-globals")
 def test_library_linked_normally(builds: Builds) -> None:
     prof, out = _trace(builds, "main.json", "./main")
     # A global with an array element (roles 0, 1); elements alone, and the other global
@@ -106,7 +105,6 @@ def test_library_linked_normally(builds: Builds) -> None:
     assert out.rstrip().endswith("same=1")
 
 
-@pytest.mark.xdist_group("shared-globals")
 def test_library_loaded_with_dlopen_and_closed(builds: Builds) -> None:
     prof, out = _trace(builds, "dl.json", "./dl", "./libshobj.so")
     assert out == _plain_output(builds, "./dl", "./libshobj.so")
@@ -118,7 +116,6 @@ def test_library_loaded_with_dlopen_and_closed(builds: Builds) -> None:
     assert prof.invocations == 9
 
 
-@pytest.mark.xdist_group("shared-globals")
 def test_library_blob_and_executable_exports(builds: Builds) -> None:
     lib = builds.directory / "libshobj.so"
     slot = find_blob(lib, SHLIB_BLOB_SYMBOL)
@@ -140,7 +137,6 @@ def test_library_blob_and_executable_exports(builds: Builds) -> None:
     assert "op" not in names and "main" not in names   # not -rdynamic
 
 
-@pytest.mark.xdist_group("shared-globals")
 def test_gold_gets_a_dynamic_list(builds: Builds, tmp_path: Path) -> None:
     # gold's --export-dynamic-symbol takes no globs: the dlopen program linked by gold.
     if shutil.which("ld.gold") is None:
