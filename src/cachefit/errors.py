@@ -75,6 +75,13 @@ class UnsafeTransformation(UserError):
     """A transformation was refused because a named safety check failed."""
 
 
+class Interrupted(CachefitError):
+    """Ctrl-C, with something the user should know (where the work done so far is kept):
+    exit code 130, as for any interrupt."""
+
+    exit_code = 130
+
+
 class ToolMissing(CachefitError):
     """An external tool (compiler, valgrind, qemu) is not installed: exit code 3."""
 

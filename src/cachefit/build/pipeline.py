@@ -135,8 +135,12 @@ def _keep_binaries(config: PipelineConfig, dest: Path) -> list[Path]:
         dest.mkdir(parents=True, exist_ok=True)
         target = dest / Path(name).name
         tmp = target.with_name(f".{target.name}.tmp")
-        shutil.copy2(src, tmp)
-        os.replace(tmp, target)
+        try:
+            shutil.copy2(src, tmp)
+            os.replace(tmp, target)
+        except BaseException:       # an interrupt included: no half copy left behind
+            tmp.unlink(missing_ok=True)
+            raise
         kept.append(target)
     return kept
 
@@ -182,7 +186,9 @@ def step_trace(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     tree.trace_log.parent.mkdir(parents=True, exist_ok=True)
     tree.trace_log.unlink(missing_ok=True)
     tmp = tree.profile.with_name(".profile.tmp.json")
+    kept = tree.trace_log.parent / "raw-interrupted"  # the finished processes' traces
     cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
+           f" --keep-raw-on-interrupt {shlex.quote(str(kept))}"
            f" -- /bin/sh -c {shlex.quote(config.workload)}")
     try:
         _shell(cmd, config.root, env, tree.trace_log, "the workload under `cachefit trace`")

@@ -1,7 +1,9 @@
 """`cachefit trace [-o PROFILE] -- COMMAND...`: run a profile build and write its profile.
 
 Parses the command line, runs cachefit.trace.trace_run and reports what was written. The
-exit status is the traced command's, so scripts see its failures.
+exit status is the traced command's, so scripts see its failures. Interrupted, it keeps
+the raw traces of the processes that finished (in --keep-raw DIR, else in PROFILE.raw/)
+and says where (exit 130).
 """
 
 from __future__ import annotations
@@ -21,12 +23,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Run COMMAND (a profile build made with CACHEFIT_MODE=profile cachefit cc, "
                     "or a script running it) and merge the traces of all its processes into "
                     "one profile.",
-        usage="cachefit trace [-o PROFILE] [--keep-raw DIR] [--qemu] -- COMMAND...")
+        usage="cachefit trace [-o PROFILE] [--keep-raw DIR] [--keep-raw-on-interrupt DIR] "
+              "[--qemu] -- COMMAND...")
     p.add_argument("-o", "--output", default="cachefit-profile.json",
                    help="profile to write (.json, or .json.gz to compress); "
                         "default %(default)s")
     p.add_argument("--keep-raw", metavar="DIR",
                    help="write the per-process raw traces into DIR and keep them")
+    p.add_argument("--keep-raw-on-interrupt", metavar="DIR",
+                   help="when interrupted, keep the raw traces of the processes that "
+                        "finished in the new directory DIR (default PROFILE.raw; with "
+                        "--keep-raw, they stay there)")
     p.add_argument("--max-accesses", type=int, metavar="N",
                    help="runaway cut-off: longest sequence per type and invocation "
                         "(overrides cachefit.toml)")
@@ -48,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
         limits["max_objects"] = args.max_objects
     result = trace_command(args.passthrough,
                            raw_dir=Path(args.keep_raw) if args.keep_raw else None,
-                           limits=limits)
+                           limits=limits,
+                           keep_on_interrupt=Path(args.keep_raw_on_interrupt
+                                                  or f"{args.output}.raw"))
     save(result.profile, args.output)
     prof = result.profile
     kinds = sum(len(t.sequences) for t in prof.types.values())
