@@ -10,7 +10,8 @@ no threads of this process are inherited; each worker takes this process's worki
 directory and environment). Results are taken in the order the caller asks for them,
 whatever finished first, so what the caller merges is the same for every N, and the first
 item (in that order) that raised re-raises its exception here; the other workers are
-stopped.
+stopped. Ctrl-C is this process's alone: the server and the workers run with SIGINT
+blocked, and an interrupt here terminates them.
 
 `fn`, the items and the results cross process boundaries: they must be picklable (plain
 data, no clang objects). This module knows nothing about what the items are.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
@@ -73,6 +75,7 @@ class WorkerPool:
         self._executor: ProcessPoolExecutor | None = None
         if self.workers > 1:
             context = multiprocessing.get_context("forkserver")
+            _start_server_without_sigint()
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=context, initializer=_enter,
                 initargs=(os.getcwd(), dict(os.environ)))
@@ -98,7 +101,26 @@ class WorkerPool:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self._executor is not None:
+            if kind is not None and issubclass(kind, KeyboardInterrupt):
+                # the workers do not see Ctrl-C: stop them rather than wait for their items
+                processes = getattr(self._executor, "_processes", None) or {}
+                for process in list(processes.values()):
+                    process.terminate()
             self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_server_without_sigint() -> None:
+    """Start multiprocessing's fork server (once per process) with SIGINT blocked, which
+    it and the workers forked from it inherit: Ctrl-C goes to the whole process group, and
+    a server or worker interrupted while it imports or waits for work prints a traceback;
+    this process alone handles it, and stops the workers (`__exit__`). A Ctrl-C meanwhile
+    is delivered here when SIGINT is unblocked."""
+    from multiprocessing import forkserver
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 def ordered_map(fn: Callable[[T], R], items: Sequence[T], jobs: int | None) -> Iterator[R]:
