@@ -115,9 +115,13 @@ def _start_server_without_sigint() -> None:
     a server or worker interrupted while it imports or waits for work prints a traceback;
     this process alone handles it, and stops the workers (`__exit__`). A Ctrl-C meanwhile
     is delivered here when SIGINT is unblocked."""
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, resource_tracker
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        # the server starts the resource tracker first, which unblocks SIGINT after it
+        # started it: started here, the tracker is running when the server starts
+        resource_tracker.ensure_running()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
