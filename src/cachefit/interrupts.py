@@ -60,26 +60,30 @@ def installed() -> bool:
     return _installed
 
 
-def install() -> None:
-    """Handle SIGINT with `_on_sigint` in place of Python's own handler, and take swallowed
-    interrupts back from `sys.unraisablehook`. When SIGINT is ignored (`nohup`, a background
-    job of a non-interactive shell) or handled by someone else, nothing changes."""
+def install(replacing: Callable[..., object] | None = None) -> None:
+    """Handle SIGINT with `_on_sigint` in place of Python's own handler (or `replacing`),
+    and take swallowed interrupts back from `sys.unraisablehook`. When SIGINT is ignored
+    (`nohup`, a background job of a non-interactive shell) or handled by someone else,
+    nothing changes."""
     global _installed, _pending, _previous_hook
-    if _installed or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    current = signal.getsignal(signal.SIGINT)
+    if _installed or not (current is signal.default_int_handler
+                          or (replacing is not None and current is replacing)):
         return
     _pending = False
     _previous_hook = sys.unraisablehook
     sys.unraisablehook = _unraisable
-    signal.signal(signal.SIGINT, _on_sigint)
     _installed = True
+    signal.signal(signal.SIGINT, _on_sigint)
 
 
-def uninstall() -> None:
-    """Put back Python's own handler and unraisable hook."""
+def uninstall(handler: Any = signal.default_int_handler) -> None:
+    """Put back Python's unraisable hook, and `handler` (Python's own by default; SIG_IGN
+    for a process about to exit) for SIGINT."""
     global _installed, _pending
     if not _installed:
         return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, handler)
     if sys.unraisablehook is _unraisable and _previous_hook is not None:
         sys.unraisablehook = _previous_hook
     if sys.getprofile() is _after_unsafe_code:

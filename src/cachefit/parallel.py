@@ -27,6 +27,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from cachefit.interrupts import held
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -87,7 +89,8 @@ class WorkerPool:
     def submit(self, fn: Callable[[T], R], item: T) -> Pending[R]:
         if self._executor is None:
             return Pending(None, lambda: fn(item))
-        p: Pending[R] = Pending(self._executor.submit(fn, item), None)
+        with held():    # a worker being started is not left to find its pool gone
+            p: Pending[R] = Pending(self._executor.submit(fn, item), None)
         self._pending.append(p)
         return p
 

@@ -64,10 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     from cachefit import interrupts
     from cachefit.cli import interrupted_while_starting
     script = signal.getsignal(signal.SIGINT) is interrupted_while_starting
-    if script:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    interrupts.install()    # not swallowed by libclang's callbacks (cachefit.interrupts)
     try:
+        # not swallowed by libclang's callbacks (cachefit.interrupts)
+        interrupts.install(replacing=interrupted_while_starting)
         return _main(list(sys.argv[1:] if argv is None else argv))
     except KeyboardInterrupt:
         return 130
@@ -76,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         raise
     finally:
-        interrupts.uninstall()
         if script:      # the process exits now: an interrupt changes nothing any more
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        interrupts.uninstall(signal.SIG_IGN if script else signal.default_int_handler)
 
 
 def _caused_by_interrupt(exc: BaseException) -> bool:
