@@ -184,6 +184,51 @@ class LineMap:
 _TYPED_KINDS = {CK.VAR_DECL, CK.FIELD_DECL, CK.PARM_DECL, CK.CXX_NEW_EXPR, CK.CALL_EXPR,
                 CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL, CK.CXX_UNARY_EXPR, CK.UNEXPOSED_EXPR,
                 CK.DECL_REF_EXPR, CK.MEMBER_REF_EXPR}
+_RECORD_KINDS = {CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL}
+# The cursors find_targets looks at (besides _TYPED_KINDS for template instances).
+_TARGET_KINDS = _RECORD_KINDS | {CK.CLASS_TEMPLATE, CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL}
+_FUNCTION_DEFS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR,
+                  CK.DESTRUCTOR}
+# The cursors _struct_copy looks at.
+_COPY_KINDS = {CK.BINARY_OPERATOR, CK.CALL_EXPR, CK.RETURN_STMT, CK.VAR_DECL}
+
+
+_VISIT = ci.callbacks["cursor_visit"]
+_CONTINUE, _RECURSE = 1, 2
+
+
+def children(c: ci.Cursor) -> list[ci.Cursor]:
+    """The children of `c`, as `c.get_children()` lists them, with less work per child
+    (no check against the null cursor, which costs two more libclang calls): the walks of
+    a big unit visit every one of its half million cursors."""
+    kids: list[ci.Cursor] = []
+    tu = c._tu
+
+    def visit(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        child._tu = tu
+        kids.append(child)
+        return _CONTINUE
+
+    ci.conf.lib.clang_visitChildren(c, _VISIT(visit), kids)
+    return kids
+
+
+def descendants_of_kinds(c: ci.Cursor, kinds: set[ci.CursorKind]) -> list[ci.Cursor]:
+    """The cursors of `kinds` among `c` and all its descendants, in the order of
+    `c.walk_preorder()`: libclang walks the tree itself (one call, no list per cursor)
+    and Python only looks at each cursor's kind number."""
+    ids = {k.value for k in kinds}
+    found: list[ci.Cursor] = [c] if c.kind in kinds else []
+    tu = c._tu
+
+    def visit(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        if child._kind_id in ids:
+            child._tu = tu
+            found.append(child)
+        return _RECURSE
+
+    ci.conf.lib.clang_visitChildren(c, _VISIT(visit), found)
+    return found
 
 
 def _qualified_name(c: ci.Cursor) -> str:
@@ -241,20 +286,22 @@ class UnitInstrumenter:
         # and expressions).
         templated = {type_key(n): n for n in wanted if "<" in n}
         class_templates: set[str] = set()
-        for c in self.tu.cursor.walk_preorder():
-            if templated and c.kind in _TYPED_KINDS:
+        for c in descendants_of_kinds(self.tu.cursor,
+                                      _TARGET_KINDS | (_TYPED_KINDS if templated else set())):
+            kind = c.kind
+            if templated and kind in _TYPED_KINDS:
                 self._template_target(c.type, templated, qualified_hits)
-            if c.kind == CK.CLASS_TEMPLATE and (c.spelling in wanted or
-                                                _qualified_name(c) in wanted):
+            if kind == CK.CLASS_TEMPLATE and (c.spelling in wanted or
+                                              _qualified_name(c) in wanted):
                 class_templates.add(c.spelling if c.spelling in wanted else _qualified_name(c))
-            if c.kind in (CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL) and c.is_definition():
+            if kind in _RECORD_KINDS and c.is_definition():
                 q = _qualified_name(c)
                 usr = c.get_usr()
                 if q in wanted:
                     qualified_hits[usr] = q
                 elif c.spelling in wanted:
                     by_spelling.setdefault(c.spelling, []).append((usr, q))
-            elif c.kind in (CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL) and (
+            elif kind in (CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL) and (
                     c.spelling in wanted or _qualified_name(c) in wanted):
                 name = c.spelling if c.spelling in wanted else _qualified_name(c)
                 canon = c.underlying_typedef_type.get_canonical()
@@ -362,8 +409,8 @@ class UnitInstrumenter:
         return self._tokens_cache[key]
 
     def _user_code(self, c: ci.Cursor) -> bool:
-        f = c.extent.start.file
-        return f is not None and not self.lines.is_system(c.extent.start.offset)
+        start = c.extent.start      # one location: it caches its file and offset
+        return start.file is not None and not self.lines.is_system(start.offset)
 
     @staticmethod
     def _strip(c: ci.Cursor) -> ci.Cursor:
@@ -534,17 +581,13 @@ class UnitInstrumenter:
         self._walk(self.tu.cursor, 0)
 
     def _walk(self, c: ci.Cursor, depth: int) -> None:
-        for child in c.get_children():
-            if child.extent.start.file is None:
-                continue
-            if not self._user_code(child):
-                continue
-            self._visit(child, depth + 1)
+        for child in children(c):
+            if self._user_code(child):
+                self._visit(child, depth + 1)
 
     def _visit(self, c: ci.Cursor, depth: int) -> None:
         kind = c.kind
-        if kind in (CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR,
-                    CK.DESTRUCTOR) and c.is_definition():
+        if kind in _FUNCTION_DEFS and c.is_definition():
             self._function(c, depth)
             self._fn_stack.append(self._instrumented(c))
             self._fn_cursors.append(c)
@@ -554,8 +597,8 @@ class UnitInstrumenter:
                 self._fn_stack.pop()
                 self._fn_cursors.pop()
             return
-        if self.copies is not None and self._fn_stack and self._fn_stack[-1] and \
-                self._struct_copy(c, depth):
+        if kind in _COPY_KINDS and self.copies is not None and self._fn_stack and \
+                self._fn_stack[-1] and self._struct_copy(c, kind, depth):
             return
         if kind == CK.CALL_EXPR:
             self._call(c, depth)
@@ -565,24 +608,25 @@ class UnitInstrumenter:
             self._delete(c, depth)
         self._walk(c, depth)
 
-    def _struct_copy(self, c: ci.Cursor, depth: int) -> bool:
-        """Rewrite a struct copy for the clang backend; True when `c` was replaced whole
-        (its operands are then side-effect free, so nothing inside needs an edit)."""
+    def _struct_copy(self, c: ci.Cursor, kind: ci.CursorKind, depth: int) -> bool:
+        """Rewrite a struct copy for the clang backend (`c` is of one of _COPY_KINDS);
+        True when `c` was replaced whole (its operands are then side-effect free, so
+        nothing inside needs an edit)."""
         assert self.copies is not None
         got: CopyEdit | Skipped | None = None
         by_value: list[CopyEdit | Skipped] = []
-        if c.kind == CK.BINARY_OPERATOR and self.lang == "c" and self._assignments and \
+        if kind == CK.BINARY_OPERATOR and self.lang == "c" and self._assignments and \
                 c.type.get_canonical().kind == TK.RECORD:
             got = self.copies.c_assignment(c, self._binary_op(c))
-        elif c.kind == CK.CALL_EXPR:
+        elif kind == CK.CALL_EXPR:
             got = self.copies.cxx_assignment(c) if self._assignments else None
             if not isinstance(got, CopyEdit):
                 by_value = self.copies.arguments(c)
-        elif c.kind == CK.RETURN_STMT:
+        elif kind == CK.RETURN_STMT:
             got = self.copies.return_value(c)
-        elif c.kind == CK.VAR_DECL:
+        elif kind == CK.VAR_DECL:
             got = self.copies.initialisation(c)
-        whole = isinstance(got, CopyEdit) and c.kind not in (CK.VAR_DECL, CK.RETURN_STMT)
+        whole = isinstance(got, CopyEdit) and kind not in (CK.VAR_DECL, CK.RETURN_STMT)
         for one in [got, *by_value]:
             if isinstance(one, Skipped):
                 self.report.warnings.append(
@@ -634,8 +678,12 @@ class UnitInstrumenter:
         return None
 
     def _is_constexpr(self, fn: ci.Cursor, body: ci.Cursor) -> bool:
+        # Only the tokens before the body: a big function's body has many thousands.
+        body_start = body.extent.start
+        head = ci.SourceRange.from_locations(fn.extent.start, body_start)
         return any(t.spelling in ("constexpr", "consteval") and
-                   t.extent.start.offset < body.extent.start.offset for t in self._tokens(fn))
+                   t.extent.start.offset < body_start.offset
+                   for t in self.tu.get_tokens(extent=head))
 
     def _function(self, fn: ci.Cursor, depth: int) -> None:
         if fn.kind in (CK.CONSTRUCTOR, CK.DESTRUCTOR, CK.CXX_METHOD) and \
