@@ -22,7 +22,7 @@ from trace_helpers import (
 )
 
 from cachefit.trace.profile_format import load
-from cachefit.trace.sancov_inline import plan
+from cachefit.trace.sancov_inline import MAX_INLINE_FUNCTION, plan
 
 R, W = "r", "w"
 
@@ -53,6 +53,16 @@ def test_inline_plan_falls_back_for_lto_and_other_instrumentation() -> None:
     assert plan(["clang-19"], ["-O2", "-flto=thin"], env).bitcode is None
     assert plan(["clang-19"], ["-fsanitize=address"], env).bitcode is None
     assert plan(["clang-19"], ["-O2"], {"CACHEFIT_INLINE_CHECKS": "0"}).bitcode is None
+
+
+def test_inline_plan_falls_back_for_a_huge_function() -> None:
+    # Issue 29 (profile build of big units): inlined checks in a function of tens of
+    # thousands of cursors (sqlite3VdbeExec) made step 2 take minutes; one step, a warning.
+    env = {"CACHEFIT_INLINE_CHECKS": "1"}
+    step = plan(["clang-19"], ["-O2"], env, None, ("vdbe_exec", MAX_INLINE_FUNCTION + 1))
+    assert step.bitcode is None
+    assert "vdbe_exec is too big for inlined access checks" in step.warning
+    assert "the same profile" in step.warning
 
 
 @needs_clang

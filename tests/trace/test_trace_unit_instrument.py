@@ -77,6 +77,17 @@ def test_c_allocation_sites_and_entry(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+def test_largest_instrumented_function_is_reported(tmp_path: Path) -> None:
+    # cachefit.trace.sancov_inline does not inline the checks into a unit with a huge one.
+    text = preprocess(tmp_path, C_UNIT)
+    _out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))
+    name, size = rep.largest_function
+    assert name == "f" and 100 < size < 400
+    trace = TraceConfig(types=("obj",), entry=("op",), instrument=("op",))
+    _out, rep = instrument_preprocessed(text, "c", trace)
+    assert rep.largest_function[0] == "op"
+
+
 def test_gcc_preprocessed_c_is_accepted(tmp_path: Path) -> None:
     text = preprocess(tmp_path, C_UNIT, compiler="gcc")
     out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("op",)))

@@ -230,7 +230,9 @@ class ProfileBuild:
         if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
             from cachefit.trace.sancov_inline import compile_inlined
             code = compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
-                                   source=src.path, writes=self.writes)
+                                   source=src.path, writes=self.writes,
+                                   largest_function=report.largest_function,
+                                   warnings=self.warnings)
         else:
             code = compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
                                         source=src.path)

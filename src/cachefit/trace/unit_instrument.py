@@ -132,6 +132,9 @@ class UnitReport:
     memops: int = 0
     struct_copies: int = 0
     warnings: list[str] = field(default_factory=list)
+    # The instrumented function with the most cursors (user code, as walked) and how many:
+    # cachefit.trace.sancov_inline does not inline the checks into a unit with a huge one.
+    largest_function: tuple[str, int] = ("", 0)
 
     @property
     def edited(self) -> bool:
@@ -268,6 +271,7 @@ class UnitInstrumenter:
         # Enclosing function definitions while walking: is each one instrumented?
         self._fn_stack: list[bool] = []
         self._fn_cursors: list[ci.Cursor] = []
+        self._fn_sizes: list[int] = []      # cursors walked in each of them so far
         self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
                                  lambda t: bool(self.occurrences(t))) \
             if struct_copies or by_value_copies else None
@@ -587,15 +591,22 @@ class UnitInstrumenter:
 
     def _visit(self, c: ci.Cursor, depth: int) -> None:
         kind = c.kind
+        if self._fn_sizes:
+            self._fn_sizes[-1] += 1
         if kind in _FUNCTION_DEFS and c.is_definition():
             self._function(c, depth)
-            self._fn_stack.append(self._instrumented(c))
+            instrumented = self._instrumented(c)
+            self._fn_stack.append(instrumented)
             self._fn_cursors.append(c)
+            self._fn_sizes.append(0)
             try:
                 self._walk(c, depth)
             finally:
                 self._fn_stack.pop()
                 self._fn_cursors.pop()
+                size = self._fn_sizes.pop()
+            if instrumented and size > self.report.largest_function[1]:
+                self.report.largest_function = (_qualified_name(c) or c.spelling, size)
             return
         if kind in _COPY_KINDS and self.copies is not None and self._fn_stack and \
                 self._fn_stack[-1] and self._struct_copy(c, kind, depth):
