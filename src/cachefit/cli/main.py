@@ -26,7 +26,11 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command in COMMANDS, or, when `command` is one of them (the
+    module of command C is cachefit.cli.C_cmd), of that command alone: only its module is
+    imported (`reorder` and `build` load OR-Tools, half a second that `trace`, `show` or
+    `cache` do not need). Help and usage read the same either way."""
     import importlib
 
     from cachefit import __version__
@@ -35,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Profile-guided cache-line layout of C and C++ records.")
     parser.add_argument("--version", action="version", version=f"cachefit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    only = [name for name in COMMANDS if name == f"cachefit.cli.{command}_cmd"]
+    for name in only or COMMANDS:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -106,7 +111,7 @@ def _main(argv: list[str]) -> int:
             print(exc.render(), file=sys.stderr)
             return exc.exit_code
     own, passthrough = split_passthrough(argv)
-    parser = build_parser()
+    parser = build_parser(own[0] if own and not own[0].startswith("-") else None)
     args = parser.parse_args(own)
     args.passthrough = passthrough
     if not getattr(args, "func", None):
