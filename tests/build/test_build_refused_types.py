@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from compiled_helpers import private_cache
+
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
                                 reason="needs gcc and make")
 
@@ -67,7 +69,7 @@ binaries = ["prog"]
 
 def _cachefit(args: list[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
-    env["CACHEFIT_CACHE_DIR"] = str(tmp / ".cache")
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     return subprocess.run([*CACHEFIT, *args], cwd=cwd, env=env, capture_output=True,
                           text=True, check=False)
 
