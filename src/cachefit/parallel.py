@@ -68,7 +68,7 @@ class Pending(Generic[R]):
 
 class WorkerPool:
     """Up to `jobs` worker processes (None: one per CPU) for about `items` items; no
-    process at all when that makes fewer than two."""
+    process at all when that makes fewer than two, or when the fork server cannot start."""
 
     def __init__(self, jobs: int | None, items: int) -> None:
         n = default_jobs() if jobs is None else jobs
@@ -77,7 +77,13 @@ class WorkerPool:
         self._executor: ProcessPoolExecutor | None = None
         if self.workers > 1:
             context = multiprocessing.get_context("forkserver")
-            _start_server_without_sigint()
+            try:
+                _start_server_without_sigint()
+            except OSError:
+                # The server's socket lives in TMPDIR; a long TMPDIR makes its path too long
+                # for AF_UNIX (108 bytes). The same results come from this process alone.
+                self.workers = 1
+                return
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=context, initializer=_enter,
                 initargs=(os.getcwd(), dict(os.environ)))

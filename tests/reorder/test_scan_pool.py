@@ -260,3 +260,21 @@ def test_a_unit_listed_twice_is_scanned_once(project: Path, cachefit, jobs: str)
     code, out, err = cachefit("reorder", "rec", project / "u1.c", project / "u1.c",
                               "--order", ORDER, "--", f"-I{project / 'include'}")
     assert code == 0, err
+
+
+def test_a_tmpdir_too_long_for_the_fork_servers_socket_scans_in_this_process(
+        tmp_path: Path) -> None:
+    """The fork server's socket is made in TMPDIR; past 108 bytes AF_UNIX refuses the path
+    ("AF_UNIX path too long", a traceback from `reorder -j 2`, seen under pytest's long
+    temporary directories). The pool then works in this process, with the same results."""
+    import subprocess
+    import sys
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    code = ("from cachefit.parallel import WorkerPool, ordered_map\n"
+            "print(list(ordered_map(abs, [-1, -2, -3], 2)))\n"
+            "with WorkerPool(2, 3) as pool: print(pool.parallel)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ,
+                          "TMPDIR": str(deep)}, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["[1, 2, 3]", "False"]
