@@ -172,6 +172,19 @@ def test_profile_show_top_must_not_be_negative(tmp_path: Path) -> None:
     assert shown.returncode == 0 and "1 more sequences" in shown.stdout
 
 
+@pytest.mark.parametrize("args, option", [
+    (["report", "p.json", "--top", "-1"], "--top -1"),
+    (["trace", "--max-accesses", "-1", "-o", "t.json", "--", "/bin/true"], "--max-accesses -1"),
+    (["trace", "--max-objects", "-1", "-o", "t.json", "--", "/bin/true"], "--max-objects -1"),
+])
+def test_negative_counts_are_refused(tmp_path: Path, args: list[str], option: str) -> None:
+    """issue 29: like `profile show --top -1`, before any work and with nothing written"""
+    (tmp_path / "p.json").write_text(_profile(1))
+    line = one_line_error(run(args, tmp_path))
+    assert f"{option} is negative" in line
+    assert not (tmp_path / "t.json").exists()
+
+
 @pytest.mark.parametrize("version, todo", [(99, "upgrade cachefit"), (0, "retrace")])
 def test_profile_of_another_format_version(tmp_path: Path, version: int, todo: str) -> None:
     (tmp_path / "p.json").write_text(_profile(version))

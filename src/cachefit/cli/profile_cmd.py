@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cachefit.cli.arg_checks import refuse_negative
 from cachefit.errors import UserError
 from cachefit.trace.profile_format import load, merge, save
 from cachefit.trace.profile_show import render
@@ -48,9 +49,8 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    if args.top is not None and args.top < 0:
-        raise UserError(f"--top {args.top} is negative",
-                        "give the number of heaviest sequences to show (0 or more)")
+    refuse_negative("--top", args.top,
+                    "give the number of heaviest sequences to show (0 or more)")
     prof = load(args.profile)
     names = [prof.name_of(t) for t in args.types or ()]
     missing = [t for t, have in zip(args.types or (), names, strict=True) if have is None]

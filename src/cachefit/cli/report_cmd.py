@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cachefit.cli.arg_checks import refuse_negative
 from cachefit.errors import UserError
 
 
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the report loads the layout optimizer, which other commands skip.
     from cachefit.report.report_files import ReportOptions, render_reports, write_atomic
 
+    refuse_negative("--top", args.top,
+                    "give the number of heaviest sequences to show per type (0 or more)")
     _power_of_two("--cache-line", args.cache_line)
     _power_of_two("--object-align", args.object_align)
     opts = ReportOptions(types=tuple(args.types), plan_path=args.layouts,

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from cachefit.atomic_files import check_output
+from cachefit.cli.arg_checks import refuse_negative
 from cachefit.trace.profile_format import Profile, save
 from cachefit.trace.trace_run import trace_command
 
@@ -45,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_negative("--max-accesses", args.max_accesses,
+                    "give the longest sequence to keep per type and invocation")
+    refuse_negative("--max-objects", args.max_objects,
+                    "give the most objects one invocation may touch")
     check_output(args.output)           # before the workload runs, not after
     if args.qemu:
         return run_qemu(args)
