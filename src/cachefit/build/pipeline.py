@@ -13,7 +13,10 @@ their DWARF and compared with the plan. A type the layout step refuses (a UserEr
 analysis or optimization) keeps its layout and is listed in the summary with the reason;
 the other types go on, and the step fails only when every type is refused.
 
-What it must not do: print (progress goes through the callback), edit the project's
+`run_pipeline`'s `watch` callable is told, as each step starts, which files that step
+writes while it runs (its log, the wrapper's units): a display can follow them live.
+
+What it must not do: print (progress goes through the callbacks), edit the project's
 sources, or derive a layout itself; the figures come from the optimizer, the compiler and
 DWARF.
 """
@@ -59,6 +62,23 @@ from cachefit.report.report_files import write_reports
 PLAN_FORMAT = "cachefit-layout-plan"
 PLAN_VERSION = 1
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class StepFiles:
+    """What a starting step will write while it runs, for a live display: its log (the
+    project's build output, the workload's) and the directory where the compiler wrapper
+    keeps one `<unit>.json` per unit compiled (build steps only)."""
+
+    step: str
+    title: str
+    number: int
+    total: int
+    log: Path | None = None
+    units: Path | None = None
+
+
+Watch = Callable[[StepFiles], None]
 
 
 @dataclass
@@ -420,8 +440,18 @@ STEP_TITLES = {"profile": "profile build", "trace": "workload under cachefit tra
                "report": "report"}
 
 
+def _step_files(tree: OutputTree, step: str, n: int, total: int) -> StepFiles:
+    if step in ("profile", "optimize"):
+        log_dir = tree.profile_dir if step == "profile" else tree.optimize_dir
+        return StepFiles(step, STEP_TITLES[step], n, total, log_dir / "build.log",
+                         tree.units_dir(step))
+    if step == "trace":
+        return StepFiles(step, STEP_TITLES[step], n, total, tree.trace_log)
+    return StepFiles(step, STEP_TITLES[step], n, total)
+
+
 def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
-                 progress: Progress | None = None) -> PipelineResult:
+                 progress: Progress | None = None, watch: Watch | None = None) -> PipelineResult:
     """Run `steps` (in pipeline order) and write the summary; see the module docstring."""
     bad = [s for s in steps if s not in STEPS]
     if bad:
@@ -440,6 +470,8 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
         title = STEP_TITLES[step]
         say(f"[{n}/{len(ordered)}] {title} ...")
         invalidate_after(tree, step)
+        if watch is not None:
+            watch(_step_files(tree, step, n, len(ordered)))
         start = time.monotonic()
         data = STEP_FUNCTIONS[step](config, tree)
         seconds = time.monotonic() - start

@@ -13,7 +13,7 @@ refusal with its location. It does not choose an order or edit anything.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -103,13 +103,16 @@ class Analysis:
 
 def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = None,
             scan: bool = True, build_time: bool = False,
-            scan_options: ScanOptions | None = None) -> Analysis:
+            scan_options: ScanOptions | None = None,
+            stage: Callable[[str], None] | None = None) -> Analysis:
     """Find the record and collect every constraint and refusal (see the module doc).
     `scan_options`: worker processes and the scan cache (default: one process per CPU,
-    cache on)."""
+    cache on). `stage` is told the stage starting ("scanning 12 units"), for a display."""
+    say = stage or (lambda _what: None)
     options = scan_options or ScanOptions()
     cache = options.open_cache()
     units = unique_units(units)
+    say(f"finding {type_name} in {_count(len(units), 'unit')}")
     unit, tu, cursor, parsed = scan_pool.find_definition(units, type_name, cache)
     path, args = unit
     if cursor.location.is_in_system_header:
@@ -133,6 +136,7 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
     a.constraints += record_constraints(record, body)
     if scan:
         header = body.units[0].macro if body.units and body.units[0].kind == "macro" else None
+        say(f"scanning {_count(len(units), 'unit')}")
         result: ScanResult = scan_pool.scan_code(
             units, a.usr, record, record.name, header_macro=header,
             offsets_header=offsets_header, parsed=parsed, jobs=options.jobs, cache=cache)
@@ -150,6 +154,10 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         a.init_sites = result.init_sites
         a.ctor_lists = result.ctor_lists
     return a
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def refuse_if_needed(a: Analysis, fix_initializers: bool) -> None:

@@ -11,6 +11,7 @@ writes nothing itself (the CLI does, atomically).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -176,8 +177,11 @@ def _adjusted_warning(rec: Record, requested: list[str], placed: list[str]) -> s
     return f"the order was adjusted so that {' and '.join(why)}: {', '.join(placed)}"
 
 
-def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
-    """Rewrite the record of `a` in its file as `opts` ask (see the module doc)."""
+def reorder_source(a: Analysis, opts: ReorderOptions,
+                   stage: Callable[[str], None] | None = None) -> ReorderOutcome:
+    """Rewrite the record of `a` in its file as `opts` ask (see the module doc). `stage` is
+    told the stage starting ("optimizing", "rewriting", ...), for a display."""
+    say = stage or (lambda _what: None)
     constraints = a.constraints + _pin_constraints(a, opts.pins)
     a.constraints = constraints
     refuse_if_needed(a, opts.fix_initializers)
@@ -189,6 +193,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     warnings: list[str] = list(a.warnings)
     walls: dict[str, str] = {}     # zero-width bit-field barriers the new order needs
     if opts.order is not None:
+        say("checking the given order")
         requested = parse_order(opts.order, body)
         plan_pieces(body, requested)          # names every field once, units together
         bad = violations(constraints, old, requested)
@@ -213,6 +218,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
             eval_before, eval_after = before_ev, after_ev
     elif opts.profile:
         entry, line = profile_entry(opts.profile, rec, a.type_name)
+        say("optimizing")
         result = optimize_layout(rec, entry, cache_line=opts.cache_line or line,
                                  object_align=opts.object_align, relax_align=opts.relax_align,
                                  constraints=lc, allow_growth=opts.allow_growth,
@@ -232,6 +238,7 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
     broken = layout_violation(constraints, rec, predicted, predicted_size)  # asserts
     if broken is not None:
         raise broken
+    say("rewriting")
     attrs = _relaxed_attributes(result)
     mr = rewrite_members(body, requested, attrs, walls)
     edits = EditList()
@@ -276,6 +283,8 @@ def reorder_source(a: Analysis, opts: ReorderOptions) -> ReorderOutcome:
                          pins=pins, relaxed=dict(result.relaxed_alignment) if result else None)
     check_layout(rec, after, expect, body.units[0].location if body.units else None)
     _check_byte_boundaries(rec, after, constraints)
+    n = len(a.units)
+    say(f"compile check of {n} unit{'' if n == 1 else 's'}")
     _check_units_compile(a, contents)
     headers: dict[str, str] = {}
     if opts.offsets_header:
