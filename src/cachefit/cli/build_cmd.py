@@ -3,7 +3,9 @@ whole pipeline in one command.
 
 Parses the arguments, loads the pipeline keys of cachefit.toml
 (cachefit.build.pipeline_config), runs cachefit.build.pipeline and prints one progress line
-per step (stderr) and the summary table (stdout). The work and every file written are the
+per step (stderr) and the summary table (stdout); on a terminal, a live line under the
+step's line shows the units compiled so far, the last line of the step's log and the
+elapsed time (cachefit.cli.live_progress). The work and every file written are the
 pipeline's; this module only prints.
 """
 
@@ -18,6 +20,7 @@ from cachefit.build.build_summary import format_summary
 from cachefit.build.output_tree import STEPS
 from cachefit.build.pipeline import run_pipeline
 from cachefit.build.pipeline_config import load_pipeline_config
+from cachefit.cli.live_progress import BuildProgress, terminal_console
 from cachefit.cli.scan_args import add_scan_arguments, scan_options
 
 
@@ -49,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, output=args.output.resolve())
     scan = scan_options(args)
     config = dataclasses.replace(config, jobs=scan.jobs, scan_cache=scan.cache)
-    result = run_pipeline(config, args.step or STEPS,
-                          progress=lambda line: print(f"cachefit: {line}", file=sys.stderr,
-                                                      flush=True))
+    with BuildProgress(terminal_console()) as shown:
+        result = run_pipeline(config, args.step or STEPS, progress=shown.line,
+                              watch=shown.watch)
     print(format_summary(result.types, result.steps))
     for note in result.notes:
         print(f"note: {note}")

@@ -1,9 +1,11 @@
 """`cachefit reorder TYPE`: reorder a record's members for a profile (or a given order).
 
 Parses the arguments, runs the analysis (cachefit.reorder.analysis) and the rewrite
-(cachefit.rewrite.reorder_source), then writes: the rewritten file to stdout, to `-o OUT`,
-in place, or as a diff; generated headers; a summary (or `--json`). Everything is computed
-and verified before the first byte is written; a refusal writes nothing.
+(cachefit.rewrite.reorder_source), showing their stages live on a terminal
+(cachefit.cli.live_progress; nothing extra elsewhere), then writes: the rewritten file to
+stdout, to `-o OUT`, in place, or as a diff; generated headers; a summary (or `--json`).
+Everything is computed and verified before the first byte is written; a refusal writes
+nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sys
 
 from cachefit.cli.intermixed import add_intermixed_parser
+from cachefit.cli.live_progress import StageProgress, terminal_console
 from cachefit.cli.scan_args import add_scan_arguments, scan_options, scan_summary
 from cachefit.errors import UserError
 from cachefit.reorder.analysis import analyse, units_for
@@ -152,9 +155,11 @@ def run(args: argparse.Namespace) -> int:
     _take_output_from_passthrough(args)
     opts = _options(args)
     units = units_for(args.files, args.build_dir, args.passthrough)
-    analysis = analyse(args.type, units, offsets_header=os.path.abspath(args.offsets_header)
-                       if args.offsets_header else None, scan_options=scan_options(args))
-    outcome = reorder_source(analysis, opts)
+    with StageProgress(terminal_console(), f"reorder {args.type}: ") as shown:
+        analysis = analyse(args.type, units, offsets_header=os.path.abspath(
+            args.offsets_header) if args.offsets_header else None,
+            scan_options=scan_options(args), stage=shown.stage)
+        outcome = reorder_source(analysis, opts, stage=shown.stage)
     target = analysis.file
     changed = {f: d for f, d in outcome.contents.items() if d != outcome.originals.get(f)}
     others = sorted(f for f in changed if f != target)
