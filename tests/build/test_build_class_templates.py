@@ -8,20 +8,15 @@ while the plain struct next to it is reordered and built."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-from compiled_helpers import private_cache
+from wrapper_helpers import cachefit_in, write_project
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
                                 reason="needs g++ and make")
 
-CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 PROJECT = {
     "ring.hpp": """#pragma once
 template <typename T, int N>
@@ -73,19 +68,9 @@ binaries = ["prog"]
 }
 
 
-def _cachefit(args: list[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
-    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
-    return subprocess.run([*CACHEFIT, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False)
-
-
 def test_template_instances_one_spelling_end_to_end(tmp_path: Path) -> None:
-    project = tmp_path / "p"
-    project.mkdir()
-    for name, text in PROJECT.items():
-        (project / name).write_text(text)
-    proc = _cachefit(["build"], project, tmp_path)
+    project = write_project(PROJECT, tmp_path)
+    proc = cachefit_in(["build"], project, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = project / "out" / "cachefit"
     profile = json.loads((out / "profile.json").read_text())
@@ -106,18 +91,18 @@ def test_template_instances_one_spelling_end_to_end(tmp_path: Path) -> None:
     # the other commands take either spelling, and refuse what they cannot do at the
     # template's definition
     for spelled in ("ring<int, 16>", "ring<int,16>"):
-        shown = _cachefit(["show", spelled, "op.cpp"], project, tmp_path)
+        shown = cachefit_in(["show", spelled, "op.cpp"], project, tmp_path)
         assert shown.returncode == 0 and "tail" in shown.stdout, shown.stderr
         for cmd in (["report", str(out / "profile.json"), "--type", spelled],
                     ["profile", "show", str(out / "profile.json"), "--type", spelled]):
-            done = _cachefit(cmd, project, tmp_path)
+            done = cachefit_in(cmd, project, tmp_path)
             assert done.returncode == 0 and "ring<int,16>" in done.stdout, done.stderr
-        refused = _cachefit(["reorder", spelled, "op.cpp", "--profile",
+        refused = cachefit_in(["reorder", spelled, "op.cpp", "--profile",
                              str(out / "profile.json")], project, tmp_path)
         assert refused.returncode == 2
         assert refused.stderr.startswith(f"cachefit: error: {header}:3:8: '{spelled}' is an "
                                          "instance of the class template ring"), refused.stderr
-    flat = _cachefit(["flatten", "counter<int>", "op.cpp"], project, tmp_path)
+    flat = cachefit_in(["flatten", "counter<int>", "op.cpp"], project, tmp_path)
     assert flat.returncode == 2
     assert flat.stderr.strip() == (f"cachefit: error: {header}:11:8: 'counter<int>' is an "
                                    "instance of the class template counter; flatten a "

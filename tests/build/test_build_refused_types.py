@@ -7,20 +7,15 @@ fail (exit 2)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-from compiled_helpers import private_cache
+from wrapper_helpers import cachefit_in, write_project
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make") is None,
                                 reason="needs gcc and make")
 
-CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 PROJECT = {
     "t.h": """struct item { long cold[8]; int hot; char pad[40]; int hot2; };
 union u { int a; long b; };
@@ -67,19 +62,9 @@ binaries = ["prog"]
 }
 
 
-def _cachefit(args: list[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
-    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
-    return subprocess.run([*CACHEFIT, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False)
-
-
 def test_refused_types_are_listed_and_the_others_built(tmp_path: Path) -> None:
-    project = tmp_path / "p"
-    project.mkdir()
-    for name, text in PROJECT.items():
-        (project / name).write_text(text)
-    proc = _cachefit(["build"], project, tmp_path)
+    project = write_project(PROJECT, tmp_path)
+    proc = cachefit_in(["build"], project, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
     out = project / "out" / "cachefit"
@@ -104,7 +89,7 @@ def test_refused_types_are_listed_and_the_others_built(tmp_path: Path) -> None:
     # every type refused: nothing to build, the layout step fails with all the reasons
     only = project / "refusable.toml"
     only.write_text(PROJECT["cachefit.toml"].replace('"item", ', ""))
-    proc = _cachefit(["build", "--config", str(only), "--step", "layout", "-o", str(out)],
+    proc = cachefit_in(["build", "--config", str(only), "--step", "layout", "-o", str(out)],
                      project, tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()

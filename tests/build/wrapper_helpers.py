@@ -76,3 +76,21 @@ def layout(output: str) -> dict[str, int]:
 def order_by_offset(offsets: dict[str, int]) -> list[str]:
     return [n for n, _ in sorted((kv for kv in offsets.items() if kv[0] != "sizeof"),
                                  key=lambda kv: kv[1])]
+
+
+def write_project(files: dict[str, str], dest: Path) -> Path:
+    """A project made of `files` (name -> text) in `dest`/p; its directory."""
+    project = dest / "p"
+    project.mkdir()
+    for name, text in files.items():
+        (project / name).write_text(text)
+    return project
+
+
+def cachefit_in(args: Sequence[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """`cachefit ARGS` in `cwd` without the caller's CACHEFIT_* settings, with a private cache
+    below `tmp`; not checked."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
+    return subprocess.run([sys.executable, "-m", "cachefit.cli.main", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, check=False)
