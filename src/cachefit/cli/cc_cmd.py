@@ -78,7 +78,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "instrumented for `cachefit trace`; in optimize mode the layout plan "
                         "(CACHEFIT_LAYOUTS) is applied to each preprocessed unit and objects "
                         "are cached; see docs/cachefit-toml.md.")
-        p.add_argument("compiler_args", nargs=argparse.REMAINDER)
+        p.add_argument("compiler_args", nargs=argparse.REMAINDER, metavar="ARGS",
+                       help="the compiler's arguments, passed on as they are")
         p.set_defaults(func=lambda args, n=name: run_wrapper(n, args.compiler_args))
 
 

@@ -23,17 +23,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser("profile", help="merge, show or import field-access profiles")
     sub = p.add_subparsers(dest="profile_command", metavar="ACTION")
     m = sub.add_parser("merge", help="sum the counts of several profiles")
-    m.add_argument("profiles", nargs="+", metavar="PROFILE")
+    m.add_argument("profiles", nargs="+", metavar="PROFILE",
+                   help="profiles to merge (JSON, maybe gzipped); their layouts must agree")
     m.add_argument("-o", "--output", required=True, help="profile to write")
     m.set_defaults(func=run_merge)
     s = sub.add_parser("show", help="print sequences with field names, heaviest first")
-    s.add_argument("profile", metavar="PROFILE")
+    s.add_argument("profile", metavar="PROFILE", help="the profile to show (JSON, maybe gzipped)")
     s.add_argument("--type", action="append", dest="types", metavar="TYPE",
                    help="only this type (repeatable)")
     s.add_argument("--top", type=int, metavar="N", help="only the N heaviest sequences")
     s.set_defaults(func=run_show)
     i = sub.add_parser("import", help="build a profile from raw trace files or directories")
-    i.add_argument("raw", nargs="+", metavar="RAW")
+    i.add_argument("raw", nargs="+", metavar="RAW",
+                   help="raw traces (cachefit-PID.raw files, or directories holding them)")
     i.add_argument("-o", "--output", required=True, help="profile to write")
     i.set_defaults(func=run_import)
     p.set_defaults(func=lambda args: (p.print_help(sys.stderr), 2)[1])
