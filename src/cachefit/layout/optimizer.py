@@ -293,6 +293,15 @@ def _original_order(problem: LayoutProblem) -> list[int]:
     return sorted(problem.movable, key=lambda u: (problem.units[u].offset, u))
 
 
+WALL_SLACK = 3.0
+"""The wall-clock backstop of every stage is this many times its share of `time_limit`.
+The budgets (CP-SAT deterministic time, evaluations, nodes, all derived from `time_limit`)
+end the stages on an idle machine well before it; the backstop only bounds the wall time on
+a loaded one. At 1.0 the chosen layout depended on the machine's load (two jobs on two cores
+were enough to cut the line models' proofs short); at 3.0 it does so only beyond three
+times the idle wall time."""
+
+
 def optimize_layout(record: Record, profile_type: dict[str, Any], *, cache_line: int = 64,
                     object_align: int | None = None, relax_align: bool = False,
                     constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
@@ -340,7 +349,8 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     Fast methods first (line clustering; the line model for cache-aligned objects; order
     search); if optimality is not proven by then and the record is small enough, the exact
     circuit model gets the remaining time, hinted with the best order so far."""
-    deadline = began + time_limit
+    wall = time_limit * WALL_SLACK      # the wall-clock backstop; budgets end the search
+    deadline = began + wall
     det_total = time_limit * DET_PER_SECOND
     small = len(problem.units) <= EXACT_MAX_UNITS and \
         problem.size_limit <= EXACT_MAX_LINES * problem.line
@@ -350,7 +360,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
     targets = cluster_targets(problem, max_evals=int(MOVES_PER_SECOND * time_limit
                                                      * (0.02 if small else 0.1 if line_model
                                                         else 0.2)),
-                              deadline=began + time_limit * cluster_share)
+                              deadline=began + wall * cluster_share)
     cands.add(realize(problem, targets), "line clustering")
     stages: list[list[StageOutcome]] = []
     best = cands.best()
@@ -363,7 +373,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         > NATURAL_COLD_PER_HOT * len(problem.hot))
     block = not small and searchable
     if line_model:
-        stages += _line_models(problem, cands, began + time_limit * (0.3 if small else 0.75),
+        stages += _line_models(problem, cands, began + wall * (0.3 if small else 0.75),
                                det_total * (0.15 if small else LINE_MODELS_SHARE))
         search_share = 0.1 if small else 0.35
     elif not small and not block and len(problem.hot) <= LINE_MODEL_MAX_HOT:
@@ -371,7 +381,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         # it were cache-aligned give starting points (judged by the real cost; their
         # bounds do not apply here).
         view = replace(problem, starts=(0,), object_align=problem.line)
-        _line_models(view, cands, began + time_limit * 0.4, det_total * 0.2, prove=False)
+        _line_models(view, cands, began + wall * 0.4, det_total * 0.2, prove=False)
     work = len(problem.units) + sum(len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
     evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
                 EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
