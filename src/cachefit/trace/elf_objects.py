@@ -39,8 +39,6 @@ SHLIB_BLOB_SYMBOL = "__cachefit_shlib_blob"
 BLOB_MAGIC = b"CACHEFIT-BLOB-1\n"
 MAX_OCCURRENCES = 4096
 
-_QUALIFIERS = {"DW_TAG_typedef", "DW_TAG_const_type", "DW_TAG_volatile_type",
-               "DW_TAG_restrict_type", "DW_TAG_atomic_type"}
 _RECORDS = {"DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type"}
 
 
@@ -247,6 +245,15 @@ def _layouts(reader: DwarfReader, types: tuple[str, ...], facts: ElfFacts) -> No
         facts.layouts[name] = TypeLayout(name, rec.size, _unique(fields))
 
 
+def _target_named(reader: DwarfReader, die: DIE, targets: set[str]) -> str | None:
+    """The target type a named record DIE is, by qualified or plain name (None: none)."""
+    simple = _name(die)
+    if simple is None:
+        return None
+    q = reader.qualified_name(die)
+    return q if q in targets else (simple if simple in targets else None)
+
+
 def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
     """Static objects of the target types, their layouts and typedef aliases."""
     facts = ElfFacts()
@@ -276,10 +283,8 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
         if dwarf.has_debug_types():
             for tu in dwarf.iter_TUs():
                 for die in tu.iter_DIEs():
-                    if die.tag in _RECORDS and _name(die) is not None and \
-                            "DW_AT_declaration" not in die.attributes:
-                        q, simple = reader.qualified_name(die), _name(die)
-                        name = q if q in targets else (simple if simple in targets else None)
+                    if die.tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
+                        name = _target_named(reader, die, targets)
                         if name is not None:
                             in_type_units[die_key(die)] = name
         for cu in dwarf.iter_CUs():
@@ -292,10 +297,7 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
             for die in cu.iter_DIEs():
                 tag = die.tag
                 if tag in _RECORDS:
-                    if _name(die) is None:
-                        continue
-                    q, simple = reader.qualified_name(die), _name(die)
-                    name = q if q in targets else (simple if simple in targets else None)
+                    name = _target_named(reader, die, targets)
                     if name is None:
                         continue
                     relevant = True
