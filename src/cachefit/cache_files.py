@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cachefit.atomic_files import copy_atomic
+from cachefit.scratch import scratch_directory
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -94,7 +95,7 @@ def build_cached(target: Path, make: Callable[[Path], None],
         if target.is_file():
             return target
         if writes is None:
-            with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            with scratch_directory(".build-", target.parent) as tmp:
                 built = Path(tmp) / target.name
                 make(built)
                 os.replace(built, target)

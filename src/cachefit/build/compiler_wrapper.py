@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -59,6 +58,7 @@ from cachefit.build.wrapper_steps import (
 )
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
+from cachefit.scratch import scratch_directory
 
 __all__ = ["GUARD_ENV", "Language", "WrapperResult", "run", "ProfileBuild", "allowlist_text",
            "detect_backend"]
@@ -154,8 +154,7 @@ class ProfileBuild:
         if produces_no_code(cmd) or (not cmd.sources and cmd.action != "link"):
             return WrapperResult(_call([*self.compiler, *argv], self.env), self.warnings)
         self._check_conflicts(cmd)
-        with tempfile.TemporaryDirectory(prefix="cachefit-cc-") as tmp:
-            tmpdir = Path(tmp)
+        with scratch_directory("cachefit-cc-") as tmpdir:
             self.writes = CacheWrites(cache_dir(), self.warnings, tmpdir)
             objects: dict[int, str] = {}
             for n, src in enumerate(cmd.sources):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -43,6 +42,7 @@ from cachefit.build.wrapper_steps import (
     unit_suffix,
 )
 from cachefit.errors import UserError
+from cachefit.scratch import scratch_directory
 
 
 def run(language: Language, argv: list[str], config: ProjectConfig, compiler: list[str],
@@ -74,8 +74,7 @@ class OptimizeBuild:
         c_family = [s for s in cmd.sources if s.is_c_family]
         if produces_no_code(cmd) or not c_family:
             return WrapperResult(call([*self.compiler, *argv], self.env), self.warnings)
-        with tempfile.TemporaryDirectory(prefix="cachefit-opt-") as tmp:
-            tmpdir = Path(tmp)
+        with scratch_directory("cachefit-opt-") as tmpdir:
             objects: dict[int, str] = {}
             for n, src in enumerate(cmd.sources):
                 out = output_for(cmd, src, tmpdir, n)

@@ -109,6 +109,9 @@ def write_plan(path: Path, flatten: Sequence[str], records: dict[str, dict[str, 
 # running commands
 
 
+SHELL_GRACE = 10.0    # seconds an interrupted build or workload command has to stop
+
+
 def _tail(path: Path, lines: int = 12) -> list[str]:
     try:
         return path.read_text(errors="replace").splitlines()[-lines:]
@@ -122,11 +125,36 @@ def _shell(command: str, cwd: Path, env: dict[str, str], log: Path, what: str) -
     with log.open("a") as fh:
         fh.write(f"$ {command}\n")
         fh.flush()
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=fh,
-                              stderr=subprocess.STDOUT, check=False)
-    if proc.returncode != 0:
-        raise UserError(f"{what} failed (`{command}` exited with status {proc.returncode})",
+        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=fh,
+                                stderr=subprocess.STDOUT)
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            _stop(proc)
+            raise
+    if code != 0:
+        raise UserError(f"{what} failed (`{command}` exited with status {code})",
                         f"see {log}", details=_tail(log))
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = SHELL_GRACE) -> None:
+    """After Ctrl-C: let the command stop by itself (a terminal's Ctrl-C reached it too;
+    make waits for its compilers and removes their half-written targets), for up to
+    `grace` seconds, then kill it. Returning earlier, as `subprocess.run` does after a
+    quarter of a second, would leave make's compilers writing into the tree after
+    cachefit has exited."""
+    for stop in (None, proc.terminate, proc.kill):
+        if stop is not None:
+            stop()
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except KeyboardInterrupt:       # a second Ctrl-C: do not wait any longer
+            proc.kill()
+            proc.wait()
+            return
 
 
 def _run_build(config: PipelineConfig, tree: OutputTree, mode: Literal["profile", "optimize"],

@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -31,6 +30,7 @@ from typing import Any
 
 from cachefit.errors import AmbiguousType, ToolMissing, UserError
 from cachefit.input_files import require_file
+from cachefit.scratch import scratch_directory
 from cachefit.trace.profile_format import (
     Access,
     AccessSequence,
@@ -768,7 +768,7 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
     if setup.overhead:
         plain = run_guest(setup.command, setup.inputs, setup.stop_after, setup.timeout,
                           log_path=f"{setup.log_path}.plain" if setup.log_path else None)
-    with tempfile.TemporaryDirectory(prefix="cachefit-qemu-") as tmp:
+    with scratch_directory("cachefit-qemu-") as tmp:
         cfg_path = os.path.join(tmp, "plugin.cfg")
         raw_path = os.path.join(tmp, "trace.txt")
         with open(cfg_path, "w") as fh:

@@ -20,6 +20,7 @@ from pathlib import Path
 from cachefit.atomic_files import make_output_dir
 from cachefit.errors import Interrupted, Location, UserError
 from cachefit.interrupts import held
+from cachefit.scratch import scratch_directory
 from cachefit.trace.profile_format import Profile
 from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
 
@@ -46,7 +47,7 @@ def trace_command(command: Sequence[str], *, raw_dir: Path | None = None,
     if not command:
         raise UserError("no command to trace", "use: cachefit trace -o PROFILE -- COMMAND...")
     child_env = dict(os.environ if env is None else env)
-    with tempfile.TemporaryDirectory(prefix="cachefit-trace-") as tmp:
+    with scratch_directory("cachefit-trace-") as tmp:
         directory = (raw_dir or Path(tmp)).resolve()
         make_output_dir(directory, "choose another --keep-raw DIR")
         for stale in directory.glob("cachefit-*.raw"):

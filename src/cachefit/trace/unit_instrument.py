@@ -27,7 +27,6 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ import clang.cindex as ci
 from cachefit.build.project_config import TraceConfig
 from cachefit.errors import Location, ParseError
 from cachefit.model.type_names import type_key
+from cachefit.scratch import scratch_directory
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 
 CK = ci.CursorKind
@@ -1014,7 +1014,7 @@ def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
     """Analyse preprocessed `text` and return the edited text and what was done;
     `struct_copies` (the clang backend) also rewrites struct assignments it cannot see,
     `by_value_copies` (both backends) initialisations, by-value arguments and returns."""
-    with tempfile.TemporaryDirectory(prefix="cachefit-unit-") as tmp:
+    with scratch_directory("cachefit-unit-") as tmp:
         path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
         Path(path).write_bytes(text)
         tu = _parse(path, lang, libclang_flags(compiler_args))
