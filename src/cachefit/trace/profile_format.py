@@ -51,10 +51,22 @@ class Access:
 
 @dataclass
 class AccessSequence:
-    """The accesses of one kind of invocation to one type, and how often it occurred."""
+    """The accesses of one kind of invocation to one type, and how often it occurred.
+
+    A literal sequence (`hits` None) lists every access in order. A *summary* (issue 26:
+    an invocation too long to keep literally) lists each distinct access once, in the
+    order of its first occurrence, and `hits[i]` is how often `accesses[i]` occurred in
+    all `count` invocations together. `entry` is the kind of operation: the entry
+    function whose invocations these were (None: not known, a version 1 profile)."""
 
     count: int
     accesses: tuple[Access, ...]
+    entry: str | None = None
+    hits: tuple[int, ...] | None = None
+
+    @property
+    def is_summary(self) -> bool:
+        return self.hits is not None
 
     @property
     def roles(self) -> int:
