@@ -123,6 +123,46 @@ def test_unknown_tables_and_keys(tmp_path: Path, command: list[str], text: str, 
     assert f"{tmp_path / 'cachefit.toml'}:{place}: {message}" in line
 
 
+QEMU_TOML = '[trace]\ntypes = ["tcb_t"]\nentry = "op"\n\n[trace.qemu]\nkernel = "k"\n'
+
+
+@pytest.mark.parametrize("text, place, message", [
+    (QEMU_TOML + "phase_strat = 'ping'\n", "7:1",
+     "unknown key phase_strat in [trace.qemu]; did you mean phase_start or"),
+    (QEMU_TOML + "timout = 5\n", "7:1",
+     "unknown key timout in [trace.qemu]; did you mean timeout?"),
+    (QEMU_TOML + "\n[[trace.qemu.object]]\nsymbol = 's'\n  typ = 'tcb_t'\n", "10:3",
+     "unknown key typ in [[trace.qemu.object]]; did you mean type?"),
+    (QEMU_TOML + "\n[[trace.qemu.area]]\nbase = 1\nstrid = 8\ncount = 2\n", "10:1",
+     "unknown key strid in [[trace.qemu.area]]; did you mean stride?"),
+    (QEMU_TOML + 'input = [{ after = "x", sned = "1" }]\n', "7:25",
+     "unknown key sned in input of [trace.qemu]; did you mean send?"),
+    (QEMU_TOML + "[trace.qemu.objects]\nsymbol = 's'\n", "7:1",
+     "unknown table [trace.qemu.objects]; did you mean [trace.qemu.object]?"),
+    ('[trace]\ntypes = ["a"]\nqemu = 5\n', "3:1",
+     "[trace] qemu must be a table ([trace.qemu])"),
+    (QEMU_TOML + "object = 's'\n", "7:1",
+     "[trace.qemu] object must be an array of tables ([[trace.qemu.object]])"),
+])
+@pytest.mark.parametrize("command", [["trace", "--qemu", "-o", "p.json", "--", "true"],
+                                     ["cc", "--version"]])
+def test_unknown_qemu_keys(tmp_path: Path, command: list[str], text: str, place: str,
+                           message: str) -> None:
+    """[trace.qemu] and its arrays of tables are checked by name like the other tables."""
+    (tmp_path / "cachefit.toml").write_text(text)
+    line = one_line_error(run(command, tmp_path))
+    assert f"{tmp_path / 'cachefit.toml'}:{place}: {message}" in line
+
+
+def test_known_qemu_keys_pass_the_check() -> None:
+    """Every key docs/qemu-tracing.md shows is accepted."""
+    from cachefit.build.project_config import parse_toml
+    doc = (Path(__file__).parents[2] / "docs" / "qemu-tracing.md").read_text()
+    example = doc.split("## Configuration (`cachefit.toml`)")[1].split("```toml\n")[1]
+    data = parse_toml(example.split("```")[0], Path("cachefit.toml"))
+    assert {"kernel", "phase_start", "input", "object", "area"} <= set(data["trace"]["qemu"])
+
+
 def test_reorder_rejects_unknown_names_too(tmp_path: Path) -> None:
     from cachefit.errors import UserError
     from cachefit.reorder.project_config import load_reorder_config

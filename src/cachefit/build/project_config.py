@@ -4,8 +4,9 @@ Found through CACHEFIT_CONFIG, else in the current directory or the nearest pare
 directory that has one (docs/cachefit-toml.md). CACHEFIT_MODE, CACHEFIT_CC and
 CACHEFIT_CXX override the file (CACHEFIT_LAYOUTS overrides `[build] layouts`). Every
 stage reads the file through `read_project_text` and `parse_toml`, which reject a table or
-key that no stage reads (TABLES). This module validates the values of the settings the
-build wrapper and tracer use ([build] and [trace]); other stages validate theirs, and
+key that no stage reads (TABLES; SUBTABLES: [trace.qemu] and its arrays of tables). This
+module validates the values of the settings the build wrapper and tracer use ([build] and
+[trace]); other stages validate theirs ([trace.qemu]: cachefit.trace.qemu_backend), and
 other sections are kept untouched in `sections`. It never runs a compiler.
 """
 
@@ -34,7 +35,7 @@ _TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses
                "cache_line"}
 # Every table of the project file and every key (or sub-table) some stage reads; anything
 # else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
-# the QEMU backend's sub-table (cachefit.trace.qemu_backend, which checks its own keys).
+# the QEMU backend's sub-table (cachefit.trace.qemu_backend, docs/qemu-tracing.md).
 # [build]: the compiler wrapper (here) and `cachefit build` (cachefit.build.pipeline_config).
 # [reorder]: cachefit.reorder.project_config.
 TABLES: dict[str, frozenset[str]] = {
@@ -44,6 +45,21 @@ TABLES: dict[str, frozenset[str]] = {
                         "object_align", "time_limit", "march_native", "lto", "pgo"}),
     "reorder": frozenset({"abi"}),
 }
+# Sub-tables, by their dotted name, with their keys: [trace.qemu] and the entries of its
+# arrays of tables (ARRAYS: [[trace.qemu.object]], [[trace.qemu.area]], input = [{...}]).
+SUBTABLES: dict[str, frozenset[str]] = {
+    "trace.qemu": frozenset({"types", "entry", "kernel", "binary", "kernel_range",
+                             "phase_start", "phase_end", "phase_elf", "traced_code",
+                             "auto_objects", "max_accesses", "max_objects", "max_sequences",
+                             "overhead", "timeout", "log", "stop_after", "input", "object",
+                             "area"}),
+    "trace.qemu.object": frozenset({"symbol", "address", "type", "extent"}),
+    "trace.qemu.area": frozenset({"type", "base", "stride", "count", "end"}),
+    "trace.qemu.input": frozenset({"after", "send"}),
+}
+ARRAYS = frozenset({"trace.qemu.object", "trace.qemu.area", "trace.qemu.input"})
+# How an entry of an array of tables is named in messages: input is written inline.
+_ARRAY_NAMES = {"trace.qemu.input": "input of [trace.qemu]"}
 
 
 @dataclass(frozen=True)
@@ -142,8 +158,9 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
 
 
 def check_names(data: Mapping[str, Any], text: str, path: Path) -> None:
-    """A UserError for the first table or key no stage reads (TABLES), at its line, with
-    the closest known names: typos must not go unnoticed."""
+    """A UserError for the first table or key no stage reads (TABLES, SUBTABLES), at its
+    line, with the closest known names: typos must not go unnoticed. A name that must be
+    a table (or an array of tables) and is not is an error too."""
     for name, value in data.items():
         if name not in TABLES:
             what = f"unknown table [{name}]" if isinstance(value, dict) else \
@@ -152,13 +169,39 @@ def check_names(data: Mapping[str, Any], text: str, path: Path) -> None:
         if not isinstance(value, dict):
             raise UserError(f"{name} must be a table ([{name}])", "see docs/cachefit-toml.md",
                             _place(text, path, "", name))
-        for key, item in value.items():
-            if key not in TABLES[name]:
-                if isinstance(item, dict):
-                    raise _unknown(f"unknown table [{name}.{key}]", key, TABLES[name], name,
-                                   text, path, f"[{name}.{{}}]")
-                raise _unknown(f"unknown key {key} in [{name}]", key, TABLES[name], name,
-                               text, path, "{}")
+        _check_table(value, name, TABLES[name], text, path)
+
+
+def _check_table(table: Mapping[str, Any], name: str, known: frozenset[str], text: str,
+                 path: Path) -> None:
+    """The keys of `table` (dotted `name`) against `known`; sub-tables in SUBTABLES are
+    checked in turn."""
+    shown = _ARRAY_NAMES.get(name, f"[[{name}]]" if name in ARRAYS else f"[{name}]")
+    for key, item in table.items():
+        full = f"{name}.{key}"
+        if key not in known:
+            if isinstance(item, dict):     # named after a sub-table if one is close
+                tables = [k for k in known if f"{name}.{k}" in SUBTABLES]
+                close = difflib.get_close_matches(key, tables, n=3, cutoff=0.6)
+                raise _unknown(f"unknown table [{full}]", key, close or known, name, text,
+                               path, f"[{name}.{{}}]")
+            raise _unknown(f"unknown key {key} in {shown}", key, known, name, text, path,
+                           "{}")
+        if full not in SUBTABLES:
+            continue
+        if full in ARRAYS:
+            if not isinstance(item, list) or not all(isinstance(e, dict) for e in item):
+                written = "an array of inline tables ([{...}])" if full in _ARRAY_NAMES \
+                    else f"an array of tables ([[{full}]])"
+                raise UserError(f"[{name}] {key} must be {written}",
+                                "see docs/qemu-tracing.md", _place(text, path, name, key))
+            for entry in item:
+                _check_table(entry, full, SUBTABLES[full], text, path)
+        elif not isinstance(item, dict):
+            raise UserError(f"[{name}] {key} must be a table ([{full}])",
+                            "see docs/qemu-tracing.md", _place(text, path, name, key))
+        else:
+            _check_table(item, full, SUBTABLES[full], text, path)
 
 
 def _unknown(what: str, name: str, known: Iterable[str], table: str, text: str,
@@ -175,12 +218,15 @@ def _unknown(what: str, name: str, known: Iterable[str], table: str, text: str,
 
 
 def _place(text: str, path: Path, table: str, key: str) -> Location:
-    """Where `key` of `table` (a top-level name when `table` is "") is written: a header
-    `[table.key]`/`[table.key.sub]`, or `key = ...`/`key.sub = ...` under the header of
-    `table`."""
+    """Where `key` of `table` (dotted; a top-level name when `table` is "") is written: a
+    header `[table.key]`/`[table.key.sub]`, or `key = ...`/`key.sub = ...` under the
+    header of `table`; else `key = ` anywhere under `table` or a table it is in (an
+    inline table: `input = [{ after = "x", send = "1" }]`)."""
     current = ""
     full = f"{table}.{key}" if table else key
     key_re = re.compile(r'\s*"?(' + re.escape(key) + r')"?\s*[=.]')
+    inline_re = re.compile(r'(?<![\w"-])"?(' + re.escape(key) + r')"?\s*=')
+    inline: Location | None = None
     for number, line in enumerate(text.splitlines(), 1):
         header = re.match(r"\s*\[\[?\s*([^\]]*?)\s*\]", line)
         if header:
@@ -191,7 +237,11 @@ def _place(text: str, path: Path, table: str, key: str) -> Location:
         found = key_re.match(line)
         if found and current == table:
             return Location(str(path), number, found.start(1) + 1)
-    return Location(str(path))
+        if inline is None and (current == table or table.startswith(current + ".")):
+            found = inline_re.search(line)
+            if found:
+                inline = Location(str(path), number, found.start(1) + 1)
+    return inline or Location(str(path))
 
 
 def parse_config(text: str, path: Path) -> ProjectConfig:

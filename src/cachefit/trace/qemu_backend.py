@@ -833,13 +833,13 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
 
 
 # ------------------------------------------------------------------------------------------
-# command line (until `cachefit trace --qemu` is wired): python -m cachefit.trace.qemu_backend
+# command line (also `cachefit trace --qemu`): python -m cachefit.trace.qemu_backend
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import tomllib
 
+    from cachefit.build.project_config import parse_toml, read_project_text
     from cachefit.errors import CachefitError
 
     ap = argparse.ArgumentParser(prog="python -m cachefit.trace.qemu_backend",
@@ -850,8 +850,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     try:
-        with open(args.config, "rb") as fh:
-            config = tomllib.load(fh)
+        config = parse_toml(read_project_text(Path(args.config)), Path(args.config))
         profile = trace_qemu(command, config, args.out)
     except CachefitError as exc:
         print(exc.render(), file=sys.stderr)
