@@ -4,7 +4,6 @@ its one-line errors."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -41,7 +40,7 @@ def test_cli_traces_a_user_mode_program_with_the_project_phase(progs, tmp_path):
                overhead=True, extra='phase_start = "phase_begin"\nphase_end = "phase_done"')
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {out} (qemu backend)" in proc.stderr
-    p = json.loads(out.read_text())
+    p = profile_format.load(out).to_json()   # version 2, sequences spelled out
     profile_format.load(out)        # the format the other stages read
     assert p["backend"] == "qemu" and p["qemu"]["mode"] == "user"
     # scenario 3: five calls of op, two inside the phase the project file names
@@ -57,7 +56,7 @@ def test_cli_limit_option_overrides_the_project_file(progs, tmp_path):
     proc = cli(tmp_path, "--qemu", "--max-accesses", "5", "-o", str(out), "--",
                str(progs["static"]), "5", entry="many", extra="max_accesses = 4096")
     assert proc.returncode == 0, proc.stderr
-    p = json.loads(out.read_text())
+    p = profile_format.load(out).to_json()   # version 2, sequences spelled out
     # many(&x, 10) is cut off at 5 accesses, many(&y, 2) is kept
     assert p["types"]["obj"]["dropped"]["runaway"] == 1
     assert [(s["count"], s["accesses"]) for s in p["types"]["obj"]["sequences"]] == \

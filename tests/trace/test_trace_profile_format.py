@@ -1,10 +1,14 @@
-"""The profile format (docs/profile-format.md): golden file, validation, merge, show."""
+"""The profile format (docs/profile-format.md): golden files (version 1 read, version 2
+read and written), validation, merge (exact and associative), show."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,10 +23,13 @@ from cachefit.trace.profile_format import (
     load,
     merge,
     save,
+    unpack_payload,
 )
 from cachefit.trace.profile_show import describe_access, render
 
 GOLDEN = Path(__file__).parent / "golden" / "profile_v1.json"
+GOLDEN_V2 = Path(__file__).parent / "golden" / "profile_v2.json"
+GOLDEN_V2_READABLE = Path(__file__).parent / "golden" / "profile_v2_readable.json"
 
 
 def sample() -> Profile:
@@ -47,13 +54,62 @@ def sample() -> Profile:
                              "overhead": {"command_seconds": 0.5, "recorded_accesses": 26}})
 
 
-def test_golden_file_is_what_save_writes(tmp_path: Path) -> None:
+def sample_v2() -> Profile:
+    """The version 1 sample with kinds of operation: `ipc` (nested `touch` calls count
+    for it too) and `touch`, and a summary of two long `ipc` invocations."""
+    prof = sample()
+    tcb = prof.types["tcb"]
+    tcb.sequences = [
+        AccessSequence(5, tcb.sequences[1].accesses, "ipc"),
+        AccessSequence(1, tcb.sequences[1].accesses, "touch"),
+        AccessSequence(1, (Access(0, 0, 8, "r"),), "touch"),
+        AccessSequence(2, (Access(0, 8, 8, "r"), Access(0, 0, 8, "w"), Access(0, 120, 8, "r")),
+                       "ipc", hits=(4000, 2, 1998)),
+    ]
+    prof.types["ns::msg"].sequences = [AccessSequence(2, (Access(0, 4, 4, "r"),), "touch")]
+    prof.entry_invocations = {"ipc": 7, "touch": 4}
+    prof.invocations = 11
+    return prof
+
+
+def _blobs(text: str) -> tuple[list[str], list[bytes]]:
+    """The lines of a packed profile without its packed sequences, and those unpacked."""
+    lines, blobs = [], []
+    for line in text.splitlines():
+        if line.strip().startswith('"sequences": "'):
+            blob = json.loads("{" + line.strip() + "}")["sequences"]
+            blobs.append(unpack_payload(base64.b64decode(blob)))
+            line = line[:line.index('"sequences"')] + '"sequences": ...'
+        lines.append(line)
+    return lines, blobs
+
+
+def test_golden_v2_is_what_save_writes(tmp_path: Path) -> None:
+    """Byte for byte but for the zstd frames (a newer zstd may compress differently): the
+    MessagePack inside them is compared instead."""
     out = tmp_path / "p.json"
-    save(sample(), out)
-    assert out.read_text() == GOLDEN.read_text()
+    save(sample_v2(), out)
+    assert _blobs(out.read_text()) == _blobs(GOLDEN_V2.read_text())
+    assert dumps(sample_v2(), readable=True) == GOLDEN_V2_READABLE.read_text()
 
 
-def test_golden_file_loads_back() -> None:
+def test_golden_v2_loads_back_in_both_forms() -> None:
+    for path in (GOLDEN_V2, GOLDEN_V2_READABLE):
+        prof = load(path)
+        assert dumps(prof, readable=True) == GOLDEN_V2_READABLE.read_text()
+        assert prof.entry_invocations == {"ipc": 7, "touch": 4}
+        assert "entry_invocations" not in prof.metadata
+        t = prof.types["tcb"]
+        assert [(s.count, s.entry, s.is_summary) for s in t.sequences] == [
+            (5, "ipc", False), (2, "ipc", True), (1, "touch", False), (1, "touch", False)]
+        assert t.sequences[1].hits == (4000, 2, 1998)
+        assert t.kinds() == {"ipc": 7, "touch": 2}
+    data = json.loads(GOLDEN_V2.read_text())
+    assert data["version"] == 2 and data["invocations"] == 11
+    assert isinstance(data["types"]["tcb"]["sequences"], str)
+
+
+def test_golden_v1_still_loads() -> None:
     prof = load(GOLDEN)
     data = json.loads(GOLDEN.read_text())
     for key in ("format", "version", "cache_line", "invocations", "types"):
@@ -63,22 +119,52 @@ def test_golden_file_loads_back() -> None:
     t = prof.types["tcb"]
     assert t.sequences[0].count == 6            # heaviest first
     assert t.sequences[0].accesses[1] == Access(1, 0, 8, "w")
+    assert all(s.entry is None and not s.is_summary for s in t.sequences)
+    assert t.kinds() == {None: 7}
     assert (t.runaway, t.outside_objects, t.table_full) == (2, 5, 0)
     assert prof.metadata["backend"] == "compile-time"
-    assert dumps(prof) == GOLDEN.read_text()
+    # Written again, it is version 2 with the same content.
+    again = load_text(dumps(prof))
+    assert dumps(again, readable=True) == dumps(prof, readable=True)
+    assert [s.accesses for s in again.types["tcb"].sequences] == [s.accesses for s in t.sequences]
+
+
+def test_version_1_entry_invocations_become_the_core_field(tmp_path: Path) -> None:
+    data = json.loads(GOLDEN.read_text())
+    data["entry_invocations"] = {"ipc": 7, "touch": 2}
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    prof = load(tmp_path / "p.json")
+    assert prof.entry_invocations == {"ipc": 7, "touch": 2}
+    assert "entry_invocations" not in prof.metadata
+    assert json.loads(dumps(prof))["entry_invocations"] == {"ipc": 7, "touch": 2}
+
+
+def test_legacy_metadata_counts_are_written_as_the_core_field() -> None:
+    """A producer that still puts the per-entry counts in the metadata (raw_trace before
+    issue 26) writes them as the core field."""
+    prof = sample()
+    prof.metadata["entry_invocations"] = {"ipc": 3}
+    data = json.loads(dumps(prof))
+    assert data["entry_invocations"] == {"ipc": 3}
+    assert list(data).count("entry_invocations") == 1
+
+
+def load_text(text: str) -> Profile:
+    from cachefit.trace.profile_format import loads
+    return loads(text.encode())
 
 
 def test_gzip_round_trip(tmp_path: Path) -> None:
     out = tmp_path / "p.json.gz"
-    save(sample(), out)
+    save(sample_v2(), out)
     assert out.read_bytes()[:2] == b"\x1f\x8b"
-    assert gzip.decompress(out.read_bytes()).decode() == GOLDEN.read_text()
-    assert dumps(load(out)) == GOLDEN.read_text()
+    assert _blobs(gzip.decompress(out.read_bytes()).decode()) == _blobs(GOLDEN_V2.read_text())
+    assert dumps(load(out), readable=True) == GOLDEN_V2_READABLE.read_text()
 
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(format="other"), '"format"'),
-    (lambda d: d.update(version=2), "version 2"),
+    (lambda d: d.update(version=3), "version 3"),
     (lambda d: d["types"]["tcb"]["sequences"][0].update(count=0), "count"),
     (lambda d: d["types"]["tcb"]["sequences"][0]["accesses"][0].__setitem__(3, "x"),
      "[role, offset, size, r|w]"),
@@ -135,3 +221,104 @@ def test_describe_access_partial_and_spanning() -> None:
     assert describe_access(t, Access(0, 2, 2, "r")) == "state+2"
     assert describe_access(t, Access(0, 0, 16, "r")) == "state..partner"
     assert describe_access(t, Access(0, 116, 4, "r")) == "<padding>"
+
+
+def _packed_type(data: dict[str, Any], payload: bytes) -> None:
+    import zstandard
+    data["types"]["tcb"]["sequences"] = base64.b64encode(
+        zstandard.ZstdCompressor().compress(payload)).decode()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(version=3), "version 3 is not supported"),
+    (lambda d: d.pop("entry_invocations"), "entry_invocations"),
+    (lambda d: d.update(invocations=-1), "invocations"),
+    (lambda d: d["types"]["tcb"].update(sequences="not base64!"), "sequences"),
+    (lambda d: d["types"]["tcb"].update(
+        sequences=d["types"]["tcb"]["sequences"][:40]), "corrupt or truncated zstd data"),
+    (lambda d: d["types"]["tcb"].update(sequences=base64.b64encode(b"plain").decode()),
+     "corrupt or truncated zstd data"),
+    (lambda d: _packed_type(d, b"\x91\x94\x00"), "sequences"),
+    (lambda d: _packed_type(d, b"\x91\x94\x01\x91\x94\x00\x00\x04\xa1x\xc0\xc0"),
+     "Invalid enum value 'x'"),
+    (lambda d: _packed_type(d, b"\x91\x94\x00\x90\xc0\xc0"), "Expected `int` >= 1"),
+    (lambda d: _packed_type(d, b"\x91\x94\x01\x91\x94\x00\x00\x04\xa1r\xc0\x92\x01\x01"),
+     "one hit count per access"),
+])
+def test_malformed_version_2_is_a_user_error(tmp_path: Path, mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads(GOLDEN_V2.read_text())
+    mutate(data)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(UserError) as exc:
+        load(bad)
+    assert message in exc.value.what, exc.value.what
+    assert exc.value.what.startswith(f"{bad}: ")
+
+
+@pytest.mark.parametrize("cut", [2, 10, 100])
+def test_truncated_files_are_user_errors(tmp_path: Path, cut: int) -> None:
+    full = tmp_path / "p.json.gz"
+    save(sample_v2(), full)
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(full.read_bytes()[:-cut])
+    with pytest.raises(UserError, match="not a valid cachefit profile"):
+        load(bad)
+    plain = tmp_path / "cut.json"
+    plain.write_bytes(GOLDEN_V2.read_bytes()[:-cut])
+    with pytest.raises(UserError, match="invalid JSON"):
+        load(plain)
+
+
+def _random_profile(rng: random.Random) -> Profile:
+    accs = [(Access(0, 0, 8, "r"),), (Access(0, 8, 8, "w"),),
+            (Access(0, 0, 8, "r"), Access(1, 8, 8, "w")), (Access(1, 16, 4, "r"),)]
+    seqs = []
+    for _ in range(rng.randint(0, 6)):
+        acc = rng.choice(accs)
+        summary = rng.random() < 0.4
+        hits = tuple(rng.randint(1, 9) for _ in acc) if summary else None
+        seqs.append(AccessSequence(rng.randint(1, 5), acc, rng.choice([None, "ipc", "touch"]),
+                                   hits))
+    t = TypeProfile("obj", 24, [FieldSpan("a", 0, 8), FieldSpan("b", 8, 8),
+                                FieldSpan("c", 16, 8)], seqs, runaway=rng.randint(0, 2))
+    kinds = {e: rng.randint(0, 9) for e in rng.sample(["ipc", "touch"], rng.randint(0, 2))}
+    return Profile({"obj": t}, invocations=rng.randint(0, 20), entry_invocations=kinds,
+                   metadata={"entry": sorted(kinds), "processes": 1})
+
+
+def _content(p: Profile) -> dict[str, Any]:
+    data = p.to_json()
+    data.pop("date", None)
+    return data
+
+
+def test_merge_is_exact_and_associative() -> None:
+    rng = random.Random(26)
+    for _ in range(50):
+        a, b, c = (_random_profile(rng) for _ in range(3))
+        flat = merge([a, b, c])
+        left = merge([merge([a, b]), c])
+        right = merge([a, merge([b, c])])
+        assert _content(left) == _content(flat) == _content(right)
+        # exact: every input count and hit is in the result
+        for key in ("ipc", "touch"):
+            assert flat.entry_invocations.get(key, 0) == sum(
+                p.entry_invocations.get(key, 0) for p in (a, b, c))
+        assert flat.types["obj"].counted == sum(p.types["obj"].counted for p in (a, b, c))
+        hits = sum(sum(s.hits or ()) for p in (a, b, c) for s in p.types["obj"].sequences)
+        assert sum(sum(s.hits or ()) for s in flat.types["obj"].sequences) == hits
+
+
+def test_merge_keeps_kinds_and_summaries_apart() -> None:
+    acc = (Access(0, 0, 8, "r"), Access(0, 8, 8, "w"))
+    t = TypeProfile("obj", 24, [], [AccessSequence(1, acc, "ipc"),
+                                    AccessSequence(2, acc, "touch"),
+                                    AccessSequence(3, acc, "ipc", (3, 5))])
+    u = TypeProfile("obj", 24, [], [AccessSequence(4, acc, "ipc"),
+                                    AccessSequence(1, acc, "ipc", (1, 7)),
+                                    AccessSequence(1, acc)])
+    m = merge([Profile({"obj": t}), Profile({"obj": u})]).types["obj"]
+    got = {(s.entry, s.hits is not None): (s.count, s.hits) for s in m.sequences}
+    assert got == {("ipc", False): (5, None), ("touch", False): (2, None),
+                   ("ipc", True): (4, (4, 12)), (None, False): (1, None)}

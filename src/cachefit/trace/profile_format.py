@@ -1,22 +1,36 @@
 """The cachefit profile: per-type access sequences with counts (docs/profile-format.md).
 
 A profile holds, for each traced type, its field layout at trace time and the distinct
-sequences of accesses (role, offset, size, mode) seen during invocations, each with the
-number of invocations that produced it. This module reads, validates, writes (JSON,
-gzipped when the name ends in ``.gz``) and merges profiles; other stages (reorder,
-report) import it. It does not trace, run programs or print anything.
+sequences of accesses (role, offset, size, mode) seen during invocations, each with its
+kind of operation (the entry function) and the number of invocations that produced it; a
+*summary* stands for long invocations (each distinct access once, with its hits). This
+module alone reads, validates, writes and merges profiles; the other stages (layout,
+reorder, report) take its typed objects (`Profile`, `TypeProfile`, `AccessSequence`).
+
+Version 2 is written: JSON whose per-type sequences are packed as base64 of
+zstd-compressed MessagePack (decoded by msgspec straight into `Access` objects, the
+schema check), so loading costs in proportion to the distinct sequences, not to a run's
+length. `dumps(profile, readable=True)` spells the same document out (`cachefit profile
+show --json`); that form loads too. Version 1 (plain JSON) still loads: its sequences
+have no kind (entry None). A name ending in ``.gz`` is written gzip-compressed. It does
+not trace, run programs or print anything.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
+
+import msgspec
+import zstandard
 
 from cachefit.atomic_files import save_output
 from cachefit.errors import UserError
@@ -24,21 +38,31 @@ from cachefit.input_files import require_file
 from cachefit.model.type_names import type_key
 
 FORMAT = "cachefit-profile"
-VERSION = 1
+VERSION = 2
+"""The version `save` writes."""
+VERSIONS = (1, 2)
+"""The versions `load` reads."""
+ZSTD_LEVEL = 10
+"""zstd level of the packed sequences (bench/profile_format/RESULTS.md)."""
 
 Mode = Literal["r", "w"]
 
 # Top-level keys the format defines; anything else is kept as metadata.
-_CORE_KEYS = ("format", "version", "cache_line", "invocations", "types")
+_CORE_KEYS = ("format", "version", "cache_line", "invocations", "entry_invocations", "types")
+
+_NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+_Pos = Annotated[int, msgspec.Meta(ge=1)]
 
 
-@dataclass(frozen=True, order=True)
-class Access:
-    """One memory access: object role, byte offset into the object, size, read/write."""
+class Access(msgspec.Struct, frozen=True, order=True, array_like=True):
+    """One memory access: object role, byte offset into the object, size, read/write.
 
-    role: int
-    offset: int
-    size: int
+    A msgspec Struct (hashable, ordered like the tuple of its fields) so that packed
+    sequences decode straight into it; it is `[role, offset, size, mode]` on the wire."""
+
+    role: _NonNeg
+    offset: _NonNeg
+    size: _NonNeg
     mode: Mode
 
     def to_json(self) -> list[Any]:
@@ -77,6 +101,10 @@ class AccessSequence:
         """The (role, offset, size) triples touched, ignoring order and mode."""
         return frozenset((a.role, a.offset, a.size) for a in self.accesses)
 
+    def merge_key(self) -> tuple[str | None, tuple[Access, ...], bool]:
+        """What `merge` adds up by: kind, accesses, literal or summary."""
+        return (self.entry, self.accesses, self.hits is not None)
+
 
 @dataclass(frozen=True)
 class FieldSpan:
@@ -88,6 +116,11 @@ class FieldSpan:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "offset": self.offset, "size": self.size}
+
+
+def _sequence_order(s: AccessSequence) -> tuple[Any, ...]:
+    return (-s.count, len(s.accesses), s.accesses, s.entry or "", s.hits is not None,
+            s.hits or ())
 
 
 @dataclass
@@ -107,10 +140,17 @@ class TypeProfile:
         """Invocations whose sequence for this type was recorded."""
         return sum(s.count for s in self.sequences)
 
+    def kinds(self) -> dict[str | None, int]:
+        """Counted invocations per kind of operation (entry; None for a version 1
+        profile's), heaviest first, ties by name."""
+        out: dict[str | None, int] = {}
+        for s in self.sequences:
+            out[s.entry] = out.get(s.entry, 0) + s.count
+        return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0] or "")))
+
     def sort(self) -> None:
         """Heaviest sequence first; ties by the accesses, so output is deterministic."""
-        self.sequences.sort(key=lambda s: (-s.count, len(s.accesses),
-                                           [a.to_json() for a in s.accesses]))
+        self.sequences.sort(key=_sequence_order)
 
     def field_at(self, offset: int) -> FieldSpan | None:
         """The field whose bytes include `offset` (the last such for overlapping unions)."""
@@ -123,12 +163,14 @@ class TypeProfile:
 
 @dataclass
 class Profile:
-    """A whole profile: types by qualified name plus run metadata."""
+    """A whole profile: types by qualified name, invocations per kind, run metadata."""
 
     types: dict[str, TypeProfile] = field(default_factory=dict)
     invocations: int = 0
     cache_line: int = 64
     metadata: dict[str, Any] = field(default_factory=dict)
+    entry_invocations: dict[str, int] = field(default_factory=dict)
+    """Invocations per kind of operation (entry function), all processes."""
 
     def name_of(self, name: str) -> str | None:
         """The profile's own name of the type `name` spells (`ring<int, 16>` is
@@ -137,12 +179,27 @@ class Profile:
         key = type_key(name)
         return next((n for n in self.types if type_key(n) == key), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def kind_invocations(self) -> dict[str, int]:
+        """`entry_invocations`, or (a profile built before it was a core field) the
+        metadata key of that name when it holds counts."""
+        if self.entry_invocations:
+            return dict(self.entry_invocations)
+        legacy = self.metadata.get("entry_invocations")
+        if isinstance(legacy, dict) and all(
+                isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                and v >= 0 for k, v in legacy.items()):
+            return dict(legacy)
+        return {}
+
+    def to_json(self, *, readable: bool = True) -> dict[str, Any]:
+        """The version 2 document as Python data: sequences spelled out (`readable`), or
+        packed as `save` writes them."""
         out: dict[str, Any] = {
             "format": FORMAT,
             "version": VERSION,
             "cache_line": self.cache_line,
             "invocations": self.invocations,
+            "entry_invocations": dict(sorted(self.kind_invocations().items())),
         }
         for key, value in self.metadata.items():
             if key not in _CORE_KEYS:
@@ -154,20 +211,96 @@ class Profile:
             types[name] = {
                 "size": t.size,
                 "fields": [f.to_json() for f in t.fields],
-                "sequences": [{"count": s.count, "accesses": [a.to_json() for a in s.accesses]}
-                              for s in t.sequences],
                 "dropped": {"runaway": t.runaway, "outside_objects": t.outside_objects,
                             "table_full": t.table_full},
+                "sequences": ([_readable_sequence(s) for s in t.sequences] if readable
+                              else _pack(t.sequences)),
             }
         out["types"] = types
         return out
 
 
+# ---------------------------------------------------------------- the wire schema (v2)
+
+class _Field(msgspec.Struct):
+    name: str
+    offset: _NonNeg
+    size: _NonNeg
+
+
+class _Dropped(msgspec.Struct):
+    runaway: _NonNeg = 0
+    outside_objects: _NonNeg = 0
+    table_full: _NonNeg = 0
+
+
+class _Sequence(msgspec.Struct):
+    """A sequence in the readable form: {"count", "entry", "accesses", "hits"}."""
+
+    count: _Pos
+    accesses: tuple[Access, ...]
+    entry: str | None = None
+    hits: tuple[_Pos, ...] | None = None
+
+
+class _PackedSequence(msgspec.Struct, array_like=True):
+    """A sequence inside the packed form: [count, accesses, entry, hits]."""
+
+    count: _Pos
+    accesses: tuple[Access, ...]
+    entry: str | None = None
+    hits: tuple[_Pos, ...] | None = None
+
+
+class _Type(msgspec.Struct):
+    size: _NonNeg
+    fields: list[_Field]
+    sequences: bytes | list[_Sequence]
+    dropped: _Dropped = msgspec.field(default_factory=_Dropped)
+
+
+class _Document(msgspec.Struct):
+    format: str
+    version: int
+    cache_line: _Pos
+    invocations: _NonNeg
+    entry_invocations: dict[str, _NonNeg]
+    types: dict[str, _Type]
+
+
+_PACK = msgspec.msgpack.Encoder()
+_UNPACK = msgspec.msgpack.Decoder(list[_PackedSequence])
+
+
+def _readable_sequence(s: AccessSequence) -> dict[str, Any]:
+    out: dict[str, Any] = {"count": s.count}
+    if s.entry is not None:
+        out["entry"] = s.entry
+    out["accesses"] = [a.to_json() for a in s.accesses]
+    if s.hits is not None:
+        out["hits"] = list(s.hits)
+    return out
+
+
+def _pack(sequences: Sequence[AccessSequence]) -> str:
+    """Sequences as base64 of zstd-compressed MessagePack ([count, accesses, entry, hits])."""
+    payload = _PACK.encode([_PackedSequence(s.count, s.accesses, s.entry, s.hits)
+                            for s in sequences])
+    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(payload)
+    return base64.b64encode(packed).decode("ascii")
+
+
+def unpack_payload(blob: bytes) -> bytes:
+    """The MessagePack bytes of a packed `sequences` value (for tests and tools)."""
+    return zstandard.ZstdDecompressor().decompress(blob)
+
+
 # ---------------------------------------------------------------- writing
 
-def dumps(profile: Profile) -> str:
-    """The profile as JSON text: indented, one line per sequence, keys in a fixed order."""
-    data = profile.to_json()
+def dumps(profile: Profile, *, readable: bool = False) -> str:
+    """The profile as version 2 JSON text, keys in a fixed order: packed sequences (what
+    `save` writes), or with `readable` one line per sequence."""
+    data = profile.to_json(readable=readable)
     lines = ["{"]
     top = [k for k in data if k != "types"]
     for key in top:
@@ -183,13 +316,21 @@ def dumps(profile: Profile) -> str:
             comma = "," if j + 1 < len(t["fields"]) else ""
             lines.append(f"        {json.dumps(f)}{comma}")
         lines.append("      ],")
-        lines.append('      "sequences": [')
-        for j, s in enumerate(t["sequences"]):
-            comma = "," if j + 1 < len(t["sequences"]) else ""
-            acc = json.dumps(s["accesses"], separators=(",", ":"))
-            lines.append(f'        {{"count": {s["count"]}, "accesses": {acc}}}{comma}')
-        lines.append("      ],")
-        lines.append(f'      "dropped": {json.dumps(t["dropped"])}')
+        lines.append(f'      "dropped": {json.dumps(t["dropped"])},')
+        if readable:
+            lines.append('      "sequences": [')
+            for j, s in enumerate(t["sequences"]):
+                comma = "," if j + 1 < len(t["sequences"]) else ""
+                parts = [f'"count": {s["count"]}']
+                if "entry" in s:
+                    parts.append(f'"entry": {json.dumps(s["entry"])}')
+                parts.append('"accesses": ' + json.dumps(s["accesses"], separators=(",", ":")))
+                if "hits" in s:
+                    parts.append('"hits": ' + json.dumps(s["hits"], separators=(",", ":")))
+                lines.append("        {" + ", ".join(parts) + "}" + comma)
+            lines.append("      ]")
+        else:
+            lines.append(f'      "sequences": {json.dumps(t["sequences"])}')
         lines.append("    }" + ("," if i + 1 < len(names) else ""))
     lines.append("  }")
     lines.append("}")
@@ -197,7 +338,8 @@ def dumps(profile: Profile) -> str:
 
 
 def save(profile: Profile, path: str | os.PathLike[str]) -> None:
-    """Write `profile` to `path` atomically; gzip when the name ends in `.gz`."""
+    """Write `profile` (version 2, packed) to `path` atomically; gzip when the name ends
+    in `.gz`."""
     target = Path(path)
     text = dumps(profile).encode()
     payload = gzip.compress(text, mtime=0) if target.name.endswith(".gz") else text
@@ -218,84 +360,135 @@ def _int(value: Any, path: str, where: str, minimum: int = 0) -> int:
 
 
 def from_json(data: Any, path: str = "<profile>") -> Profile:
-    """Validate decoded JSON and build a Profile; raise UserError naming what is wrong."""
+    """Validate a decoded profile document (version 1 or 2) and build a Profile; raise
+    UserError naming what is wrong."""
     if not isinstance(data, dict):
         raise _bad(path, "the top level is not an object")
     if data.get("format") != FORMAT:
         raise _bad(path, f'"format" is not "{FORMAT}"')
     version = data.get("version")
-    if version != VERSION:
+    if version not in VERSIONS or isinstance(version, bool):
         newer = isinstance(version, int) and not isinstance(version, bool) and version > VERSION
         raise UserError(f"{path}: profile format version {version!r} is not supported "
-                        f"(this cachefit reads version {VERSION})",
+                        f"(this cachefit reads versions {', '.join(map(str, VERSIONS))})",
                         "upgrade cachefit to read it" if newer else
                         "retrace with this version of cachefit")
+    if version == 1:
+        return _from_json_v1(data, path)
+    return _from_json_v2(data, path)
+
+
+def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
+    try:
+        doc = msgspec.convert(data, _Document)
+    except msgspec.ValidationError as exc:
+        raise _bad(path, str(exc)) from exc
+    types: dict[str, TypeProfile] = {}
+    for name, t in doc.types.items():
+        where = f"$.types[{name!r}].sequences"
+        seqs: list[AccessSequence]
+        if isinstance(t.sequences, bytes):
+            try:
+                packed = _UNPACK.decode(unpack_payload(t.sequences))
+            except zstandard.ZstdError as exc:
+                raise _bad(path, f"{where}: corrupt or truncated zstd data ({exc})") from exc
+            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                raise _bad(path, f"{where}: {exc}") from exc
+            seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in packed]
+        else:
+            seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in t.sequences]
+        for i, s in enumerate(seqs):
+            if s.hits is not None and len(s.hits) != len(s.accesses):
+                raise _bad(path, f"{where}[{i}]: a summary needs one hit count per access "
+                           f"({len(s.hits)} for {len(s.accesses)})")
+        types[name] = TypeProfile(
+            name=name, size=t.size,
+            fields=[FieldSpan(f.name, f.offset, f.size) for f in t.fields], sequences=seqs,
+            runaway=t.dropped.runaway, outside_objects=t.dropped.outside_objects,
+            table_full=t.dropped.table_full)
+    metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
+    return Profile(types=types, invocations=doc.invocations, cache_line=doc.cache_line,
+                   metadata=metadata, entry_invocations=dict(doc.entry_invocations))
+
+
+def _from_json_v1(data: dict[str, Any], path: str) -> Profile:
     cache_line = _int(data.get("cache_line"), path, '"cache_line"', 1)
     invocations = _int(data.get("invocations"), path, '"invocations"')
     raw_types = data.get("types")
     if not isinstance(raw_types, dict):
         raise _bad(path, '"types" is not an object')
-    types: dict[str, TypeProfile] = {}
-    for name, t in raw_types.items():
-        where = f'types["{name}"]'
-        if not isinstance(t, dict):
-            raise _bad(path, f"{where} is not an object")
-        size = _int(t.get("size"), path, f"{where}.size")
-        fields = []
-        for i, f in enumerate(t.get("fields", [])):
-            if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-                raise _bad(path, f"{where}.fields[{i}] needs a name")
-            fields.append(FieldSpan(f["name"], _int(f.get("offset"), path, f"{where}.fields[{i}]"),
-                                    _int(f.get("size"), path, f"{where}.fields[{i}]")))
-        seqs = []
-        raw_seqs = t.get("sequences")
-        if not isinstance(raw_seqs, list):
-            raise _bad(path, f"{where}.sequences is not a list")
-        for i, s in enumerate(raw_seqs):
-            swhere = f"{where}.sequences[{i}]"
-            if not isinstance(s, dict) or not isinstance(s.get("accesses"), list):
-                raise _bad(path, f"{swhere} needs count and accesses")
-            count = _int(s.get("count"), path, f"{swhere}.count", 1)
-            accesses = []
-            for k, a in enumerate(s["accesses"]):
-                if (not isinstance(a, list) or len(a) != 4 or a[3] not in ("r", "w")
-                        or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
-                                   for x in a[:3])):
-                    raise _bad(path, f"{swhere}.accesses[{k}] is not [role, offset, size, r|w]")
-                accesses.append(Access(a[0], a[1], a[2], cast(Mode, a[3])))
-            seqs.append(AccessSequence(count, tuple(accesses)))
-        dropped = t.get("dropped", {})
-        if not isinstance(dropped, dict):
-            raise _bad(path, f"{where}.dropped is not an object")
-        types[name] = TypeProfile(
-            name=name, size=size, fields=fields, sequences=seqs,
-            runaway=_int(dropped.get("runaway", 0), path, f"{where}.dropped.runaway"),
-            outside_objects=_int(dropped.get("outside_objects", 0), path,
-                                 f"{where}.dropped.outside_objects"),
-            table_full=_int(dropped.get("table_full", 0), path, f"{where}.dropped.table_full"))
+    types = {name: type_from_json(name, t, path) for name, t in raw_types.items()}
     metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
+    # Version 1 kept the per-entry counts as metadata (ignored unless they are counts).
+    legacy = Profile(metadata={"entry_invocations": data.get("entry_invocations")})
     return Profile(types=types, invocations=invocations, cache_line=cache_line,
-                   metadata=metadata)
+                   metadata=metadata, entry_invocations=legacy.kind_invocations())
+
+
+def type_from_json(name: str, t: Any, path: str = "<profile>") -> TypeProfile:
+    """One type entry of a version 1 profile (`size`, `fields`, `sequences` as lists of
+    `{"count", "accesses"}`, `dropped`) as a TypeProfile; its sequences have no kind."""
+    where = f'types["{name}"]'
+    if not isinstance(t, dict):
+        raise _bad(path, f"{where} is not an object")
+    size = _int(t.get("size"), path, f"{where}.size")
+    fields = []
+    for i, f in enumerate(t.get("fields", [])):
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
+            raise _bad(path, f"{where}.fields[{i}] needs a name")
+        fields.append(FieldSpan(f["name"], _int(f.get("offset"), path, f"{where}.fields[{i}]"),
+                                _int(f.get("size"), path, f"{where}.fields[{i}]")))
+    seqs = []
+    raw_seqs = t.get("sequences")
+    if not isinstance(raw_seqs, list):
+        raise _bad(path, f"{where}.sequences is not a list")
+    for i, s in enumerate(raw_seqs):
+        swhere = f"{where}.sequences[{i}]"
+        if not isinstance(s, dict) or not isinstance(s.get("accesses"), list):
+            raise _bad(path, f"{swhere} needs count and accesses")
+        count = _int(s.get("count"), path, f"{swhere}.count", 1)
+        accesses = []
+        for k, a in enumerate(s["accesses"]):
+            if (not isinstance(a, list) or len(a) != 4 or a[3] not in ("r", "w")
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                               for x in a[:3])):
+                raise _bad(path, f"{swhere}.accesses[{k}] is not [role, offset, size, r|w]")
+            accesses.append(Access(a[0], a[1], a[2], cast(Mode, a[3])))
+        seqs.append(AccessSequence(count, tuple(accesses)))
+    dropped = t.get("dropped", {})
+    if not isinstance(dropped, dict):
+        raise _bad(path, f"{where}.dropped is not an object")
+    return TypeProfile(
+        name=name, size=size, fields=fields, sequences=seqs,
+        runaway=_int(dropped.get("runaway", 0), path, f"{where}.dropped.runaway"),
+        outside_objects=_int(dropped.get("outside_objects", 0), path,
+                             f"{where}.dropped.outside_objects"),
+        table_full=_int(dropped.get("table_full", 0), path, f"{where}.dropped.table_full"))
+
+
+def loads(raw: bytes, path: str = "<profile>") -> Profile:
+    """A profile from the bytes of a file (JSON, maybe gzipped), validated."""
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise _bad(path, "corrupt or truncated gzip data") from exc
+    try:
+        data = msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise _bad(path, f"invalid JSON ({exc})") from exc
+    return from_json(data, path)
 
 
 def load(path: str | os.PathLike[str]) -> Profile:
-    """Read a profile (plain or gzipped JSON) and validate it."""
+    """Read a profile file (version 1 or 2, plain or gzipped) and validate it."""
     p = Path(path)
     require_file(p, "run `cachefit trace -o FILE -- COMMAND`", "profile")
     try:
         raw = p.read_bytes()
     except OSError as exc:
         raise UserError(f"cannot read {p}: {exc.strerror}") from exc
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise _bad(str(p), "corrupt gzip data") from exc
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _bad(str(p), f"invalid JSON ({exc})") from exc
-    return from_json(data, str(p))
+    return loads(raw, str(p))
 
 
 # ---------------------------------------------------------------- merging
@@ -305,7 +498,9 @@ def _same_layout(a: TypeProfile, b: TypeProfile) -> bool:
 
 
 def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
-    """Sum the counts of identical sequences (and invocations and drops) of all profiles.
+    """Sum the counts (and a summary's hits) of identical sequences, the invocations
+    (per kind too) and the drops of all profiles. Sequences are identical when kind,
+    accesses and literal/summary agree, so merging is exact and associative.
 
     The layouts of a type must agree: a profile traced against another layout of the
     same type cannot be added. `names` (the inputs' file names) only improve messages.
@@ -314,18 +509,22 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
         raise UserError("nothing to merge", "name at least one profile")
     cache_line = profiles[0].cache_line
     out = Profile(cache_line=cache_line)
-    counts: dict[str, dict[tuple[Access, ...], int]] = {}
+    buckets: dict[str, dict[tuple[str | None, tuple[Access, ...], bool],
+                            tuple[int, list[int] | None]]] = {}
+    kinds: dict[str, int] = {}
     for i, prof in enumerate(profiles):
         label = names[i] if i < len(names) else f"profile {i + 1}"
         if prof.cache_line != cache_line:
             raise UserError(f"{label}: cache line {prof.cache_line} differs from {cache_line}",
                             "merge profiles made for the same machine")
         out.invocations += prof.invocations
+        for entry, n in prof.kind_invocations().items():
+            kinds[entry] = kinds.get(entry, 0) + n
         for name, t in prof.types.items():
             have = out.types.get(name)
             if have is None:
                 have = out.types[name] = TypeProfile(name, t.size, list(t.fields))
-                counts[name] = {}
+                buckets[name] = {}
             elif have.size == 0 and not have.fields:
                 have.size, have.fields = t.size, list(t.fields)   # layout was unknown
             elif (t.size == 0 and not t.fields) or _same_layout(have, t):
@@ -338,12 +537,23 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
             have.runaway += t.runaway
             have.outside_objects += t.outside_objects
             have.table_full += t.table_full
-            bucket = counts[name]
+            bucket = buckets[name]
             for s in t.sequences:
-                bucket[s.accesses] = bucket.get(s.accesses, 0) + s.count
-    for name, bucket in counts.items():
-        out.types[name].sequences = [AccessSequence(c, acc) for acc, c in bucket.items()]
+                key = s.merge_key()
+                got = bucket.get(key)
+                if got is None:
+                    bucket[key] = (s.count, list(s.hits) if s.hits is not None else None)
+                else:
+                    hits = got[1]
+                    if hits is not None and s.hits is not None:
+                        hits = [a + b for a, b in zip(hits, s.hits, strict=True)]
+                    bucket[key] = (got[0] + s.count, hits)
+    for name, bucket in buckets.items():
+        out.types[name].sequences = [
+            AccessSequence(count, acc, entry, tuple(hits) if hits is not None else None)
+            for (entry, acc, _summary), (count, hits) in bucket.items()]
         out.types[name].sort()
+    out.entry_invocations = kinds
     out.metadata = merge_metadata([p.metadata for p in profiles])
     return out
 
