@@ -1,7 +1,8 @@
 """`cachefit profile merge|show|import`: combine, print and convert profiles.
 
 merge   sums the counts of identical sequences of several profiles into one;
-show    prints the sequences of each type, heaviest first, with field names;
+show    prints the sequences of each type, heaviest first, with field names (or, with
+        --json, the profile as readable version 2 JSON);
 import  builds a profile from raw traces written by profile builds run outside
         `cachefit trace` (with CACHEFIT_TRACE_DIR set).
 Only argument handling and printing live here; the work is in cachefit.trace.
@@ -14,8 +15,8 @@ import sys
 
 from cachefit.cli.arg_checks import refuse_negative
 from cachefit.errors import UserError
-from cachefit.trace.profile_format import load, merge, save
-from cachefit.trace.profile_show import render
+from cachefit.trace.profile_format import dumps, load, merge, save
+from cachefit.trace.profile_show import render, select
 from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
 
 
@@ -24,14 +25,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sub = p.add_subparsers(dest="profile_command", metavar="ACTION")
     m = sub.add_parser("merge", help="sum the counts of several profiles")
     m.add_argument("profiles", nargs="+", metavar="PROFILE",
-                   help="profiles to merge (JSON, maybe gzipped); their layouts must agree")
+                   help="profiles to merge (any version, maybe gzipped); their layouts must agree")
     m.add_argument("-o", "--output", required=True, help="profile to write")
     m.set_defaults(func=run_merge)
     s = sub.add_parser("show", help="print sequences with field names, heaviest first")
-    s.add_argument("profile", metavar="PROFILE", help="the profile to show (JSON, maybe gzipped)")
+    s.add_argument("profile", metavar="PROFILE",
+                   help="the profile to show (any version, maybe gzipped)")
     s.add_argument("--type", action="append", dest="types", metavar="TYPE",
                    help="only this type (repeatable)")
     s.add_argument("--top", type=int, metavar="N", help="only the N heaviest sequences")
+    s.add_argument("--json", action="store_true",
+                   help="print the profile as readable JSON (format version 2, every "
+                        "sequence spelled out; it loads as a profile too)")
     s.set_defaults(func=run_show)
     i = sub.add_parser("import", help="build a profile from raw trace files or directories")
     i.add_argument("raw", nargs="+", metavar="RAW",
@@ -59,8 +64,11 @@ def run_show(args: argparse.Namespace) -> int:
     if missing:
         raise UserError(f"{args.profile} has no type {missing[0]}",
                         f"traced types: {', '.join(sorted(prof.types)) or 'none'}")
-    sys.stdout.write(render(prof, types=[n for n in names if n], top=args.top,
-                            title=args.profile))
+    chosen = [n for n in names if n]
+    if args.json:
+        sys.stdout.write(dumps(select(prof, types=chosen, top=args.top), readable=True))
+        return 0
+    sys.stdout.write(render(prof, types=chosen, top=args.top, title=args.profile))
     return 0
 
 

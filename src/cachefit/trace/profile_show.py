@@ -2,11 +2,16 @@
 
 Used by `cachefit profile show`. Offsets are turned into field names from the layout the
 profile stored at trace time (``name`` for an access that covers the field exactly,
-``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). It
-only formats; it never reads or writes files.
+``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). A
+sequence names its kind of operation (entry function) when the profile records kinds; a
+summary of long invocations shows each distinct access once with its hits (``x4000``).
+`select` narrows a profile to some types and sequences (for `--json`). It only formats;
+it never reads or writes files.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from cachefit.trace.profile_format import Access, Profile, TypeProfile
 
@@ -44,19 +49,26 @@ def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list
     if t.table_full:
         head += f", {t.table_full} over the sequence limit"
     out = [head]
+    kinds = t.kinds()
+    if any(k is not None for k in kinds):
+        out.append("  kinds: " + ", ".join(f"{k or '?'} {n}" for k, n in kinds.items()))
     t.sort()
     shown = t.sequences if top is None else t.sequences[:top]
     width = max((len(describe_access(t, a)) for s in shown for a in s.accesses), default=4)
     for i, s in enumerate(shown, 1):
         share = 100.0 * s.count / counted if counted else 0.0
         roles = s.roles
-        out.append(f"  #{i}  count {s.count} ({share:.1f}%), {len(s.accesses)} accesses, "
+        kind = f"{s.entry}, " if s.entry is not None else ""
+        what = (f"summary: {len(s.accesses)} distinct accesses, {sum(s.hits)} in all"
+                if s.hits is not None else f"{len(s.accesses)} accesses")
+        out.append(f"  #{i}  count {s.count} ({share:.1f}%), {kind}{what}, "
                    f"{roles} object{'s' if roles != 1 else ''}")
-        for a in s.accesses:
+        for k, a in enumerate(s.accesses):
             name = describe_access(t, a)
             line_no = a.offset // cache_line
+            hits = f"  x{s.hits[k]}" if s.hits is not None else ""
             out.append(f"      {a.role:>3} {a.mode}  {name:<{width}}  "
-                       f"@{a.offset} +{a.size}  line {line_no}")
+                       f"@{a.offset} +{a.size}  line {line_no}{hits}")
     if top is not None and len(t.sequences) > top:
         out.append(f"  ... {len(t.sequences) - top} more sequences")
     return out
@@ -68,6 +80,9 @@ def render(profile: Profile, *, types: list[str] | None = None,
     meta = profile.metadata
     entry = ", ".join(str(e) for e in meta.get("entry", [])) or "?"
     head = f"{title or 'profile'}: {profile.invocations} invocations of {entry}"
+    kinds = profile.kind_invocations()
+    if kinds:
+        head += " (" + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ")"
     backend = meta.get("backend")
     if backend:
         head += f", backend {backend}"
@@ -78,3 +93,18 @@ def render(profile: Profile, *, types: list[str] | None = None,
         out.append("")
         out.extend(render_type(profile.types[name], profile.cache_line, top))
     return "\n".join(out) + "\n"
+
+
+def select(profile: Profile, *, types: list[str] | None = None,
+           top: int | None = None) -> Profile:
+    """The profile narrowed to `types` (all when None) and each type's `top` heaviest
+    sequences (all when None); the input is not changed."""
+    names = types if types else sorted(profile.types)
+    picked = {}
+    for name in names:
+        t = profile.types[name]
+        t.sort()
+        picked[name] = replace(t, fields=list(t.fields),
+                               sequences=list(t.sequences if top is None
+                                              else t.sequences[:top]))
+    return replace(profile, types=picked)
