@@ -5,8 +5,10 @@ search) are built on demand into `cache_dir()`, under a name derived from their 
 so that a second use, or a parallel one, finds them. A command that must go on when the
 cache directory cannot be written (read-only, full, not a directory) passes
 `CacheWrites`: the helper is then built in the command's own temporary directory, and
-the command warns once. This module only names and publishes cache files; what goes into
-them is the caller's job.
+the command warns once (`report_unwritable`). Under `cachefit build`, whose build command
+runs many compiler wrappers (`make -j`), NOTICE_ENV names a file where the first wrapper
+records that warning instead, and the pipeline says it once for the whole build. This
+module only names and publishes cache files; what goes into them is the caller's job.
 """
 
 from __future__ import annotations
@@ -41,28 +43,58 @@ def failure_reason(directory: Path, exc: OSError) -> str:
     return why
 
 
-def unwritable_warning(directory: Path, exc: OSError) -> str:
-    """The one warning of a command that goes on without the cache in `directory`."""
+NOTICE_ENV = "CACHEFIT_CACHE_NOTICE"
+"""Set by `cachefit build` for its build commands: the file where the compiler wrappers
+record that the cache cannot be written (the first one's warning; the others add
+nothing), which the pipeline then says once, instead of once per wrapper process."""
+
+
+def unwritable_warning(directory: Path, exc: OSError, who: str = "this command") -> str:
+    """The one warning of a command (`who`) that goes on without the cache in
+    `directory`."""
     return (f"the cache directory {directory} cannot be written "
-            f"({failure_reason(directory, exc)}); this command goes on without the cache "
+            f"({failure_reason(directory, exc)}); {who} goes on without the cache "
             "(set CACHEFIT_CACHE_DIR to a directory you can write)")
+
+
+def report_unwritable(warnings: list[str], directory: Path, exc: OSError,
+                      env: Mapping[str, str] | None = None) -> None:
+    """Say once that the cache `directory` cannot be written: in `warnings`, or, when
+    `env` (default: the process's) names a NOTICE_ENV file, in that file if no process
+    of the build has written it yet. A notice file that cannot be written either leaves
+    the warning in `warnings`."""
+    notice = (os.environ if env is None else env).get(NOTICE_ENV)
+    if notice:
+        text = unwritable_warning(directory, exc, "the build")
+        try:
+            fd = os.open(notice, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            return                      # said by another process of this build
+        except OSError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text + "\n")
+            return
+    warnings.append(unwritable_warning(directory, exc))
 
 
 @dataclass
 class CacheWrites:
     """One command's use of the cache directory `root`: after the first write that fails
-    (said once, in `warnings`), helpers are built in `scratch`, the command's own
+    (said once, `report_unwritable`), helpers are built in `scratch`, the command's own
     temporary directory, and the cache is not tried again."""
 
     root: Path
     warnings: list[str]
     scratch: Path
     failed: bool = False
+    env: Mapping[str, str] | None = None    # for NOTICE_ENV; default: the process's
 
     def failure(self, exc: OSError) -> None:
         if not self.failed:
             self.failed = True
-            self.warnings.append(unwritable_warning(self.root, exc))
+            report_unwritable(self.warnings, self.root, exc, self.env)
 
     def build(self, name: str, make: Callable[[Path], None]) -> Path:
         """`make` a file called `name` in a fresh directory in `scratch`."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from wrapper_helpers import (
+    BIN,
     CACHEFIT,
     COMPILERS,
     PROJECTS,
@@ -24,6 +25,7 @@ from wrapper_helpers import (
     needs_gcc,
     run,
     wrapper_env,
+    write_project,
 )
 
 from cachefit.build.layout_plan import load_plan
@@ -136,3 +138,42 @@ def test_full_cache_for_built_helpers(tmp_path: Path, monkeypatch: pytest.Monkey
     assert _left_in(root) == []
     with pytest.raises(OSError):         # without CacheWrites the error passes through
         build_cached(root / "solver" / "lib.so", make)
+
+
+ONCE_PROJECT = {
+    "t.h": "struct item { long cold[8]; int hot; char pad[40]; int hot2; };\n"
+           "int op(struct item *it);\n",
+    "op.c": '#include "t.h"\nint op(struct item *it) { return it->hot + it->hot2; }\n',
+    "main.c": '#include <stdlib.h>\n#include "t.h"\n'
+              "int main(void) { struct item *it = calloc(1, sizeof *it); int s = 0;\n"
+              "  for (int i = 0; i < 50; i++) s += op(it);\n  free(it); return s & 1; }\n",
+    **{f"{n}.c": f'#include "t.h"\nint f_{n}(struct item *it) {{ return it->hot; }}\n'
+       for n in "abcd"},
+    "Makefile": "OBJS = main.o op.o a.o b.o c.o d.o\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n"
+                "%.o: %.c t.h\n\t$(CC) -O1 -g -c -o $@ $<\n",
+    "cachefit.toml": '[trace]\ntypes = ["item"]\nentry = ["op"]\n[build]\ncc = "gcc"\n'
+                     "command = 'make -s -j4 CC=\"$CC\"'\nclean = \"rm -f prog *.o\"\n"
+                     'workload = "./prog"\nbinaries = ["prog"]\n',
+}
+
+
+@needs_gcc
+def test_cachefit_build_warns_once_per_build(tmp_path: Path) -> None:
+    """Under `cachefit build`, the wrappers of `make -j` (six compiles and links in the
+    profile build, six in the optimized one, each its own process that finds the cache
+    unwritable) record the warning for the pipeline, which says it once on stderr."""
+    work = write_project(ONCE_PROJECT, tmp_path)
+    env = _unwritable_env(tmp_path, "plain", "gcc")
+    del env["CACHEFIT_MODE"]
+    proc = run([CACHEFIT, "build"], work, env)
+    warnings = _warnings(proc.stderr)
+    assert len(warnings) == 1, proc.stderr
+    assert "afile/cache" in warnings[0] and "Not a directory" in warnings[0]
+    assert "the build goes on without the cache" in warnings[0]
+    for log in (work / "out" / "cachefit").glob("*/build.log"):
+        assert "cannot be written" not in log.read_text(), log
+    # a plain `make CC=cachefit-cc` (no cachefit build) warns in every process, as before
+    plain = run(["make", "-s", "-B", f"CC={BIN / 'cachefit-cc'}"], work,
+                {**env, "CACHEFIT_MODE": "optimize",
+                 "CACHEFIT_LAYOUTS": str(work / "out" / "cachefit" / "layout-plan.json")})
+    assert len(_warnings(plain.stderr)) == 6, plain.stderr      # one per compile

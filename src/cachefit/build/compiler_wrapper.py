@@ -155,7 +155,8 @@ class ProfileBuild:
             return WrapperResult(_call([*self.compiler, *argv], self.env), self.warnings)
         self._check_conflicts(cmd)
         with scratch_directory("cachefit-cc-") as tmpdir:
-            self.writes = CacheWrites(cache_dir(), self.warnings, tmpdir)
+            self.writes = CacheWrites(cache_dir(), self.warnings, tmpdir,
+                                      env=self.env)
             objects: dict[int, str] = {}
             for n, src in enumerate(cmd.sources):
                 out = output_for(cmd, src, tmpdir, n)

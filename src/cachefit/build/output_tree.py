@@ -84,6 +84,12 @@ class OutputTree:
     def stamp(self, step: str) -> Path:
         return self.root / "steps" / f"{step}.json"
 
+    @property
+    def cache_notice(self) -> Path:
+        """Where a run's compiler wrappers record that the cache cannot be written
+        (cachefit.cache_files.NOTICE_ENV), for the pipeline to say once."""
+        return self.root / "steps" / "cache-unwritable.txt"
+
     def products(self, step: str) -> list[Path]:
         """What `step` writes for the user to look at (docs/cachefit-toml.md, "Steps and
         files"); the caller keeps those that exist."""

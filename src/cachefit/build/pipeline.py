@@ -14,7 +14,13 @@ analysis or optimization) keeps its layout and is listed in the summary with the
 the other types go on, and the step fails only when every type is refused.
 
 `run_pipeline`'s `watch` callable is told, as each step starts, which files that step
-writes while it runs (its log, the wrapper's units): a display can follow them live.
+writes while it runs (its log, the wrapper's units): a display can follow them live; its
+`stage` callable is told each stage of the layout step as it starts (which type, of how
+many, and the analysis' or optimizer's stage: "item (1/2): optimizing"). A cache
+directory that the build commands' compiler wrappers cannot write is said once per run
+(a `progress` line "warning: ..."), not once per wrapper process: the wrappers record it
+in the output tree (cachefit.cache_files.NOTICE_ENV) and the pipeline reads it after each
+build command.
 
 What it must not do: print (progress goes through the callbacks), edit the project's
 sources, or derive a layout itself; the figures come from the optimizer, the compiler and
@@ -56,12 +62,25 @@ from cachefit.build.output_tree import (
 )
 from cachefit.build.pipeline_config import PipelineConfig
 from cachefit.build.unit_transform import original_location
+from cachefit.cache_files import NOTICE_ENV
 from cachefit.errors import CachefitError, Location, UserError
 from cachefit.report.report_files import write_reports
 
 PLAN_FORMAT = "cachefit-layout-plan"
 PLAN_VERSION = 1
 Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class StepDisplay:
+    """What a running step may tell the display: a line of its own (`say`, such as a
+    warning) and the stage starting (`stage`, for a live line; the layout step's)."""
+
+    say: Progress
+    stage: Progress
+
+
+QUIET = StepDisplay(lambda _line: None, lambda _stage: None)
 
 
 @dataclass(frozen=True)
@@ -158,19 +177,42 @@ def _stop(proc: subprocess.Popen[bytes], grace: float = SHELL_GRACE) -> None:
 
 
 def _run_build(config: PipelineConfig, tree: OutputTree, mode: Literal["profile", "optimize"],
-               plan: Path | None, flags: list[str], log_dir: Path) -> None:
+               plan: Path | None, flags: list[str], log_dir: Path,
+               shown: StepDisplay) -> None:
     log = log_dir / "build.log"
     log.unlink(missing_ok=True)
     wrappers = write_wrappers(tree.wrappers_dir(mode), flags)
     units = fresh_dir(tree.units_dir(mode))
     env = build_environment(config, mode, wrappers, units, plan)
+    env[NOTICE_ENV] = str(tree.cache_notice)    # one warning for the run, not per compile
     state = tree.root / "steps" / "build-tree.json"
     write_json(state, {"build": f"{mode} (incomplete)"})   # until the build succeeds
-    if config.clean:
-        _shell(config.clean, config.root, env, log, f"the clean command before the {mode} build")
-    _shell(config.command, config.root, env, log, f"the {mode} build")
+    try:
+        if config.clean:
+            _shell(config.clean, config.root, env, log,
+                   f"the clean command before the {mode} build")
+        _shell(config.command, config.root, env, log, f"the {mode} build")
+    except UserError:       # a failed build: the warning may be part of the story
+        _say_cache_notice(tree, shown)
+        raise
+    _say_cache_notice(tree, shown)
     write_json(state, {"build": mode})
     _keep_binaries(config, log_dir / "bin")
+
+
+def _say_cache_notice(tree: OutputTree, shown: StepDisplay) -> None:
+    """The wrappers' warning that the cache cannot be written, once per run: the notice
+    file is emptied once said (it stays, so that later wrappers do not write it again)."""
+    try:
+        with tree.cache_notice.open("r+") as fh:
+            text = fh.read().strip()
+            if text:
+                fh.seek(0)
+                fh.truncate()
+    except OSError:
+        return
+    if text:
+        shown.say(f"warning: {text}")
 
 
 def _keep_binaries(config: PipelineConfig, dest: Path) -> list[Path]:
@@ -197,7 +239,8 @@ def _keep_binaries(config: PipelineConfig, dest: Path) -> list[Path]:
 # the steps
 
 
-def step_profile(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+def step_profile(config: PipelineConfig, tree: OutputTree,
+                 shown: StepDisplay = QUIET) -> dict[str, Any]:
     plan = None
     if config.flatten:
         plan = tree.flatten_plan
@@ -205,7 +248,7 @@ def step_profile(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
     if config.pgo:
         fresh_dir(tree.pgo_dir)
     flags = tailoring_flags(config, "profile", tree.pgo_dir)
-    _run_build(config, tree, "profile", plan, flags, tree.profile_dir)
+    _run_build(config, tree, "profile", plan, flags, tree.profile_dir, shown)
     units = _unit_sidecars(tree.units_dir("profile"))
     return {"units": len(units), "flags": flags}
 
@@ -227,7 +270,8 @@ def check_trace(config: PipelineConfig, tree: OutputTree) -> None:
                         "run `cachefit build --step profile` before --step trace")
 
 
-def step_trace(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+def step_trace(config: PipelineConfig, tree: OutputTree,
+               shown: StepDisplay = QUIET) -> dict[str, Any]:
     env = dict(os.environ)
     if config.pgo and compiler_family(config) == "clang":
         env["LLVM_PROFILE_FILE"] = str(tree.pgo_dir / "raw" / "%p-%m.profraw")
@@ -325,7 +369,8 @@ def check_layout(config: PipelineConfig, tree: OutputTree) -> None:
     require(tree, "layout", "trace", tree.profile)
 
 
-def step_layout(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+def step_layout(config: PipelineConfig, tree: OutputTree,
+                shown: StepDisplay = QUIET) -> dict[str, Any]:
     sidecars = _unit_sidecars(tree.units_dir("profile"))
     if not sidecars:
         raise UserError(f"{tree.units_dir('profile')}: the profile build wrote no units",
@@ -392,9 +437,10 @@ def check_optimize(config: PipelineConfig, tree: OutputTree) -> None:
                             "step", "run `cachefit build --step profile`, then --step trace")
 
 
-def step_optimize(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+def step_optimize(config: PipelineConfig, tree: OutputTree,
+                  shown: StepDisplay = QUIET) -> dict[str, Any]:
     flags = tailoring_flags(config, "optimize", tree.pgo_dir)
-    _run_build(config, tree, "optimize", tree.plan, flags, tree.optimize_dir)
+    _run_build(config, tree, "optimize", tree.plan, flags, tree.optimize_dir, shown)
     plan = json.loads(tree.plan.read_text())
     return {"flags": flags, "layouts": _check_binaries(config, tree, plan)}
 
@@ -427,7 +473,8 @@ def check_report(config: PipelineConfig, tree: OutputTree) -> None:
     require(tree, "report", "layout", tree.profile, tree.plan)
 
 
-def step_report(config: PipelineConfig, tree: OutputTree) -> dict[str, Any]:
+def step_report(config: PipelineConfig, tree: OutputTree,
+                shown: StepDisplay = QUIET) -> dict[str, Any]:
     reports, note = _reports(config, tree)
     return {"reports": [str(p) for p in reports], "note": note}
 
@@ -454,7 +501,8 @@ def _slug(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-STEP_FUNCTIONS: dict[str, Callable[[PipelineConfig, OutputTree], dict[str, Any]]] = {
+STEP_FUNCTIONS: dict[str, Callable[[PipelineConfig, OutputTree, StepDisplay],
+                                   dict[str, Any]]] = {
     "profile": step_profile, "trace": step_trace, "layout": step_layout,
     "optimize": step_optimize, "report": step_report,
 }
@@ -479,7 +527,8 @@ def _step_files(tree: OutputTree, step: str, n: int, total: int) -> StepFiles:
 
 
 def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
-                 progress: Progress | None = None, watch: Watch | None = None) -> PipelineResult:
+                 progress: Progress | None = None, watch: Watch | None = None,
+                 stage: Progress | None = None) -> PipelineResult:
     """Run `steps` (in pipeline order) and write the summary; see the module docstring."""
     bad = [s for s in steps if s not in STEPS]
     if bad:
@@ -489,6 +538,8 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
     make_output_dir(tree.root, "choose another one with `cachefit build -o DIR` or [build] "
                     "output in cachefit.toml")
     result = PipelineResult(tree=tree)
+    shown = StepDisplay(say, stage or (lambda _stage: None))
+    tree.cache_notice.unlink(missing_ok=True)       # a previous run's
     ordered = [s for s in STEPS if s in steps]
     if ordered and ordered[0] in STEP_CHECKS:
         STEP_CHECKS[ordered[0]](config, tree)
@@ -501,7 +552,7 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
         if watch is not None:
             watch(_step_files(tree, step, n, len(ordered)))
         start = time.monotonic()
-        data = STEP_FUNCTIONS[step](config, tree)
+        data = STEP_FUNCTIONS[step](config, tree, shown)
         seconds = time.monotonic() - start
         write_stamp(tree, step, {"seconds": seconds, **data})
         result.steps.append(StepTime(step, title, seconds))

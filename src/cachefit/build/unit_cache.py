@@ -14,9 +14,10 @@ written through a temporary file and a rename, counters under a lock. The total 
 bounded by CACHEFIT_CACHE_MAX_SIZE (least recently used objects are evicted);
 CACHEFIT_CACHE=0 turns the cache off.
 A cache directory that cannot be written (read-only, full, not a directory) turns the
-cache off for the rest of the command, with one warning: compiling goes on without it.
-This module never runs anything but `COMPILER --version`, and never touches files
-outside its directory and the `-o` output.
+cache off for the rest of the command, with one warning (one per `cachefit build`: see
+cachefit.cache_files.report_unwritable): compiling goes on without it. This module never
+runs anything but `COMPILER --version`, and never touches files outside its directory,
+the `-o` output and that warning's notice file.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import cachefit
 from cachefit.atomic_files import write_bytes_atomic
 from cachefit.build.compiler_args import CompilerCommand, select
 from cachefit.build.wrapper_steps import has_debug
-from cachefit.cache_files import cache_dir, failure_reason, unwritable_warning
+from cachefit.cache_files import cache_dir, failure_reason, report_unwritable
 from cachefit.errors import Location, UserError
 
 DEFAULT_MAX_SIZE = 5 * 1024 ** 3
@@ -163,7 +164,7 @@ class UnitCache:
         except OSError as exc:
             if self.enabled:
                 self.enabled = False
-                self.warnings.append(unwritable_warning(self.directory, exc))
+                report_unwritable(self.warnings, self.directory, exc, self.env)
 
     # ------------------------------------------------------------------ key
 
