@@ -385,13 +385,20 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     tree.layout_dir.mkdir(parents=True, exist_ok=True)
     sources = _UnitSources(sidecars)
     refused: dict[str, UserError] = {}
-    for type_name in config.types:
+    for n, type_name in enumerate(config.types, 1):
+        which = f"{type_name} (type {n} of {len(config.types)})" \
+            if len(config.types) > 1 else type_name
+
+        def stage(what: str, which: str = which) -> None:
+            shown.stage(f"{which}: {what}")     # "item (type 1 of 2): optimizing"
+
         try:
             analysis = analyse(type_name, units,
-                               scan_options=ScanOptions(config.jobs, config.scan_cache))
+                               scan_options=ScanOptions(config.jobs, config.scan_cache),
+                               stage=stage)
             outcome = reorder_source(analysis, ReorderOptions(
                 profile=str(tree.profile), object_align=config.object_align,
-                time_limit=config.time_limit))
+                time_limit=config.time_limit), stage=stage)
         except CachefitError as exc:
             sources.repoint(exc)
             if not isinstance(exc, UserError):

@@ -5,7 +5,8 @@ Parses the arguments, loads the pipeline keys of cachefit.toml
 (cachefit.build.pipeline_config), runs cachefit.build.pipeline and prints one progress line
 per step (stderr) and the summary table (stdout); on a terminal, a live line under the
 step's line shows the units compiled so far, the last line of the step's log and the
-elapsed time (cachefit.cli.live_progress). The work and every file written are the
+elapsed time, and in the layout step the type and stage running
+(cachefit.cli.live_progress). The work and every file written are the
 pipeline's; this module only prints.
 """
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     config = dataclasses.replace(config, jobs=scan.jobs, scan_cache=scan.cache)
     with BuildProgress(terminal_console()) as shown:
         result = run_pipeline(config, args.step or STEPS, progress=shown.line,
-                              watch=shown.watch)
+                              watch=shown.watch, stage=shown.stage)
     print(format_summary(result.types, result.steps))
     for note in result.notes:
         print(f"note: {note}")

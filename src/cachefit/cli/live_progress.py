@@ -1,10 +1,11 @@
 """Live progress on a terminal (rich), for `cachefit build` and `cachefit reorder`.
 
-The stages never print; they call plain callables (the pipeline's `progress` and `watch`,
-the reorder analysis' and rewrite's `stage`). This module turns those calls into output on
-stderr: on a terminal, a line updated in place (units compiled so far, the last line of
-the step's log, the elapsed time) that disappears when the step ends; elsewhere (CI,
-pipes, tests) exactly the plain lines of before and nothing else.
+The stages never print; they call plain callables (the pipeline's `progress`, `watch` and
+`stage`, the reorder analysis' and rewrite's `stage`). This module turns those calls into
+output on stderr: on a terminal, a line updated in place (units compiled so far, the last
+line of the step's log, the elapsed time; in the layout step, the type and its stage
+running: "item (type 1 of 2): optimizing (0.8 s, 3.2 s in all)") that disappears when the
+step ends; elsewhere (CI, pipes, tests) exactly the plain lines of before and nothing else.
 """
 
 from __future__ import annotations
@@ -114,10 +115,14 @@ class LiveLine:
 
 class BuildProgress:
     """`cachefit build`'s progress: `line` is the pipeline's `progress`, `watch` its
-    `watch`. Use as a context manager so that an error removes the live line first."""
+    `watch`, `stage` its `stage`. Use as a context manager so that an error removes the
+    live line first."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.live = LiveLine(console) if console is not None else None
+        self.step_text: Callable[[], str] = str       # the running step's live text
+        self.current = ""                             # the stage running in that step
+        self.current_since = 0.0
 
     def line(self, text: str) -> None:
         if self.live is None:
@@ -147,7 +152,25 @@ class BuildProgress:
                 parts.append(f"| {last}")
             return " ".join(parts)
 
-        self.live.show(text)
+        def staged() -> str:
+            if not self.current:
+                return text()
+            now = time.monotonic()
+            return (f"  [{files.number}/{files.total}] {files.title}: {self.current} "
+                    f"({elapsed_text(now - self.current_since)}, "
+                    f"{elapsed_text(now - start)} in all)")
+
+        self.current = ""
+        self.live.show(staged)
+
+    def stage(self, what: str) -> None:
+        """The running step's stage starting (the layout step's type and stage), shown in
+        place of its elapsed time alone until the next stage or step."""
+        if self.live is None:
+            return
+        self.current, self.current_since = what, time.monotonic()
+        if self.live.live is not None:
+            self.live.live.refresh()
 
     def __enter__(self) -> BuildProgress:
         return self
