@@ -22,7 +22,9 @@ struct __cachefit_occ {
 
 /* What one allocation site allocates: elements of `xsize` bytes (the allocation
  * holds size / xsize of them, or exactly one when `single`), each holding the
- * listed occurrences.  `flags` bit 0: a destructor forgets the object. */
+ * listed occurrences.  `flags` bit 0: a destructor forgets the object; bit 1: a typed
+ * call the wrapper found without configuration, whose result is registered only
+ * when it is not on the calling thread's stack (nothing would forget it there). */
 struct __cachefit_site {
     unsigned long xsize;
     unsigned long single;
@@ -31,7 +33,7 @@ struct __cachefit_site {
     const struct __cachefit_occ *occ;
 };
 
-enum { CF_SITE_HAS_DTOR = 1 };
+enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2 };
 
 static void cf_site_register(void *p, unsigned long total, const struct __cachefit_site *s)
 {
@@ -97,9 +99,12 @@ void __cachefit_free(void *p)
     free(p);
 }
 
-/* For allocators named in cachefit.toml and for C++ new-expressions. */
+/* For allocators named in cachefit.toml, typed allocation calls and C++
+ * new-expressions. */
 void *__cachefit_track(void *p, unsigned long total, const struct __cachefit_site *site)
 {
+    if (p && site && (site->flags & CF_SITE_HEAP_ONLY) && cf_on_own_stack((uintptr_t)p))
+        return p;
     cf_site_register(p, total, site);
     return p;
 }

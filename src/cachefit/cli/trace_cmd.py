@@ -1,9 +1,11 @@
 """`cachefit trace [-o PROFILE] -- COMMAND...`: run a profile build and write its profile.
 
-Parses the command line, runs cachefit.trace.trace_run and reports what was written. The
-exit status is the traced command's, so scripts see its failures. Interrupted, it keeps
-the raw traces of the processes that finished (in --keep-raw DIR, else in PROFILE.raw/)
-and says where (exit 130).
+Parses the command line, runs cachefit.trace.trace_run and reports what was written,
+with notes on runaway invocations and on traced types whose objects were not found (the
+allocation sites the build saw, cachefit.trace.alloc_sites). The exit status is the
+traced command's, so scripts see its failures. Interrupted, it keeps the raw traces of
+the processes that finished (in --keep-raw DIR, else in PROFILE.raw/) and says where
+(exit 130).
 """
 
 from __future__ import annotations
@@ -75,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     for note in runaway_notes(prof):
         print(f"cachefit: note: {note}", file=sys.stderr)
+    if prof.invocations:
+        from cachefit.trace.alloc_sites import missed_notes
+        for note in missed_notes(prof):
+            print(f"cachefit: note: {note}", file=sys.stderr)
     if result.returncode != 0:
         print(f"cachefit: note: the traced command exited with status {result.returncode}",
               file=sys.stderr)

@@ -38,6 +38,7 @@ from cachefit.build.project_config import TraceConfig
 from cachefit.errors import Location, ParseError
 from cachefit.model.type_names import type_key
 from cachefit.scratch import scratch_directory
+from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 
 CK = ci.CursorKind
@@ -49,6 +50,7 @@ MEMOPS = {"memcpy": "__cachefit_memcpy", "memmove": "__cachefit_memmove",
           "memset": "__cachefit_memset", "__builtin_memcpy": "__cachefit_memcpy",
           "__builtin_memmove": "__cachefit_memmove", "__builtin_memset": "__cachefit_memset"}
 MAX_OCCURRENCES = 256
+MAX_SITE_NOTES = 256      # allocation-site notes kept per unit (cachefit.trace.alloc_sites)
 
 # Flags libclang needs to see the same layouts and language as the compiler.
 _PARSE_PREFIXES = ("-std=", "--std=", "-m32", "-m64", "-mx32", "--target=", "-fpack-struct",
@@ -109,6 +111,7 @@ class Site:
     single: bool
     has_dtor: bool
     occurrences: tuple[Occurrence, ...]
+    heap_only: bool = False     # a typed call found without configuration: never the stack
 
 
 @dataclass
@@ -132,6 +135,9 @@ class UnitReport:
     memops: int = 0
     struct_copies: int = 0
     warnings: list[str] = field(default_factory=list)
+    # Allocation sites of traced types, registered or not (carried to `cachefit trace`
+    # in the object file: cachefit.trace.alloc_sites).
+    site_notes: list[SiteNote] = field(default_factory=list)
     # The instrumented function with the most cursors (user code, as walked) and how many:
     # cachefit.trace.sancov_inline does not inline the checks into a unit with a huge one.
     largest_function: tuple[str, int] = ("", 0)
@@ -139,7 +145,7 @@ class UnitReport:
     @property
     def edited(self) -> bool:
         return bool(self.entries or self.allocation_sites or self.frees or self.constructors
-                    or self.destructors or self.memops or self.struct_copies)
+                    or self.destructors or self.memops or self.struct_copies or self.site_notes)
 
 
 class LineMap:
@@ -194,6 +200,12 @@ _FUNCTION_DEFS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONS
                   CK.DESTRUCTOR}
 # The cursors _struct_copy looks at.
 _COPY_KINDS = {CK.BINARY_OPERATOR, CK.CALL_EXPR, CK.RETURN_STMT, CK.VAR_DECL}
+# The cursors that give a call's result a pointer type (_destination): an initialised
+# variable, an assignment, a return, an explicit cast.
+_DEST_KINDS = {CK.VAR_DECL, CK.BINARY_OPERATOR, CK.RETURN_STMT, CK.CSTYLE_CAST_EXPR,
+               CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR}
+_DEST_KIND_IDS = {k.value for k in _DEST_KINDS}
+_FUNCTION_KINDS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE}
 
 
 _VISIT = ci.callbacks["cursor_visit"]
@@ -272,6 +284,8 @@ class UnitInstrumenter:
         self._fn_stack: list[bool] = []
         self._fn_cursors: list[ci.Cursor] = []
         self._fn_sizes: list[int] = []      # cursors walked in each of them so far
+        # Calls whose result the code uses as a pointer (extent -> the pointee type).
+        self._dest: dict[tuple[int, int], ci.Type] = {}
         self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
                                  lambda t: bool(self.occurrences(t))) \
             if struct_copies or by_value_copies else None
@@ -558,12 +572,13 @@ class UnitInstrumenter:
                       "++", "--", ","}
         return not any(t.spelling in bad_tokens for t in self._tokens(c))
 
-    def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False) -> int | None:
+    def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False,
+              heap_only: bool = False) -> int | None:
         occ = self.occurrences(xtype)
         size = xtype.get_canonical().get_size()
         if not occ or size <= 0:
             return None
-        site = Site(size, single, has_dtor, occ)
+        site = Site(size, single, has_dtor, occ, heap_only)
         if site not in self.site_ids:
             self.site_ids[site] = len(self.sites)
             self.sites.append(site)
@@ -608,6 +623,8 @@ class UnitInstrumenter:
             if instrumented and size > self.report.largest_function[1]:
                 self.report.largest_function = (_qualified_name(c) or c.spelling, size)
             return
+        if c._kind_id in _DEST_KIND_IDS:
+            self._destination(c, kind)
         if kind in _COPY_KINDS and self.copies is not None and self._fn_stack and \
                 self._fn_stack[-1] and self._struct_copy(c, kind, depth):
             return
@@ -778,13 +795,15 @@ class UnitInstrumenter:
 
     def _call(self, call: ci.Cursor, depth: int) -> None:
         got = self._callee(call)
-        if got is None:
-            return
-        callee, decl = got
-        args = self._call_args(call)
         close = call.extent.end.offset - 1
         if self.text[close:close + 1] != b")":
             return
+        if got is None:
+            # a callee such as `table[i].alloc` or `get_allocator()`
+            self._typed_call(call, None, None, self._call_args(call), depth)
+            return
+        callee, decl = got
+        args = self._call_args(call)
         if self._memop(callee, decl, len(args), depth):
             return
         if self._is_libc(decl):
@@ -792,6 +811,7 @@ class UnitInstrumenter:
             fn = decl.spelling
             if fn == "free" and len(args) == 1:
                 self._replace(callee, "__cachefit_free", depth)
+                self._free_wrapper(args[0], depth)
                 self.report.frees += 1
                 return
             if fn == "realloc" and len(args) == 2:
@@ -800,8 +820,9 @@ class UnitInstrumenter:
                 self._replace(callee, "__cachefit_realloc", depth)
                 self._insert(close, f", {self._site_ref(site)}", closing=True, depth=depth)
                 self.report.frees += 1
-                if site is not None:
+                if site is not None and sized is not None:
                     self.report.allocation_sites += 1
+                    self._note(call, fn, sized[0], "malloc")
                 return
             sized = None
             if fn == "malloc" and len(args) == 1:
@@ -820,6 +841,7 @@ class UnitInstrumenter:
             self._replace(callee, f"__cachefit_{fn}", depth)
             self._insert(close, f", &__cachefit_site_{site}", closing=True, depth=depth)
             self.report.allocation_sites += 1
+            self._note(call, fn, sized[0], "malloc")
             return
         name = callee.spelling
         if name in self.allocators:
@@ -832,6 +854,8 @@ class UnitInstrumenter:
                 self._insert(arg.extent.start.offset, opener, closing=False, depth=depth + 1)
                 self._insert(arg.extent.end.offset, ")", closing=True, depth=depth + 1)
                 self.report.frees += 1
+        else:
+            self._typed_call(call, callee, decl, args, depth)
 
     def _site_ref(self, site: int | None) -> str:
         return f"&__cachefit_site_{site}" if site is not None else "0"
@@ -841,30 +865,226 @@ class UnitInstrumenter:
             sized = self._size_of(a)
             if sized is None:
                 continue
-            xtype, single = sized
-            site = self._site(xtype, single)
-            if site is None:
-                return
-            if single or self._pure(a):
-                total = self._src(a) if not single else str(xtype.get_canonical().get_size())
-            else:
-                self.report.warnings.append(
-                    f"{self.lines.location(call.extent.start.offset)}: the size argument of "
-                    f"{self._src(call)[:60]} has side effects; registered as one object")
-                total = str(xtype.get_canonical().get_size())
-            start, end = call.extent.start.offset, call.extent.end.offset
-            if self.lang == "c++":
-                self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
-                self._insert(end, f", ({total}), &__cachefit_site_{site})", closing=True,
-                             depth=depth)
-            else:
-                original = self.text[start:end].decode(errors="replace")
-                self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
-                             depth=depth)
-                self._insert(end, f"), ({total}), &__cachefit_site_{site}))", closing=True,
-                             depth=depth)
-            self.report.allocation_sites += 1
+            callee = self._callee(call)
+            self._track_call(call, a, sized, depth, callee[0].spelling if callee else "",
+                             "allocator")
             return
+
+    def _track_call(self, call: ci.Cursor, a: ci.Cursor, sized: tuple[ci.Type, bool],
+                    depth: int, callee: str, kind: str) -> bool:
+        """Register what `call` returns as objects of the size argument `a` (X, single):
+        the call is wrapped in `__cachefit_track`. A typed call found without
+        configuration (`kind` "typed") registers nothing on the thread's stack."""
+        xtype, single = sized
+        site = self._site(xtype, single, heap_only=kind == "typed")
+        if site is None:
+            return False
+        if single or self._pure(a):
+            total = self._src(a) if not single else str(xtype.get_canonical().get_size())
+        else:
+            self.report.warnings.append(
+                f"{self.lines.location(call.extent.start.offset)}: the size argument of "
+                f"{self._src(call)[:60]} has side effects; registered as one object")
+            total = str(xtype.get_canonical().get_size())
+        start, end = call.extent.start.offset, call.extent.end.offset
+        if self.lang == "c++":
+            self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
+            self._insert(end, f", ({total}), &__cachefit_site_{site})", closing=True,
+                         depth=depth)
+        else:
+            original = self.text[start:end].decode(errors="replace")
+            self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
+                         depth=depth)
+            self._insert(end, f"), ({total}), &__cachefit_site_{site}))", closing=True,
+                         depth=depth)
+        self.report.allocation_sites += 1
+        self._note(call, callee, xtype, kind)
+        return True
+
+    # ------------------------------------------------------------ typed allocation sites
+
+    def _destination(self, c: ci.Cursor, kind: ci.CursorKind) -> None:
+        """Note the pointer type that `c` (a variable's initialiser, the right of `=`, a
+        returned value, an explicit cast) gives a call directly under it."""
+        kids = children(c)
+        if kind == CK.VAR_DECL:
+            value = kids[-1] if kids and kids[-1].kind.is_expression() else None
+            t = c.type
+        elif kind == CK.BINARY_OPERATOR:
+            if len(kids) != 2:
+                return
+            value, t = kids[1], kids[0].type
+        elif kind == CK.RETURN_STMT:
+            if not kids or not self._fn_cursors or \
+                    self._fn_cursors[-1].kind not in _FUNCTION_KINDS:
+                return
+            value, t = kids[0], self._fn_cursors[-1].result_type
+        else:
+            value = kids[-1] if kids else None
+            t = c.type
+        if value is None:
+            return
+        while value.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR):
+            inner = children(value)
+            if len(inner) != 1:
+                return
+            value = inner[0]
+        if value.kind != CK.CALL_EXPR:
+            return
+        canon = t.get_canonical()
+        if canon.kind != TK.POINTER:
+            return
+        if kind == CK.BINARY_OPERATOR and self._binary_op(c) != "=":
+            return
+        self._dest[(value.extent.start.offset, value.extent.end.offset)] = canon.get_pointee()
+
+    def _same_type(self, a: ci.Type, b: ci.Type) -> bool:
+        ca, cb = a.get_canonical(), b.get_canonical()
+        if ca.kind == TK.RECORD and cb.kind == TK.RECORD:
+            return bool(ca.get_declaration().get_usr() == cb.get_declaration().get_usr())
+        return bool(ca == cb)
+
+    def _typed_call(self, call: ci.Cursor, callee: ci.Cursor | None, decl: ci.Cursor | None,
+                    args: list[ci.Cursor], depth: int) -> None:
+        """A call of the project's own code (a function, a function pointer, a member)
+        returning a pointer that the code uses as `T *`, with a size argument naming T
+        (`sizeof(T)`, `sizeof *p`, `n * sizeof(T)`, `offsetof(T, last) + n`), where T is
+        or holds a traced type: the objects it returns are registered. Calls with a
+        `sizeof(T)` size used otherwise, and calls used as `T *` without such a size, are
+        noted (not registered) for `cachefit trace` to name."""
+        if call.type.get_canonical().kind != TK.POINTER or not args:
+            return
+        if decl is not None and decl.kind in _FUNCTION_KINDS | {CK.CONSTRUCTOR} and \
+                not self._project_decl(decl):
+            return          # the C library's, a compiler builtin: memcpy returns its operand
+        name = callee.spelling if callee is not None else ""
+        dest = self._dest.get((call.extent.start.offset, call.extent.end.offset))
+        if dest is None or not self.occurrences(dest):
+            self._unconverted(call, name, args)
+            return
+        for a in args:
+            sized = self._size_of(a)
+            if sized is None or not self._same_type(sized[0], dest):
+                continue
+            if any(self._points_to(b, dest) for b in args):
+                # realloc-like or a copy that returns its operand: not a new object
+                self._note(call, name, dest, PASSES)
+                return
+            if any(d.kind in (CK.COMPOUND_STMT, CK.LAMBDA_EXPR) for d in call.walk_preorder()):
+                return      # the call's text is repeated in __typeof__ (C)
+            if not self._track_call(call, a, sized, depth, name, "typed"):
+                self._note(call, name, dest, UNSIZED)
+            return
+        if self._returns_untyped(call):
+            self._note(call, name, dest, UNSIZED)
+
+    def _returns_untyped(self, call: ci.Cursor) -> bool:
+        """Whether the call returns `void *` or `char *` (memory, not an object) and is
+        passed an integer (a size or a count): the shape of an allocator."""
+        pointee = call.type.get_canonical().get_pointee()
+        if pointee.kind not in (TK.VOID, TK.CHAR_S, TK.CHAR_U, TK.UCHAR, TK.SCHAR):
+            return False
+        return any(a.type.get_canonical().kind in (
+            TK.INT, TK.UINT, TK.LONG, TK.ULONG, TK.LONGLONG, TK.ULONGLONG, TK.USHORT,
+            TK.SHORT) for a in self._call_args(call))
+
+    def _unconverted(self, call: ci.Cursor, name: str, args: list[ci.Cursor]) -> None:
+        """Note a call with a `sizeof(X)` size argument (X traced or holding one) whose
+        result is not used as an `X *`: naming it in `allocators` would register it."""
+        for a in args:
+            sized = self._size_of(a, 1)     # no local variables followed: every call
+            if sized is not None and self.occurrences(sized[0]):
+                self._note(call, name, sized[0], UNCONVERTED)
+                return
+
+    def _points_to(self, arg: ci.Cursor, t: ci.Type) -> bool:
+        at = self._strip(arg).type.get_canonical()
+        return at.kind == TK.POINTER and self._same_type(at.get_pointee(), t)
+
+    def _project_decl(self, decl: ci.Cursor) -> bool:
+        """Whether a function is declared in the project's own code (not a system header,
+        not a builtin without a location)."""
+        loc = decl.location
+        return loc.file is not None and not self.lines.is_system(loc.offset)
+
+    def _note(self, call: ci.Cursor, callee: str, xtype: ci.Type, kind: str) -> None:
+        if len(self.report.site_notes) >= MAX_SITE_NOTES:
+            return
+        loc = self.lines.location(call.extent.start.offset)
+        for name in sorted({o.type_name for o in self.occurrences(xtype)}):
+            note = SiteNote(name, loc.file, loc.line, callee, kind)
+            if note not in self.report.site_notes:
+                self.report.site_notes.append(note)
+
+    def _free_wrapper(self, arg: ci.Cursor, depth: int) -> None:
+        """`free(E)` in a function whose pointer parameter P is never changed, where E is
+        derived from P by a cast or an offset (`free((char *)ptr - HDR)`, directly or
+        through a local variable): the function frees what its caller got from the
+        matching allocation wrapper (Redis's zfree), so P is forgotten there too."""
+        if not self._fn_cursors:
+            return
+        fn = self._fn_cursors[-1]
+        param = self._derived_from(arg, fn, 0)
+        if param is None or self._strip(arg).kind == CK.DECL_REF_EXPR and \
+                self._strip(arg).referenced == param:
+            return      # free(P) itself forgets P
+        name = param.spelling
+        if not name or self._assigned_values(param, fn) != [] or any(
+                d.kind in (CK.VAR_DECL, CK.PARM_DECL) and d.spelling == name and d != param
+                for d in fn.walk_preorder()):
+            return      # changed, or its name could mean another variable here
+        self._insert(arg.extent.start.offset, f"((void)__cachefit_untrack({name}), ",
+                     closing=False, depth=depth + 1)
+        self._insert(arg.extent.end.offset, ")", closing=True, depth=depth + 1)
+
+    def _derived_from(self, e: ci.Cursor, fn: ci.Cursor, level: int) -> ci.Cursor | None:
+        """The pointer parameter of `fn` that `e` is, up to casts and `+`/`-` of an
+        integer, or a local variable every value of which is so derived from it."""
+        c = self._strip(e)
+        if c.kind == CK.DECL_REF_EXPR:
+            d = c.referenced
+            if d is None:
+                return None
+            if d.kind == CK.PARM_DECL and d.semantic_parent == fn and \
+                    d.type.get_canonical().kind == TK.POINTER:
+                return d
+            if d.kind == CK.VAR_DECL and level == 0 and d.semantic_parent == fn and \
+                    d.storage_class != ci.StorageClass.STATIC:
+                values = self._assigned_values(d, fn)
+                init = [k for k in d.get_children() if k.kind.is_expression()]
+                if values is None or not init and not values:
+                    return None
+                found = {self._derived_from(v, fn, level + 1) for v in [*init, *values]}
+                return found.pop() if len(found) == 1 else None
+            return None
+        if c.kind == CK.BINARY_OPERATOR and self._binary_op(c) in ("+", "-"):
+            kids = children(c)
+            ptrs = [k for k in kids if k.type.get_canonical().kind == TK.POINTER]
+            if len(ptrs) == 1 and kids[0] == ptrs[0]:
+                return self._derived_from(ptrs[0], fn, level)
+        return None
+
+    def _assigned_values(self, decl: ci.Cursor, fn: ci.Cursor) -> list[ci.Cursor] | None:
+        """The right-hand sides of every `v = E` in `fn`; None when `v` is also changed
+        otherwise (`+=`, `++`, `--`) or its address is taken."""
+
+        def is_v(e: ci.Cursor) -> bool:
+            e = self._strip(e)
+            return e.kind == CK.DECL_REF_EXPR and e.referenced == decl
+
+        values: list[ci.Cursor] = []
+        for d in fn.walk_preorder():
+            kids = list(d.get_children())
+            if d.kind == CK.BINARY_OPERATOR and len(kids) == 2 and is_v(kids[0]):
+                if self._binary_op(d) == "=":
+                    values.append(kids[1])
+            elif d.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and kids and is_v(kids[0]):
+                return None
+            elif d.kind == CK.UNARY_OPERATOR and kids and is_v(kids[0]):
+                toks = [t.spelling for t in self._tokens(d)]
+                if "&" in toks or "++" in toks or "--" in toks:
+                    return None
+        return values
 
     def _new(self, c: ci.Cursor, depth: int) -> None:
         if self.lang != "c++":
@@ -960,8 +1180,11 @@ class UnitInstrumenter:
                             f'"{o.type_name}"}}' for o in site.occurrences)
             out.append(f"static const struct __cachefit_occ __cachefit_occ_{i}[] = {{{occ}}};")
             out.append(f"static const struct __cachefit_site __cachefit_site_{i} = "
-                       f"{{{site.xsize}ul, {int(site.single)}ul, {int(site.has_dtor)}ul, "
+                       f"{{{site.xsize}ul, {int(site.single)}ul, "
+                       f"{int(site.has_dtor) | 2 * int(site.heap_only)}ul, "
                        f"{len(site.occurrences)}ul, __cachefit_occ_{i}}};")
+        if self.report.site_notes:
+            out.append(section_asm(self.report.site_notes))
         return "\n".join(out) + "\n"
 
     def edited_text(self) -> bytes:

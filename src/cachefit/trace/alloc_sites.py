@@ -1,0 +1,185 @@
+"""Allocation sites of the traced types, from the profile build to `cachefit trace`.
+
+The unit instrumenter (cachefit.trace.unit_instrument) notes every allocation site of a
+traced type it sees in a unit: the sites it registers (malloc & co, `allocators`, typed
+calls found without configuration, C++ `new`) and the candidates it does not (a call with
+a `sizeof(T)` size whose result is not used as a `T *`; a call converted to `T *` whose
+size it does not recognise, or that is also passed a `T *`). Each unit carries its notes
+in a section of its object file that is not loaded (`.cachefit.sites`, one base64 JSON
+record per unit, written by a top-level `asm`); the linker concatenates them into the
+program. After a run, `missed_notes` reads them back from the traced programs and says,
+for each traced type the profile touched no object of (or whose candidate sites were not
+registered), where its objects come from and what to add to `cachefit.toml`.
+
+Nothing here parses C or runs a program; the notes are the instrumenter's, read with
+pyelftools.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from cachefit.trace.profile_format import Profile
+
+SECTION = ".cachefit.sites"
+RECORD_END = b";"
+MAX_LISTED = 8        # sites named per type and note
+
+# kinds of a note: registered sites, then candidates that were not registered
+REGISTERED = {"malloc": "registered (C library)", "allocator": "registered (allocators)",
+              "typed": "registered (typed allocation)", "new": "registered (new)"}
+UNCONVERTED = "unconverted"   # sizeof(T) size, result not used as T *: `allocators` helps
+UNSIZED = "unsized"           # converted to T *, no size cachefit recognises
+PASSES = "passes"             # converted to T *, but also passed a T * (realloc, copy)
+
+
+@dataclass(frozen=True)
+class SiteNote:
+    """One allocation site of traced type `type_name`: where (the original source's file
+    and line), the called function (a name, a function-pointer member such as `zalloc`,
+    or empty when the callee is an expression) and what the instrumenter made of it."""
+
+    type_name: str
+    file: str
+    line: int
+    callee: str
+    kind: str
+
+    @property
+    def registered(self) -> bool:
+        return self.kind in REGISTERED
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def to_json(self) -> list[object]:
+        return [self.type_name, self.file, self.line, self.callee, self.kind]
+
+    @staticmethod
+    def from_json(v: object) -> SiteNote | None:
+        if not isinstance(v, list) or len(v) != 5:
+            return None
+        t, f, line, callee, kind = v
+        if not (isinstance(t, str) and isinstance(f, str) and isinstance(line, int) and
+                isinstance(callee, str) and isinstance(kind, str)):
+            return None
+        return SiteNote(t, f, line, callee, kind)
+
+
+def section_asm(notes: Sequence[SiteNote]) -> str:
+    """A top-level `asm` statement putting the unit's notes into SECTION (not loaded, so
+    the program's memory and addresses do not change). base64 needs no escaping in the C
+    string nor in the assembler's."""
+    payload = json.dumps([n.to_json() for n in notes], separators=(",", ":"))
+    b64 = base64.b64encode(payload.encode()).decode()
+    return (f'__asm__(".pushsection {SECTION},\\"\\",%progbits\\n'
+            f'.ascii \\"{b64}{RECORD_END.decode()}\\"\\n.popsection");')
+
+
+def parse_section(data: bytes) -> list[SiteNote]:
+    """The notes of SECTION's contents (the records of all units linked in); records
+    that do not decode are skipped."""
+    out: list[SiteNote] = []
+    for record in data.replace(b"\0", b"").split(RECORD_END):
+        if not record.strip():
+            continue
+        try:
+            items = json.loads(base64.b64decode(record, validate=True))
+        except (binascii.Error, ValueError):
+            continue
+        if isinstance(items, list):
+            out.extend(n for n in map(SiteNote.from_json, items) if n is not None)
+    return out
+
+
+def read_site_notes(program: str | Path) -> list[SiteNote]:
+    """The allocation-site notes of a program built in profile mode (none when it has no
+    SECTION or is no ELF file)."""
+    try:
+        with open(program, "rb") as fh:
+            sec = ELFFile(fh).get_section_by_name(SECTION)
+            data = sec.data() if sec is not None else b""
+    except (OSError, ELFError):
+        return []
+    return parse_section(data)
+
+
+def _callees(notes: Iterable[SiteNote]) -> list[str]:
+    names: list[str] = []
+    for n in notes:
+        if n.callee and n.callee.isidentifier() and n.callee not in names:
+            names.append(n.callee)
+    return names
+
+
+def _listed(notes: Sequence[SiteNote]) -> str:
+    shown = [f"{n.where()} ({n.callee or 'a call'})" for n in notes[:MAX_LISTED]]
+    more = len(notes) - MAX_LISTED
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote]) -> list[str]:
+    """What to tell the user about one traced type (`touched`: the profile holds accesses
+    to its objects), given the allocation sites of that type seen in the build."""
+    mine = sorted({n for n in notes if n.type_name == type_name},
+                  key=lambda n: (n.file, n.line, n.callee, n.kind))
+    unconverted = [n for n in mine if n.kind == UNCONVERTED]
+    unsized = [n for n in mine if n.kind in (UNSIZED, PASSES)]
+    registered = [n for n in mine if n.registered]
+    fix = _callees(unconverted)
+    add = (f'; to register the objects they return, add `allocators = '
+           f'[{", ".join(json.dumps(f) for f in fix)}]` to [trace] in cachefit.toml'
+           if fix else "")
+    unsized_text = (f"calls converted to {type_name} * whose size cachefit does not "
+                    f"recognise (register such objects with cachefit_object() of cachefit.h, "
+                    f"or give the call a sizeof({type_name}) size): {_listed(unsized)}"
+                    if unsized else "")
+    if touched:
+        if not unconverted:
+            return []
+        return [f"{type_name}: objects from allocation sites that cachefit does not register "
+                f"are missing from the profile: {_listed(unconverted)} (a sizeof({type_name}) "
+                f"size, but the result is not used as a {type_name} *){add}"]
+    parts = [f"{type_name}: no object of {type_name} was touched during an invocation"]
+    if not mine:
+        parts.append(f"the build shows no allocation site of {type_name} (an allocator "
+                     f"whose size is not sizeof({type_name}) needs `allocators` in "
+                     "cachefit.toml, or cachefit_object() of cachefit.h)")
+    if registered:
+        parts.append(f"objects are registered at {_listed(registered)}; if those run, "
+                     "check [trace] entry and instrument")
+    if unconverted:
+        parts.append(f"not registered: {_listed(unconverted)} (a sizeof({type_name}) size, "
+                     f"but the result is not used as a {type_name} *){add}")
+    if unsized_text:
+        parts.append(f"not registered: {unsized_text}")
+    return ["; ".join(parts)]
+
+
+def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None) -> list[str]:
+    """Notes for the traced types of `profile` whose objects were not found: a type with
+    no access at all, or one whose build has allocation sites cachefit did not register.
+    The sites are read from `programs` (default: the profile's traced programs)."""
+    if programs is None:
+        raw = profile.metadata.get("programs", [])
+        programs = [p for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
+    notes: list[SiteNote] = []
+    seen: set[str] = set()
+    for p in programs:
+        key = str(Path(p).resolve()) if Path(p).exists() else str(p)
+        if key not in seen:
+            seen.add(key)
+            notes.extend(read_site_notes(p))
+    out: list[str] = []
+    for name, t in sorted(profile.types.items()):
+        touched = any(s.count for s in t.sequences)
+        out.extend(type_notes(name, touched, notes))
+    return out

@@ -1,0 +1,174 @@
+"""Allocation sites found without `allocators` in cachefit.toml, and the note that names
+the sites cachefit did not register (issue 27).
+
+The programs are built in profile mode and traced; the profiles are exact, and the
+profile of the typed sites found automatically equals the one with the allocators and
+the deallocator named by hand.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, build, needs_clang, run, seqs
+
+from cachefit.build.project_config import TraceConfig
+from cachefit.trace.alloc_sites import SiteNote, parse_section, type_notes
+from cachefit.trace.unit_instrument import instrument_preprocessed
+
+R, W = "r", "w"
+ENTRY = ["set_a", "set_b", "set_c", "get_b"]
+TYPED = {
+    ((0, 0, 4, W),): 2,      # the `sizeof *o` wrapper, and an element of its n * sizeof array
+    ((0, 8, 8, W),): 1,      # the function-pointer allocator (ZALLOC)
+    ((0, 16, 1, W),): 1,     # the two-level macro over mem_alloc over xmalloc
+    ((0, 8, 8, R),): 1,      # the pool's pool_get(p, sizeof *c)
+}
+HAND_NAMED = ('allocators = ["zalloc", "xmalloc", "mem_alloc", "pool_get"]\n'
+              'deallocators = ["xfree"]\n')
+COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
+                                                                reason="no clang-19")),
+             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
+                                                           reason="no gcc"))]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_typed_sites_equal_hand_named_allocators(tmp_path: Path, compiler: str) -> None:
+    """A function-pointer allocator behind a macro, a `sizeof *p` wrapper (with a header,
+    and a free wrapper that frees `(char *)p - HDR`), a macro over a wrapper over it, and
+    a pool's `pool_get(p, sizeof *c)`: every object is found with no `allocators`, the
+    freed ones are forgotten, and the profile is the hand-named one."""
+    auto = tmp_path / "auto"
+    named = tmp_path / "named"
+    auto.mkdir()
+    named.mkdir()
+    a = build(auto, ["typed_alloc.c"], types=["obj"], entry=ENTRY, compiler=compiler)
+    n = build(named, ["typed_alloc.c"], types=["obj"], entry=ENTRY, compiler=compiler,
+              config_extra=HAND_NAMED)
+    assert a.run() == n.run() == "32\n"
+    pa, pn = a.trace(), n.trace()
+    assert seqs(pa, "obj") == TYPED
+    assert seqs(pn, "obj") == TYPED
+    assert pa.invocations == pn.invocations == 7
+    assert pa.types["obj"].outside_objects == pn.types["obj"].outside_objects == 0
+
+
+@needs_clang
+def test_missed_objects_are_named_with_the_line_to_add(tmp_path: Path) -> None:
+    """A type no registered object of which was touched: `cachefit trace` names the
+    allocation site that was not registered (file:line, the function) and the
+    `allocators` line; with that line the objects are found and the note is gone."""
+    first = tmp_path / "first"
+    first.mkdir()
+    b = build(first, ["missed_alloc.c"], types=["obj"], entry=["op"])
+    proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], first, b.env)
+    assert "cachefit: note: obj: no object of obj was touched during an invocation" \
+        in proc.stderr
+    assert "missed_alloc.c:28 (pool_get)" in proc.stderr
+    assert 'add `allocators = ["pool_get"]` to [trace] in cachefit.toml' in proc.stderr
+    assert seqs(b.trace(), "obj") == {}
+
+    second = tmp_path / "second"
+    second.mkdir()
+    b2 = build(second, ["missed_alloc.c"], types=["obj"], entry=["op"],
+               config_extra='allocators = ["pool_get"]\n')
+    proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b2.program)], second, b2.env)
+    assert "no object of obj" not in proc.stderr and "allocators" not in proc.stderr
+    assert seqs(b2.trace(), "obj") == {((0, 8, 8, W),): 1}
+
+
+def test_notes_of_a_touched_type_name_unregistered_sites_only() -> None:
+    notes = [SiteNote("obj", "a.c", 3, "malloc", "malloc"),
+             SiteNote("obj", "b.c", 9, "pool_get", "unconverted"),
+             SiteNote("obj", "c.c", 1, "grab", "unsized"),
+             SiteNote("other", "d.c", 2, "pool_get", "unconverted")]
+    assert type_notes("obj", True, notes[:1]) == []
+    (note,) = type_notes("obj", True, notes)
+    assert note.startswith("obj: objects from allocation sites that cachefit does not register")
+    assert "b.c:9 (pool_get)" in note and "c.c:1" not in note
+    (note,) = type_notes("obj", False, notes)
+    assert "a.c:3 (malloc)" in note and "b.c:9 (pool_get)" in note and "c.c:1 (grab)" in note
+    assert "d.c" not in note
+    (note,) = type_notes("gone", False, notes)
+    assert "the build shows no allocation site of gone" in note
+
+
+# --------------------------------------------------------------------------- the edits
+
+UNIT = """
+#include <stdlib.h>
+#include <string.h>
+struct obj { int a; long b; };
+struct holder { int n; struct obj o; };
+void *alloc(size_t n);
+void *copy(void *dst, const void *src, size_t n);
+void *grow(void *old, size_t n);
+void *get(void *tab, int i);
+struct obj *f(struct obj *src, int n) {
+  struct obj *p = malloc(sizeof *p);
+  struct obj *q = memcpy(p, src, sizeof *p);
+  struct obj *r = copy(p, src, sizeof(struct obj));
+  struct obj *g = grow(p, n * sizeof *g);
+  void *raw = alloc(sizeof(struct obj));
+  struct obj *t = get(0, 3);
+  struct holder *h = alloc(sizeof *h);
+  char buf[64]; struct obj *s = (struct obj *)alloc(sizeof(buf));
+  struct obj *v; v = alloc(n * sizeof(v[0]));
+  (void)q; (void)r; (void)g; (void)raw; (void)t; (void)h; (void)s; (void)v;
+  return p;
+}
+struct obj *mk(void) { return alloc(sizeof(struct obj)); }
+void rel(void *ptr) { free((char *)ptr - 8); }
+void rel_local(void *ptr) { char *real = (char *)ptr - 8; free(real); }
+void rel_moved(void *ptr) { ptr = (char *)ptr + 1; free((char *)ptr - 8); }
+struct list { struct obj *items; };
+void clear(struct list *l) { free(l->items); }
+"""
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="needs clang-19")
+@pytest.mark.parametrize("compiler", ["clang-19", "gcc"])
+def test_typed_site_edits(tmp_path: Path, compiler: str) -> None:
+    """Which calls are registered, which are noted only, and which free wrappers forget
+    their parameter; the edited unit compiles without warnings."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no {compiler}")
+    src = tmp_path / "u.c"
+    src.write_text(UNIT)
+    text = subprocess.run([compiler, "-E", str(src)], capture_output=True, check=True).stdout
+    out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("f",)))
+    code = out.decode()
+    code = code[code.rfind("u.c"):]
+    assert "= __cachefit_malloc(sizeof *p, &__cachefit_site_0)" in code   # once, not twice
+    assert "memcpy(p, src, sizeof *p)" in code and "__cachefit_track((__cachefit_memcpy" \
+        not in code
+    for kept in ("= copy(p, src, sizeof(struct obj));", "= grow(p, n * sizeof *g);",
+                 "void *raw = alloc(sizeof(struct obj));", "= get(0, 3);",
+                 "(struct obj *)alloc(sizeof(buf));"):
+        assert kept in code
+    assert "__cachefit_track((alloc(sizeof *h)), (sizeof *h), &__cachefit_site_" in code
+    assert "__cachefit_track((alloc(n * sizeof(v[0]))), (n * sizeof(v[0]))," in code
+    assert "return ((__typeof__(alloc(sizeof(struct obj))))__cachefit_track(" in code
+    assert "__cachefit_free(((void)__cachefit_untrack(ptr), (char *)ptr - 8))" in code
+    assert "__cachefit_free(((void)__cachefit_untrack(ptr), real))" in code
+    assert "__cachefit_free((char *)ptr - 8); }" in code      # ptr changed: not forgotten
+    assert "__cachefit_free(l->items)" in code                # a member: not the object
+    kinds = sorted((n.line, n.callee, n.kind) for n in rep.site_notes)
+    assert kinds == [(11, "malloc", "malloc"), (13, "copy", "passes"),
+                     (14, "grow", "passes"), (15, "alloc", "unconverted"),
+                     (16, "get", "unsized"), (17, "alloc", "typed"), (18, "alloc", "unsized"),
+                     (19, "alloc", "typed"), (23, "alloc", "typed")]
+    assert rep.allocation_sites == 4
+    # typed sites never register an object on the stack; malloc's may not be there
+    assert ", 2ul, 1ul, __cachefit_occ_" in out.decode()
+    unit = tmp_path / "e.i"
+    unit.write_bytes(out)
+    obj = tmp_path / "e.o"
+    subprocess.run([compiler, "-c", "-x", "cpp-output", str(unit), "-o", str(obj), "-Wall",
+                    "-Wextra", "-Werror", "-Wno-unused-parameter"], check=True)
+    subprocess.run(["objcopy", f"--dump-section=.cachefit.sites={tmp_path / 'sites.bin'}",
+                    str(obj), str(tmp_path / "copy.o")], check=True)
+    assert parse_section((tmp_path / "sites.bin").read_bytes()) == rep.site_notes
