@@ -63,7 +63,8 @@ static struct timespec cf_start;
 
 static void *cf_mmap(size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
@@ -588,11 +589,24 @@ static int cf_thread_key_ok;
 static CF_TLS uintptr_t cf_stack_lo, cf_stack_hi;
 static CF_TLS int cf_stack_known;
 
+enum { CF_RMAP = 0x8000 };
+
+/* One mapping per thread: roles, frames, the renumbering map, the scratch sequence and
+ * the per-type buffers (2 * max_accesses quads each; only the pages used are touched). */
 static size_t cf_thread_bytes(void)
 {
-    return (size_t)cf_max_objects * sizeof(cf_role) +
-           (size_t)CF_MAX_TYPES * cf_max_accesses * sizeof(uint64_t);
+    return (size_t)cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
+           CF_RMAP * sizeof(uint16_t) + (size_t)cf_max_accesses * sizeof(uint64_t) +
+           (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
 }
+
+/* The type's buffer. */
+static inline uint64_t *cf_slice(const cf_thread *t, uint32_t type)
+{
+    return t->buf + (size_t)type * 2 * cf_max_accesses;
+}
+
+static void cf_sum_release_all(cf_thread *t);
 
 static void cf_thread_release(void *arg)
 {
@@ -603,8 +617,11 @@ static void cf_thread_release(void *arg)
         t->active = 0;
         t->ready = 0;
         t->rearmed = 0;
+        cf_sum_release_all(t);
         munmap(t->roles, cf_thread_bytes());
         t->roles = NULL;
+        t->frames = NULL;
+        t->nest = 0;
         t->nroles = 0;
         t->rolesmax = 0;
         t->buf = NULL;
@@ -618,7 +635,16 @@ static int cf_thread_setup(cf_thread *t)
         return 0;
     t->roles = (cf_role *)mem;
     t->rolesmax = 0;
-    t->buf = (uint64_t *)(mem + (size_t)cf_max_objects * sizeof(cf_role));
+    mem += (size_t)cf_max_objects * sizeof(cf_role);
+    mem += (16 - (uintptr_t)mem % 16) % 16;
+    t->frames = (cf_frame *)mem;
+    mem += CF_MAX_FRAMES * sizeof(cf_frame);
+    t->rmap = (uint16_t *)mem;
+    mem += CF_RMAP * sizeof(uint16_t);
+    t->scratch = (uint64_t *)mem;
+    mem += (size_t)cf_max_accesses * sizeof(uint64_t);
+    t->buf = (uint64_t *)mem;
+    t->nest = 0;
     t->ready = 1;
     if (cf_thread_key_ok)
         pthread_setspecific(cf_thread_key, t);
@@ -654,12 +680,11 @@ static inline void cf_touch(cf_thread *t, uint32_t type)
         t->nrole[type] = 0;
         t->outside[type] = 0;
         t->cap[type] = cf_max_accesses;
-        t->runaway[type] = 0;
     }
 }
 
 /* A type's state when an invocation starts with n roles of it (armed, or the first one
- * touched): the only type touched, nothing outside its objects, no cut-off yet. */
+ * touched): the only type touched, nothing outside its objects, not long. */
 static inline __attribute__((always_inline)) void cf_type_start(cf_thread *t, uint32_t type,
                                                                 uint32_t n)
 {
@@ -667,7 +692,6 @@ static inline __attribute__((always_inline)) void cf_type_start(cf_thread *t, ui
     t->nrole[type] = n;
     t->outside[type] = 0;
     t->cap[type] = cf_max_accesses;
-    t->runaway[type] = 0;
 }
 
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
@@ -742,8 +766,7 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         }
     }
     if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
-        t->runaway[type] = 1; /* too many objects for one invocation */
-        t->cap[type] = 0;
+        t->outside[type] |= CF_OUT_OBJCUT; /* too many objects: this one is not recorded */
         return NULL;
     }
     cf_role *r = &t->roles[t->nroles];
@@ -753,7 +776,7 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     r->type = type;
     r->role = t->nrole[type]++;
     r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
-    r->slice = t->buf + (size_t)type * cf_max_accesses;
+    r->slice = cf_slice(t, type);
     cf_set_last(t, t->nroles++);
     if (t->nroles > t->rolesmax)
         t->rolesmax = t->nroles;
@@ -777,8 +800,7 @@ static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
         uint32_t type = c->type;
         cf_touch(t, type);
         if (t->nrole[type] >= 0x7fff) { /* n < rolesmax <= max_objects */
-            t->runaway[type] = 1;
-            t->cap[type] = 0;
+            t->outside[type] |= CF_OUT_OBJCUT;
             return NULL;
         }
         if (j != n) {
@@ -789,7 +811,7 @@ static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
         cf_role *r = &t->roles[n];
         r->role = t->nrole[type]++;
         r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
-        r->slice = t->buf + (size_t)type * cf_max_accesses;
+        r->slice = cf_slice(t, type);
         cf_set_last(t, t->nroles++);
         return r;
     }
@@ -877,6 +899,17 @@ static inline void cf_slow_begin(cf_thread *t)
     }
 }
 
+static void cf_make_room(cf_thread *t, uint32_t type);
+
+/* cf_append for the slow paths: a full buffer is grown or compacted first. */
+static inline void cf_append_slow(cf_thread *t, const cf_role *r, uintptr_t a, uint64_t sm)
+{
+    if (CF_UNLIKELY(!cf_append(t, r, a, sm))) {
+        cf_make_room(t, r->type);
+        cf_append(t, r, a, sm);
+    }
+}
+
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
@@ -920,7 +953,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
     if (!r)
         r = cf_resolve(t, a, seq);
     if (r)
-        cf_append(t, r, a, sm);
+        cf_append_slow(t, r, a, sm);
     cf_fast_attach(t);
     t->active = 1;
 }
@@ -968,7 +1001,7 @@ void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
         cf_role *r = cf_resolve(t, start, seq);
         if (r) {
             uintptr_t len = stop - start;
-            cf_append(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
+            cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
         }
         a = stop;
     }
@@ -982,10 +1015,18 @@ typedef struct cf_seq {
     struct cf_seq *all;
     uint64_t hash;
     uint64_t count;
+    uint64_t key; /* cf_seq_key(entry, len) */
     uint32_t type;
     uint32_t len;
     uint64_t q[];
 } cf_seq;
+
+/* What a sequence is looked up by besides its type and quads: its kind of operation
+ * (entry index, -1 for cachefit_begin) and its length, in one word. */
+static inline uint64_t cf_seq_key(int entry, uint32_t len)
+{
+    return (uint64_t)(uint32_t)entry << 32 | len;
+}
 
 typedef struct cf_stab {
     size_t mask;
@@ -1002,11 +1043,17 @@ static char *cf_arena;
 static size_t cf_arena_left;
 static uint64_t cf_invocations, cf_recorded_total;
 enum { CF_PUBLISH_EVERY = 64 };
-static uint64_t cf_st_runaway[CF_MAX_TYPES], cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
+static uint64_t cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
+/* Memory guards that fired: invocations with objects beyond max_objects not recorded, and
+ * summaries whose distinct accesses reached max_distinct (per type); entry calls nested
+ * deeper than CF_MAX_FRAMES invocations. */
+static uint64_t cf_st_objects[CF_MAX_TYPES], cf_st_distinct[CF_MAX_TYPES], cf_st_deep;
+static uint32_t cf_max_distinct = 65536;
 
-static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint32_t len,
+static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint64_t key,
                            const uint64_t *q)
 {
+    uint32_t len = (uint32_t)key;
     if (!st)
         return NULL;
     size_t i = (size_t)hash & st->mask;
@@ -1014,7 +1061,7 @@ static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint
         cf_seq *p = __atomic_load_n(&st->s[i], __ATOMIC_ACQUIRE);
         if (!p)
             return NULL;
-        if (p->hash == hash && p->type == type && p->len == len &&
+        if (p->hash == hash && p->type == type && p->key == key &&
             memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
             return p;
     }
@@ -1066,15 +1113,16 @@ static int cf_seq_publish_locked(cf_seq *p)
 }
 
 /* Count one occurrence of the sequence; returns its entry (NULL when the table is full). */
-static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const uint64_t *q)
+static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint64_t key, const uint64_t *q)
 {
-    cf_seq *p = cf_seq_find(__atomic_load_n(&cf_seqtab, __ATOMIC_ACQUIRE), type, hash, len, q);
+    uint32_t len = (uint32_t)key;
+    cf_seq *p = cf_seq_find(__atomic_load_n(&cf_seqtab, __ATOMIC_ACQUIRE), type, hash, key, q);
     if (p) {
         __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
         return p;
     }
     pthread_mutex_lock(&cf_seq_mu);
-    p = cf_seq_find(cf_seqtab, type, hash, len, q);
+    p = cf_seq_find(cf_seqtab, type, hash, key, q);
     if (p) {
         __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
     } else if (cf_nseqs >= cf_max_sequences) {
@@ -1087,6 +1135,7 @@ static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const ui
             p->all = NULL;
             p->hash = hash;
             p->count = 1;
+            p->key = key;
             p->type = type;
             p->len = len;
             memcpy(p->q, q, (size_t)len * sizeof *q);
@@ -1105,10 +1154,11 @@ static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint32_t len, const ui
 
 /* Hash of a sequence: four independent multiply chains (so the latency is a quarter
  * of a single chain's), combined at the end. */
-static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint32_t len)
+static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint64_t key)
 {
     const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h0 = 0xcbf29ce484222325ull ^ type, h1 = k ^ len, h2 = ~k, h3 = 0x100000001b3ull;
+    uint32_t len = (uint32_t)key;
+    uint64_t h0 = 0xcbf29ce484222325ull ^ type, h1 = k ^ key, h2 = ~k, h3 = 0x100000001b3ull;
     uint32_t i = 0;
     for (; i + 4 <= len; i += 4) {
         h0 = (h0 ^ q[i]) * k;
@@ -1134,34 +1184,441 @@ static inline uint32_t cf_recent_slot(uint32_t len, const uint64_t *q)
  * the shared table; either way it becomes the slot's entry and the entry it displaces
  * moves to the other slot of the pair (two-way, most recent first).  Out of line, so that
  * the hit path below needs no stack frame. */
-static __attribute__((noinline)) void cf_seq_count_miss(cf_thread *t, uint32_t type, uint32_t len,
+static __attribute__((noinline)) void cf_seq_count_miss(cf_thread *t, uint32_t type, uint64_t key,
                                                         const uint64_t *q)
 {
+    uint32_t len = (uint32_t)key;
     uint32_t k = cf_recent_slot(len, q);
     cf_seq **rc = t->recent[type];
     cf_seq *p = rc[k ^ 1];
-    if (p && p->len == len && memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
+    if (p && p->key == key && memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
         __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
     else
-        p = cf_seq_count(type, cf_seq_hash(type, q, len), len, q);
+        p = cf_seq_count(type, cf_seq_hash(type, q, key), key, q);
     if (p && p != rc[k]) {
         rc[k ^ 1] = rc[k];
         rc[k] = p;
     }
 }
 
-/* Count the thread's sequence for `type` (len >= 1): first the entry this thread counted
- * last in the sequence's recent slot (compared by length, then contents: no hashing),
- * else through the shared table. */
-static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, uint32_t len,
+/* Count the thread's sequence for `type` (len >= 1) of an invocation of `entry`: first the
+ * entry this thread counted last in the sequence's recent slot (compared by kind and
+ * length, then contents: no hashing), else through the shared table. */
+static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, uint32_t len,
                                        const uint64_t *q)
 {
+    uint64_t key = cf_seq_key(entry, len);
     cf_seq *c = t->recent[type][cf_recent_slot(len, q)];
-    if (CF_LIKELY(c && c->len == len && memcmp(c->q, q, (size_t)len * sizeof *q) == 0)) {
+    if (CF_LIKELY(c && c->key == key && memcmp(c->q, q, (size_t)len * sizeof *q) == 0)) {
         __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
         return;
     }
-    cf_seq_count_miss(t, type, len, q);
+    cf_seq_count_miss(t, type, key, q);
+}
+
+/* ------------------------------------------------------------------ summaries */
+
+/* The accesses of one invocation to one type folded out of its buffer (the buffer filled
+ * up): each distinct quad once, in the order of its first occurrence, with its number of
+ * occurrences (hits).  Open addressing on the quad, grown (a new mapping, at compaction
+ * time) when the entries reach `cap`, up to max_distinct entries; an access not seen before
+ * beyond that is not kept (`cut`, stat `distinct`).  Never on the per-access path. */
+struct cf_sum {
+    cf_sum *next;    /* the thread's free list */
+    size_t bytes;    /* of the mapping: this header, then the arrays */
+    uint32_t n, cap; /* entries, room (a power of two) */
+    uint64_t cut;    /* accesses not kept */
+    uint64_t *q;     /* [cap] */
+    uint64_t *hits;  /* [cap] */
+    uint32_t *slot;  /* [2 * cap]: entry index + 1, 0: empty */
+};
+
+enum { CF_SUM_FIRST = 256 };
+
+static cf_sum *cf_sum_map(uint32_t cap)
+{
+    size_t bytes = sizeof(cf_sum) + (size_t)cap * 2 * sizeof(uint64_t) +
+                   (size_t)cap * 2 * sizeof(uint32_t);
+    char *m = cf_mmap(bytes);
+    if (!m)
+        return NULL;
+    cf_sum *s = (cf_sum *)m;
+    s->bytes = bytes;
+    s->cap = cap;
+    s->q = (uint64_t *)(m + sizeof(cf_sum));
+    s->hits = s->q + cap;
+    s->slot = (uint32_t *)(s->hits + cap);
+    return s;
+}
+
+/* An empty summary: one the thread used before, or a new mapping. */
+static cf_sum *cf_sum_get(cf_thread *t)
+{
+    cf_sum *s = t->sum_free;
+    if (!s)
+        return cf_sum_map(CF_SUM_FIRST);
+    t->sum_free = s->next;
+    memset(s->slot, 0, (size_t)s->cap * 2 * sizeof(uint32_t));
+    s->n = 0;
+    s->cut = 0;
+    return s;
+}
+
+static void cf_sum_put(cf_thread *t, cf_sum *s)
+{
+    s->next = t->sum_free;
+    t->sum_free = s;
+}
+
+static void cf_sum_release_all(cf_thread *t)
+{
+    for (uint32_t k = 0; t->frames && k <= t->nest; k++) {
+        cf_frame *f = &t->frames[k];
+        for (uint64_t m = f->folded; m; m &= m - 1) {
+            int type = __builtin_ctzll(m);
+            if (f->sum[type])
+                cf_sum_put(t, f->sum[type]);
+            f->sum[type] = NULL;
+        }
+        f->folded = 0;
+    }
+    while (t->sum_free) {
+        cf_sum *s = t->sum_free;
+        t->sum_free = s->next;
+        munmap(s, s->bytes);
+    }
+}
+
+static inline uint32_t cf_sum_hash(uint64_t q, uint32_t mask)
+{
+    uint64_t h = q * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(h >> 32 ^ h) & mask;
+}
+
+/* Twice the room (NULL: no memory; s stays as it is). */
+static cf_sum *cf_sum_grow(cf_sum *s)
+{
+    cf_sum *g = cf_sum_map(s->cap * 2);
+    if (!g)
+        return NULL;
+    uint32_t mask = g->cap * 2 - 1;
+    memcpy(g->q, s->q, (size_t)s->n * sizeof *s->q);
+    memcpy(g->hits, s->hits, (size_t)s->n * sizeof *s->hits);
+    g->n = s->n;
+    g->cut = s->cut;
+    for (uint32_t i = 0; i < g->n; i++) {
+        uint32_t h = cf_sum_hash(g->q[i], mask);
+        while (g->slot[h])
+            h = (h + 1) & mask;
+        g->slot[h] = i + 1;
+    }
+    munmap(s, s->bytes);
+    return g;
+}
+
+/* Fold n quads into the summary *sp (made when NULL). */
+static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
+{
+    cf_sum *s = *sp;
+    if (!n)
+        return;
+    if (!s && !(s = *sp = cf_sum_get(t)))
+        return;
+    uint32_t mask = s->cap * 2 - 1;
+    uint32_t last = 0; /* entry of the previous quad + 1: runs of one access are common */
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t x = q[i];
+        if (last && s->q[last - 1] == x) {
+            s->hits[last - 1]++;
+            continue;
+        }
+        uint32_t h = cf_sum_hash(x, mask), e;
+        while ((e = s->slot[h]) && s->q[e - 1] != x)
+            h = (h + 1) & mask;
+        if (e) {
+            s->hits[e - 1]++;
+            last = e;
+            continue;
+        }
+        if (s->n >= cf_max_distinct) {
+            s->cut++;
+            last = 0;
+            continue;
+        }
+        if (s->n == s->cap) {
+            cf_sum *g = cf_sum_grow(s);
+            if (!g) {
+                s->cut++;
+                last = 0;
+                continue;
+            }
+            s = *sp = g;
+            mask = s->cap * 2 - 1;
+            h = cf_sum_hash(x, mask);
+            while (s->slot[h])
+                h = (h + 1) & mask;
+        }
+        s->q[s->n] = x;
+        s->hits[s->n] = 1;
+        s->slot[h] = ++s->n;
+        last = s->n;
+    }
+}
+
+/* The roles of n quads numbered by first touch among them (role bits 48..62), into out. */
+static void cf_renumber(cf_thread *t, const uint64_t *q, uint32_t n, uint64_t *out)
+{
+    const uint64_t role_bits = (uint64_t)0x7fff << 48;
+    uint16_t *map = t->rmap;
+    uint16_t next = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = (uint32_t)(q[i] >> 48) & 0x7fff;
+        if (!map[r])
+            map[r] = ++next;
+        out[i] = (q[i] & ~role_bits) | (uint64_t)(map[r] - 1) << 48;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        map[(q[i] >> 48) & 0x7fff] = 0;
+}
+
+/* The process's table of distinct summaries, by type, kind of operation and the ordered
+ * list of distinct quads (the hits are summed); under cf_seq_mu (summaries end long
+ * invocations: rare), allocated from the sequences' arena. */
+typedef struct cf_sumrec {
+    struct cf_sumrec *all;
+    struct cf_sumrec *chain;
+    uint64_t hash;
+    uint64_t count;
+    uint64_t key; /* cf_seq_key(entry, n) */
+    uint32_t type;
+    uint32_t n;
+    uint64_t *hits;
+    uint64_t q[];
+} cf_sumrec;
+
+static cf_sumrec **cf_sumtab;
+static size_t cf_sumtab_cap;
+static cf_sumrec *cf_sum_all;
+static cf_sumrec **cf_sum_tail = &cf_sum_all;
+static uint64_t cf_nsums;
+
+static void *cf_arena_alloc(size_t size);
+
+static int cf_sumtab_grow_locked(void)
+{
+    size_t ncap = cf_sumtab_cap ? cf_sumtab_cap * 2 : 1024;
+    cf_sumrec **n = cf_mmap(ncap * sizeof *n);
+    if (!n)
+        return 0;
+    for (cf_sumrec *r = cf_sum_all; r; r = r->all) {
+        size_t i = (size_t)r->hash & (ncap - 1);
+        r->chain = n[i];
+        n[i] = r;
+    }
+    if (cf_sumtab)
+        munmap(cf_sumtab, cf_sumtab_cap * sizeof *cf_sumtab);
+    cf_sumtab = n;
+    cf_sumtab_cap = ncap;
+    return 1;
+}
+
+static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint64_t key);
+
+/* Count one invocation with this summary (n >= 1 distinct quads q with their hits). */
+static void cf_sum_count(uint32_t type, int entry, uint32_t n, const uint64_t *q,
+                         const uint64_t *hits)
+{
+    uint64_t key = cf_seq_key(entry, n);
+    uint64_t hash = cf_seq_hash(type, q, key);
+    pthread_mutex_lock(&cf_seq_mu);
+    cf_sumrec *r = NULL;
+    if (cf_sumtab)
+        for (r = cf_sumtab[(size_t)hash & (cf_sumtab_cap - 1)]; r; r = r->chain)
+            if (r->hash == hash && r->type == type && r->key == key &&
+                memcmp(r->q, q, (size_t)n * sizeof *q) == 0)
+                break;
+    if (!r && cf_nseqs + cf_nsums < cf_max_sequences &&
+        (cf_nsums < cf_sumtab_cap || cf_sumtab_grow_locked()) &&
+        (r = cf_arena_alloc(sizeof(cf_sumrec) + (size_t)n * 2 * sizeof *q))) {
+        r->all = NULL;
+        r->hash = hash;
+        r->count = 0;
+        r->key = key;
+        r->type = type;
+        r->n = n;
+        r->hits = r->q + n;
+        memcpy(r->q, q, (size_t)n * sizeof *q);
+        memset(r->hits, 0, (size_t)n * sizeof *hits);
+        size_t i = (size_t)hash & (cf_sumtab_cap - 1);
+        r->chain = cf_sumtab[i];
+        cf_sumtab[i] = r;
+        *cf_sum_tail = r;
+        cf_sum_tail = &r->all;
+        cf_nsums++;
+    }
+    if (r) {
+        r->count++;
+        for (uint32_t i = 0; i < n; i++)
+            r->hits[i] += hits[i];
+    } else {
+        cf_st_full[type]++;
+    }
+    pthread_mutex_unlock(&cf_seq_mu);
+}
+
+/* The end of an invocation's summary for `type`: its roles numbered by first touch (the
+ * order of the distinct list is the order of first occurrence) unless they already are
+ * (the outermost invocation), counted, and the summary kept for reuse. */
+static void cf_sum_end(cf_thread *t, cf_sum **sp, uint32_t type, int entry, int renumber)
+{
+    cf_sum *s = *sp;
+    *sp = NULL;
+    if (!s)
+        return;
+    if (s->cut)
+        __atomic_fetch_add(&cf_st_distinct[type], 1, __ATOMIC_RELAXED);
+    if (renumber)
+        cf_renumber(t, s->q, s->n, s->q);
+    if (s->n)
+        cf_sum_count(type, entry, s->n, s->q, s->hits);
+    cf_sum_put(t, s);
+}
+
+/* ------------------------------------------------------------------ frames */
+
+/* Where invocation k's accesses to `type` begin in the type's buffer. */
+static inline uint32_t cf_frame_start(const cf_thread *t, uint32_t k, uint32_t type)
+{
+    const cf_frame *f = &t->frames[k];
+    return k && (f->started >> type & 1) ? f->start[type] : 0;
+}
+
+/* The type's buffer is full (len == cap; the fast role is detached): the first time in an
+ * invocation it doubles (2 * max_accesses: an invocation is kept literally up to
+ * max_accesses accesses, so no literal one is lost); after that it is compacted.  Every
+ * active invocation whose accesses in it may be longer than max_accesses folds them into
+ * its summary; the accesses of the outermost one that may still be kept literally (never
+ * folded, at most max_accesses so far) stay, moved to the start of the buffer, and are
+ * folded by the enclosing ones later.  At least max_accesses quads are freed each time. */
+static __attribute__((noinline)) void cf_make_room(cf_thread *t, uint32_t type)
+{
+    uint32_t max = cf_max_accesses;
+    if (t->cap[type] < 2 * max) {
+        t->cap[type] = 2 * max;
+        t->outside[type] |= CF_OUT_LONG;
+        return;
+    }
+    uint64_t bit = 1ull << type;
+    uint64_t *q = cf_slice(t, type);
+    uint32_t len = t->len[type], nf = t->nest + 1, m = nf, s[CF_MAX_FRAMES];
+    for (uint32_t k = 0; k < nf; k++) {
+        s[k] = cf_frame_start(t, k, type);
+        if (m == nf && !(t->frames[k].folded & bit) && len - s[k] <= max)
+            m = k;
+    }
+    uint32_t keep = m < nf ? s[m] : len;
+    for (uint32_t k = 0; k < nf; k++) {
+        cf_frame *f = &t->frames[k];
+        if (k < m) {
+            cf_sum_fold(t, &f->sum[type], q + s[k], keep - s[k]);
+            f->folded |= bit;
+            f->start[type] = 0;
+        } else {
+            f->start[type] = s[k] - keep;
+        }
+        f->started |= bit;
+    }
+    memmove(q, q + keep, (size_t)(len - keep) * sizeof *q);
+    t->len[type] = len - keep;
+    t->pend_recorded += keep; /* the outermost invocation's, folded */
+}
+
+/* Count one invocation of `entry` in the thread's pending counters. */
+static inline void cf_count_entry(cf_thread *t, int entry)
+{
+    if (CF_LIKELY(entry >= 0 && entry < CF_MAX_ENTRIES)) {
+        t->pend_entry[entry]++;
+        t->pend_emask |= 1ull << entry;
+    }
+    if (CF_UNLIKELY(++t->pend_n >= CF_PUBLISH_EVERY))
+        cf_publish(t);
+}
+
+/* End the innermost nested invocation (frames[nest], nest >= 1; the fast role is
+ * detached): per type, its accesses are the buffer's quads from its start on (after what
+ * it folded), renumbered by first touch within them; a literal sequence when it never
+ * folded and they fit in max_accesses, else a summary. */
+static void cf_frame_end(cf_thread *t)
+{
+    uint32_t k = t->nest;
+    cf_frame *f = &t->frames[k];
+    uint32_t max = cf_max_accesses;
+    for (uint64_t m = t->touched | f->folded; m; m &= m - 1) {
+        uint32_t type = (uint32_t)__builtin_ctzll(m);
+        uint64_t bit = 1ull << type;
+        uint32_t s = cf_frame_start(t, k, type);
+        uint32_t len = (t->touched & bit) ? t->len[type] : s;
+        const uint64_t *q = cf_slice(t, type) + s;
+        uint32_t n = len - s;
+        if (!(f->folded & bit) && n <= max) {
+            if (n) {
+                cf_renumber(t, q, n, t->scratch);
+                cf_seq_count_recent(t, type, f->entry, n, t->scratch);
+            }
+        } else {
+            cf_sum_fold(t, &f->sum[type], q, n);
+            cf_sum_end(t, &f->sum[type], type, f->entry, 1);
+        }
+    }
+    f->folded = 0;
+    f->started = 0;
+    t->nest = k - 1;
+    cf_count_entry(t, f->entry);
+}
+
+/* An entry function called inside an invocation (depth > 0; depth already counts this
+ * call): a new invocation of its kind, unless an invocation of that entry is active (a
+ * recursive call: part of it) or CF_MAX_FRAMES are (stat `deep`). */
+static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
+{
+    if (entry == t->entry)
+        return;
+    for (uint32_t k = 1; k <= t->nest; k++)
+        if (t->frames[k].entry == entry)
+            return;
+    if (t->nest + 1 >= CF_MAX_FRAMES) {
+        __atomic_fetch_add(&cf_st_deep, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    t->active = 0;
+    cf_slow_begin(t); /* armed roles numbered (or dropped) before anything is measured */
+    cf_frame *f = &t->frames[++t->nest];
+    f->entry = entry;
+    f->depth = (uint32_t)t->depth;
+    f->frame = frame;
+    f->folded = 0;
+    f->started = t->touched;
+    for (uint64_t m = t->touched; m; m &= m - 1) {
+        uint32_t type = (uint32_t)__builtin_ctzll(m);
+        f->start[type] = t->len[type];
+    }
+    cf_fast_attach(t);
+    t->active = 1;
+}
+
+/* End nested invocations down to (excluding) frames[keep] (longjmp out of them, or the
+ * end of the outermost one): their accesses so far count. */
+static void cf_close_nested(cf_thread *t, uint32_t keep)
+{
+    if (t->nest <= keep)
+        return;
+    int was = t->active;
+    t->active = 0;
+    cf_fast_detach(t);
+    while (t->nest > keep)
+        cf_frame_end(t);
+    cf_fast_attach(t);
+    t->active = was;
 }
 
 /* ------------------------------------------------------------------ invocations */
@@ -1187,29 +1644,39 @@ static __attribute__((noinline, cold)) void cf_publish(cf_thread *t)
     t->pend_recorded = 0;
 }
 
-/* Count the sequences of every type the invocation touched (the general case of
- * cf_flush); returns the number of accesses recorded. */
+/* Count the sequences and summaries of every type the outermost invocation touched (the
+ * general case of cf_flush); returns the number of accesses recorded (what is left in the
+ * buffers: cf_make_room counted what it folded). */
 static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t m)
 {
     uint64_t recorded = 0;
+    cf_frame *f = &t->frames[0];
     while (m) {
         uint32_t type = (uint32_t)__builtin_ctzll(m);
         m &= m - 1;
-        if (t->outside[type] && !t->runaway[type])
-            __atomic_fetch_add(&cf_st_outside[type], t->outside[type], __ATOMIC_RELAXED);
-        if (t->runaway[type])
-            __atomic_fetch_add(&cf_st_runaway[type], 1, __ATOMIC_RELAXED);
-        else if (t->len[type]) {
-            const uint64_t *q = t->buf + (size_t)type * cf_max_accesses;
-            cf_seq_count_recent(t, type, t->len[type], q);
+        uint32_t out = t->outside[type], len = t->len[type];
+        if (out & CF_OUT_COUNT)
+            __atomic_fetch_add(&cf_st_outside[type], out & CF_OUT_COUNT, __ATOMIC_RELAXED);
+        if (out & CF_OUT_OBJCUT)
+            __atomic_fetch_add(&cf_st_objects[type], 1, __ATOMIC_RELAXED);
+        const uint64_t *q = cf_slice(t, type);
+        if ((f->folded >> type & 1) || len > cf_max_accesses) {
+            cf_sum_fold(t, &f->sum[type], q, len);
+            cf_sum_end(t, &f->sum[type], type, t->entry, 0);
+        } else if (len) {
+            cf_seq_count_recent(t, type, t->entry, len, q);
         }
-        recorded += t->len[type];
+        recorded += len;
     }
+    f->folded = 0;
+    f->started = 0;
     return recorded;
 }
 
+/* End the outermost invocation (after the nested ones still active: left by longjmp). */
 static void cf_flush(cf_thread *t)
 {
+    cf_close_nested(t, 0);
     cf_fast_detach(t);
     if (t->armed == 2 && !cf_settle_armed(t)) {
         t->nroles = 0;
@@ -1220,23 +1687,17 @@ static void cf_flush(cf_thread *t)
     t->rearmed = 0;
     uint64_t m = t->touched;
     uint32_t type = (uint32_t)__builtin_ctzll(m | 1ull << 63);
-    /* The common case inline: one type touched, a sequence neither cut off nor with
-     * accesses in padding. */
-    if (CF_LIKELY(m && !(m & (m - 1)) && !t->outside[type] && !t->runaway[type] &&
-                  t->len[type])) {
+    /* The common case inline: one type touched, a sequence neither long nor with accesses
+     * in padding or objects left out. */
+    if (CF_LIKELY(m && !(m & (m - 1)) && !t->outside[type] && t->len[type])) {
         uint32_t len = t->len[type];
-        cf_seq_count_recent(t, type, len, t->buf + (size_t)type * cf_max_accesses);
+        cf_seq_count_recent(t, type, t->entry, len, cf_slice(t, type));
         t->pend_recorded += len;
     } else if (m) {
         t->pend_recorded += cf_flush_types(t, m);
     }
     t->touched = 0;
-    if (CF_LIKELY(t->entry >= 0 && t->entry < CF_MAX_ENTRIES)) {
-        t->pend_entry[t->entry]++;
-        t->pend_emask |= 1ull << t->entry;
-    }
-    if (CF_UNLIKELY(++t->pend_n >= CF_PUBLISH_EVERY))
-        cf_publish(t);
+    cf_count_entry(t, t->entry);
 }
 
 /* Start an invocation.  The previous invocation's role 0 (roles[0], kept across
@@ -1279,18 +1740,28 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
     t->active = 1;
 }
 
-/* __cachefit_enter when the thread is already in an invocation (nested entry, or one
- * left by longjmp) or not set up yet. */
+/* __cachefit_enter when the thread is already in an invocation (a nested entry, or
+ * invocations left by longjmp) or not set up yet.  An active invocation whose scope
+ * variable lies at or below the new one's was left without its end (longjmp): it ends
+ * now, with the ones nested in it, and so do the calls entered after it. */
 static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, int entry, uintptr_t frame)
 {
     if (t->depth > 0) {
         if (frame && t->frame && frame >= t->frame) {
-            /* The previous invocation was left without its end (longjmp): close it. */
             t->active = 0;
             t->depth = 0;
             cf_flush(t);
         } else {
+            for (uint32_t k = 1; k <= t->nest; k++) {
+                cf_frame *f = &t->frames[k];
+                if (frame && f->frame && frame >= f->frame) {
+                    t->depth = (int)f->depth - 1;
+                    cf_close_nested(t, k - 1);
+                    break;
+                }
+            }
             t->depth++;
+            cf_nest_enter(t, entry, frame);
             return 0;
         }
     }
@@ -1326,10 +1797,21 @@ int cf_enter(int entry, uintptr_t frame)
 }
 
 /* __cachefit_leave in general: nested or unbalanced ends, several types touched, an
- * empty, cut-off or padding-touching sequence, counters due for publishing, a dump
- * requested by signal. */
-static __attribute__((noinline)) void cf_leave_slow(cf_thread *t)
+ * empty, long or padding-touching sequence, counters due for publishing, a dump
+ * requested by signal.  `scope` is the address of the ending call's scope variable (0:
+ * unknown): nested invocations whose own lie below it were left by longjmp and end first,
+ * with the calls entered after them. */
+static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scope)
 {
+    while (t->nest && scope && t->frames[t->nest].frame && t->frames[t->nest].frame < scope) {
+        t->depth = (int)t->frames[t->nest].depth - 1;
+        cf_close_nested(t, t->nest - 1);
+    }
+    if (t->nest && (uint32_t)t->depth == t->frames[t->nest].depth) {
+        cf_close_nested(t, t->nest - 1);
+        t->depth--;
+        return;
+    }
     if (t->depth != 1) {
         if (t->depth > 1)
             t->depth--;
@@ -1351,7 +1833,7 @@ static __attribute__((noinline)) void cf_leave_miss(void)
 {
     cf_thread *t = &cf_self;
     uint32_t type = t->ftype;
-    cf_seq_count_miss(t, type, t->len[type], t->fslice);
+    cf_seq_count_miss(t, type, cf_seq_key(t->entry, t->len[type]), t->fslice);
 }
 
 /* After an invocation that __cachefit_leave ends itself: leave its object (or its two
@@ -1393,14 +1875,16 @@ static inline __attribute__((always_inline)) void cf_leave_rearm(cf_thread *t, u
 static inline __attribute__((always_inline)) void cf_leave_count(cf_thread *t, uint32_t type,
                                                                  uint32_t len, uint64_t *slice)
 {
+    int entry = t->entry;
     t->pend_recorded += len;
     t->pend_n++;
-    if (CF_LIKELY((unsigned)t->entry < CF_MAX_ENTRIES)) {
-        t->pend_entry[t->entry]++;
-        t->pend_emask |= 1ull << t->entry;
+    if (CF_LIKELY((unsigned)entry < CF_MAX_ENTRIES)) {
+        t->pend_entry[entry]++;
+        t->pend_emask |= 1ull << entry;
     }
     cf_seq *c = t->recent[type][cf_recent_slot(len, slice)];
-    if (CF_LIKELY(c && c->len == len && memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
+    if (CF_LIKELY(c && c->key == cf_seq_key(entry, len) &&
+                  memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
         __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
     else
         cf_leave_miss();
@@ -1428,14 +1912,13 @@ static __attribute__((noinline)) void cf_leave_pair(void)
  * the next invocation (rearmed: __cachefit_enter only sets the frame). */
 void __cachefit_leave(int *scope)
 {
-    (void)scope;
     cf_thread *t = &cf_self;
     uint64_t *pos = t->fpos, *slice = t->fslice;
     uint32_t type = t->ftype;
     if (CF_UNLIKELY(t->depth != 1 || t->touched != 1ull << type || pos <= slice ||
                     pos >= t->fend || t->outside[type] || t->pend_n >= CF_PUBLISH_EVERY - 1 ||
                     cf_dump_requested)) {
-        cf_leave_slow(t);
+        cf_leave_slow(t, (uintptr_t)scope);
         return;
     }
     t->depth = 0;
@@ -1534,11 +2017,13 @@ void cf_dump_now(void)
         char exe[4096];
         ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
         exe[el > 0 ? el : 0] = 0;
-        cf_out_fmt(o, "cachefit-raw 1\npid %ld\nppid %ld\nexe %s\nwall_ns %lld\n", (long)pid,
+        cf_out_fmt(o, "cachefit-raw 2\npid %ld\nppid %ld\nexe %s\nwall_ns %lld\n", (long)pid,
                    (long)getppid(), exe, ns);
-        cf_out_fmt(o, "max_accesses %u\nmax_objects %u\n", cf_max_accesses, cf_max_objects);
-        cf_out_fmt(o, "invocations %llu\nrecorded %llu\n", (unsigned long long)RD(cf_invocations),
-                   (unsigned long long)RD(cf_recorded_total));
+        cf_out_fmt(o, "max_accesses %u\nmax_objects %u\nmax_distinct %u\n", cf_max_accesses,
+                   cf_max_objects, cf_max_distinct);
+        cf_out_fmt(o, "invocations %llu\nrecorded %llu\ndeep %llu\n",
+                   (unsigned long long)RD(cf_invocations),
+                   (unsigned long long)RD(cf_recorded_total), (unsigned long long)RD(cf_st_deep));
         if (__cachefit_blob) {
             size_t bl = strnlen(__cachefit_blob, 1u << 30);
             cf_out_fmt(o, "blob %zu\n", bl);
@@ -1551,15 +2036,29 @@ void cf_dump_now(void)
             cf_out_fmt(o, "entry %d %llu %s\n", i, (unsigned long long)RD(cf_entry_count[i]),
                        cf_entry_names[i]);
         for (int i = 0; i < cf_ntypes; i++)
-            cf_out_fmt(o, "stat %d %llu %llu %llu\n", i, (unsigned long long)RD(cf_st_runaway[i]),
+            cf_out_fmt(o, "stat %d %llu %llu %llu %llu\n", i,
                        (unsigned long long)RD(cf_st_outside[i]),
-                       (unsigned long long)RD(cf_st_full[i]));
+                       (unsigned long long)RD(cf_st_full[i]),
+                       (unsigned long long)RD(cf_st_objects[i]),
+                       (unsigned long long)RD(cf_st_distinct[i]));
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
-            cf_out_fmt(o, "seq %u %llu %u", s->type, (unsigned long long)RD(s->count), s->len);
+            cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
+                       (unsigned long long)RD(s->count), s->len);
             for (uint32_t k = 0; k < s->len; k++) {
                 uint64_t q = s->q[k];
                 cf_out_fmt(o, " %u:%u:%u:%c", (unsigned)((q >> 48) & 0x7fff), (unsigned)(uint32_t)q,
                            (unsigned)((q >> 32) & 0xffff), (q >> 63) ? 'w' : 'r');
+            }
+            cf_out_bytes(o, "\n", 1);
+        }
+        for (cf_sumrec *s = cf_sum_all; s; s = s->all) {
+            cf_out_fmt(o, "sum %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
+                       (unsigned long long)s->count, s->n);
+            for (uint32_t k = 0; k < s->n; k++) {
+                uint64_t q = s->q[k];
+                cf_out_fmt(o, " %u:%u:%u:%c:%llu", (unsigned)((q >> 48) & 0x7fff),
+                           (unsigned)(uint32_t)q, (unsigned)((q >> 32) & 0xffff),
+                           (q >> 63) ? 'w' : 'r', (unsigned long long)s->hits[k]);
             }
             cf_out_bytes(o, "\n", 1);
         }
@@ -1636,6 +2135,8 @@ static void cf_load_blob(void)
                 cf_max_objects = (uint32_t)v;
             else if (strcmp(a1, "max_sequences") == 0 && v >= 1)
                 cf_max_sequences = v;
+            else if (strcmp(a1, "max_distinct") == 0 && v >= 1 && v <= (1u << 24))
+                cf_max_distinct = (uint32_t)v;
         } else if (strcmp(word, "type") == 0) {
             s = cf_parse_word(s, a1, sizeof a1);
             cf_type_id(a1);
@@ -1666,7 +2167,8 @@ static void cf_load_blob(void)
 static void cf_atexit(void)
 {
     cf_thread *t = &cf_self;
-    if (t->depth > 0) { /* exit() called inside an invocation: count what we have */
+    if (t->depth > 0) { /* exit() called inside invocations: count what we have */
+        cf_close_nested(t, 0);
         t->depth = 1;
         cf_leave();
     }
@@ -1701,12 +2203,19 @@ static void cf_fork_child(void)
     cf_arena = NULL;
     cf_arena_left = 0;
     cf_invocations = cf_recorded_total = 0;
+    cf_sumtab = NULL; /* the parent's (still mapped, unused) */
+    cf_sumtab_cap = 0;
+    cf_sum_all = NULL;
+    cf_sum_tail = &cf_sum_all;
+    cf_nsums = 0;
+    cf_st_deep = 0;
+    memset(cf_st_objects, 0, sizeof cf_st_objects);
+    memset(cf_st_distinct, 0, sizeof cf_st_distinct);
     memset(cf_self.recent, 0, sizeof cf_self.recent); /* entries of the parent's table */
     cf_self.pend_n = 0; /* the parent adds what its thread held back */
     cf_self.pend_recorded = 0;
     cf_self.pend_emask = 0;
     memset(cf_self.pend_entry, 0, sizeof cf_self.pend_entry);
-    memset(cf_st_runaway, 0, sizeof cf_st_runaway);
     memset(cf_st_outside, 0, sizeof cf_st_outside);
     memset(cf_st_full, 0, sizeof cf_st_full);
     memset(cf_entry_count, 0, sizeof cf_entry_count);
@@ -1749,6 +2258,7 @@ static void cf_init_once(void)
     cf_max_accesses = (uint32_t)cf_env_u64("CACHEFIT_MAX_ACCESSES", cf_max_accesses, 1, 1u << 24);
     cf_max_objects = (uint32_t)cf_env_u64("CACHEFIT_MAX_OBJECTS", cf_max_objects, 1, 32767);
     cf_max_sequences = cf_env_u64("CACHEFIT_MAX_SEQUENCES", cf_max_sequences, 1, UINT64_MAX);
+    cf_max_distinct = (uint32_t)cf_env_u64("CACHEFIT_MAX_DISTINCT", cf_max_distinct, 1, 1u << 24);
     cf_thread_key_ok = pthread_key_create(&cf_thread_key, cf_thread_release) == 0;
     pthread_atfork(cf_fork_prepare, cf_fork_parent, cf_fork_child);
     atexit(cf_atexit);

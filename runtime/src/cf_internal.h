@@ -21,6 +21,15 @@
 #define WR(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 enum { CF_MAX_TYPES = 64, CF_MAX_ENTRIES = 64, CF_NAME_MAX = 128 };
+/* Invocations active at once on a thread (kinds of operation nested in each other); an
+ * entry called deeper counts only for the enclosing ones (stat `deep`). */
+enum { CF_MAX_FRAMES = 8 };
+/* Flags in the high bits of cf_thread.outside[type] (its low bits count accesses in
+ * padding): the per-access path and __cachefit_leave's common case test the word
+ * anyway, so these force the general end of an invocation at no cost. */
+#define CF_OUT_LONG 0x80000000u  /* longer than max_accesses: grown, maybe folded */
+#define CF_OUT_OBJCUT 0x40000000u /* objects beyond max_objects were not recorded */
+#define CF_OUT_COUNT 0x3fffffffu
 enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
 enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8 };
@@ -46,6 +55,25 @@ typedef struct cf_role {
     uint64_t tag;   /* role << 48, or'ed into each quad (roles of the invocation only) */
     uint64_t *slice; /* the type's sequence buffer (roles of the invocation only) */
 } cf_role;
+
+typedef struct cf_sum cf_sum;
+
+/* An active invocation (cf_core.c): frames[0] is the outermost one (its entry and frame
+ * address are cf_thread.entry and .frame), frames[1 .. nest] the invocations of other
+ * entry functions nested in it.  Every access of an inner invocation is also one of each
+ * enclosing invocation: all share the per-type buffers, and an inner one begins at
+ * start[type] of the type's buffer (when its bit is in `started`; else at 0: the type was
+ * first touched inside it).  Accesses folded out of the buffer when it filled up are in
+ * sum[type] (bit in `folded`). */
+typedef struct cf_frame {
+    int entry;
+    uint32_t depth;   /* cf_thread.depth after its __cachefit_enter */
+    uintptr_t frame;  /* address of its scope variable, 0: unknown */
+    uint64_t started;
+    uint64_t folded;
+    uint32_t start[CF_MAX_TYPES];
+    cf_sum *sum[CF_MAX_TYPES];
+} cf_frame;
 
 /* Per-thread invocation state.  The head (active .. neg_seq) is what the per-access path
  * reads, also from instrumented code (runtime/inline/cf_sancov_inline.c declares the same
@@ -102,11 +130,17 @@ typedef struct cf_thread {
     uint32_t objcache_last; /* the entry resolved last */
     uint64_t touched;
     cf_role *roles;
-    uint64_t *buf; /* CF_MAX_TYPES slices of cf_max_accesses quads */
+    uint64_t *buf; /* CF_MAX_TYPES slices of 2 * cf_max_accesses quads */
     uint32_t len[CF_MAX_TYPES];
     uint32_t nrole[CF_MAX_TYPES];
-    uint32_t outside[CF_MAX_TYPES];
-    uint32_t cap[CF_MAX_TYPES]; /* max_accesses, 0 once the type's sequence ran away */
+    uint32_t outside[CF_MAX_TYPES]; /* accesses in padding | CF_OUT_LONG | CF_OUT_OBJCUT */
+    uint32_t cap[CF_MAX_TYPES]; /* max_accesses, 2 * max_accesses once longer (CF_OUT_LONG) */
+    /* Nested invocations: frames[0 .. nest] are active while depth > 0 (cf_core.c). */
+    uint32_t nest;
+    cf_frame *frames;   /* CF_MAX_FRAMES */
+    uint64_t *scratch;  /* max_accesses quads: an inner invocation's renumbered sequence */
+    uint16_t *rmap;     /* 0x8000 entries, all 0 between uses: role -> renumbered role + 1 */
+    cf_sum *sum_free;   /* summaries of ended invocations, for reuse */
     /* Invocation counters not yet added to the process totals (cf_publish), so that an
      * invocation's end costs one atomic add (its sequence's count), not four. */
     uint32_t pend_n;
@@ -116,7 +150,6 @@ typedef struct cf_thread {
     /* Sequences this thread counted recently, per type, direct-mapped by length and last
      * quad (cf_core.c). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
-    uint8_t runaway[CF_MAX_TYPES];
 } cf_thread;
 
 /* Exported under __cachefit_* names, default visibility: the inlined checks
@@ -190,29 +223,19 @@ static inline __attribute__((always_inline)) void cf_set_last(cf_thread *t, uint
 /* The size and mode bits of a quad (role << 48 | size << 32 | offset, write bit 63). */
 #define CF_SM(size, mode) ((uint64_t)((size) & 0xffffu) << 32 | (uint64_t)((mode) & 1u) << 63)
 
-/* Append one quad to the role's per-type sequence (or note the cut-off); the fast role
- * is detached. */
-static inline __attribute__((always_inline)) void cf_append(cf_thread *t, const cf_role *r,
-                                                            uintptr_t a, uint64_t sm)
+/* Append one quad to the role's per-type sequence; the fast role is detached.  0 when the
+ * type's buffer is full: the caller leaves it to cf_record_slow, which makes room
+ * (cf_core.c) and makes no call here. */
+static inline __attribute__((always_inline)) int cf_append(cf_thread *t, const cf_role *r,
+                                                           uintptr_t a, uint64_t sm)
 {
     uint32_t type = r->type;
     uint32_t len = t->len[type];
-    if (CF_UNLIKELY(len >= t->cap[type])) {
-        t->runaway[type] = 1;
-        t->cap[type] = 0;
-        return;
-    }
+    if (CF_UNLIKELY(len >= t->cap[type]))
+        return 0;
     r->slice[len] = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
     t->len[type] = len + 1;
-}
-
-/* The fast role's sequence is full: cut it off (attached; fpos stays at the length). */
-static inline __attribute__((always_inline)) void cf_fast_runaway(cf_thread *t)
-{
-    t->runaway[t->ftype] = 1;
-    t->cap[t->ftype] = 0;
-    if (t->fpos)
-        t->fend = t->fslice;
+    return 1;
 }
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
@@ -226,12 +249,10 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     uintptr_t off = a - t->fbase;
     if (CF_LIKELY(off < t->fsize && t->fseq == seq)) {
         uint64_t *pos = t->fpos;
-        if (CF_LIKELY(pos < t->fend)) {
-            *pos = off | sm | t->ftag;
-            t->fpos = pos + 1;
-        } else {
-            cf_fast_runaway(t);
-        }
+        if (CF_UNLIKELY(pos >= t->fend))
+            return 0; /* full (or detached): cf_record_slow makes room */
+        *pos = off | sm | t->ftag;
+        t->fpos = pos + 1;
         return 1;
     }
     off = a - t->fbase2;
@@ -242,10 +263,8 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
             t->fpos = pos + 1;
             return 1;
         }
-        if (pos) {
-            cf_fast_runaway(t);
-            return 1;
-        }
+        if (pos)
+            return 0; /* full: cf_record_slow makes room */
     }
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {
@@ -257,16 +276,13 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
              * receiver) copying it back and forth costs more than this loop. */
             if (r->type == t->ftype && t->fpos) {
                 uint64_t *pos = t->fpos;
-                if (pos < t->fend) {
-                    *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
-                    t->fpos = pos + 1;
-                } else {
-                    cf_fast_runaway(t);
-                }
-            } else {
-                cf_append(t, r, a, sm);
+                if (pos >= t->fend)
+                    return 0;
+                *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
+                t->fpos = pos + 1;
+                return 1;
             }
-            return 1;
+            return cf_append(t, r, a, sm);
         }
     }
     /* Between objects (e.g. the stack kept behind a TCB): a granule known to be empty. */

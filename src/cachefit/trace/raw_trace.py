@@ -1,9 +1,14 @@
 """Read the raw trace files the runtime writes and turn them into a profile.
 
 Each process of a profile build writes `cachefit-<pid>.raw` (docs/raw-trace-format.md):
-counters, the blob of its program (type layouts and entry names found at link time) and
-its unique sequences with counts. This module parses those files and builds one merged
-`Profile`. It does not run programs and does not write files.
+counters, the blob of its program (type layouts and entry names found at link time), its
+unique literal sequences and its unique summaries of long invocations, each with its type,
+its kind of operation (entry function) and its count. This module parses those files
+(version 2, and version 1 of earlier runtimes) and builds one merged `Profile` whose
+sequences carry their entry and, for a summary, its hits. The work is proportional to the
+distinct sequences and summaries: each line is read once, and equal access words share one
+`Access`. It does not run programs and does not write files. (The QEMU backend has its own
+result format, read by cachefit.trace.qemu_backend.)
 """
 
 from __future__ import annotations
@@ -26,7 +31,21 @@ from cachefit.trace.profile_format import (
     now_iso,
 )
 
-RAW_MAGIC = "cachefit-raw 1"
+RAW_MAGIC = "cachefit-raw 2"
+RAW_MAGIC_V1 = "cachefit-raw 1"
+
+
+@dataclass(frozen=True)
+class RawSequence:
+    """One `seq` or `sum` line: type id, entry index (-1: `cachefit_begin`, None: a
+    version 1 file, which has none), invocations, accesses, and for a summary the hits of
+    each distinct access."""
+
+    type_id: int
+    entry: int | None
+    count: int
+    accesses: tuple[Access, ...]
+    hits: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -34,18 +53,27 @@ class RawTrace:
     """One process's trace."""
 
     path: str
+    version: int = 2
     pid: int = 0
     exe: str = ""
     wall_ns: int = 0
     invocations: int = 0
     recorded: int = 0
     max_accesses: int = 0
+    max_objects: int = 0
+    max_distinct: int = 0
+    deep: int = 0
     blob: dict[str, Any] = field(default_factory=dict)
     blob_entries: list[str] = field(default_factory=list)
     types: dict[int, str] = field(default_factory=dict)
     entries: dict[str, int] = field(default_factory=dict)
+    entry_names: dict[int, str] = field(default_factory=dict)
+    # per type id: (runaway, outside objects, table full); runaway is 0 from version 2 on
     stats: dict[int, tuple[int, int, int]] = field(default_factory=dict)
-    sequences: list[tuple[int, int, tuple[Access, ...]]] = field(default_factory=list)
+    # per type id: (invocations with objects beyond max_objects left out, summaries that
+    # reached max_distinct)
+    guards: dict[int, tuple[int, int]] = field(default_factory=dict)
+    sequences: list[RawSequence] = field(default_factory=list)
 
 
 def _bad(path: str, line_no: int, what: str) -> UserError:
@@ -78,8 +106,11 @@ def parse_raw(path: str | Path) -> RawTrace:
         return line
 
     first = next_line()
-    if first != RAW_MAGIC:
+    if first not in (RAW_MAGIC, RAW_MAGIC_V1):
         raise _bad(p, 1, f"expected {RAW_MAGIC!r}")
+    v2 = first == RAW_MAGIC
+    raw.version = 2 if v2 else 1
+    cache: dict[str, Access] = {}
     while (line := next_line()) is not None:
         key, _, rest = line.partition(" ")
         try:
@@ -89,7 +120,8 @@ def parse_raw(path: str | Path) -> RawTrace:
                 pos += n + 1
                 line_no += blob_text.count("\n") + 1
                 raw.blob, raw.blob_entries = _parse_blob(blob_text)
-            elif key in ("pid", "wall_ns", "invocations", "recorded", "max_accesses"):
+            elif key in ("pid", "wall_ns", "invocations", "recorded", "max_accesses",
+                         "max_objects", "max_distinct", "deep"):
                 setattr(raw, key, int(rest))
             elif key == "exe":
                 raw.exe = rest
@@ -97,24 +129,20 @@ def parse_raw(path: str | Path) -> RawTrace:
                 tid, name = rest.split(" ", 1)
                 raw.types[int(tid)] = name
             elif key == "entry":
-                _idx, count, name = rest.split(" ", 2)
+                idx, count, name = rest.split(" ", 2)
                 raw.entries[name] = int(count)
+                raw.entry_names[int(idx)] = name
             elif key == "stat":
-                tid, runaway, outside, full = rest.split()
-                raw.stats[int(tid)] = (int(runaway), int(outside), int(full))
-            elif key == "seq":
-                parts = rest.split()
-                tid, count, n = int(parts[0]), int(parts[1]), int(parts[2])
-                quads = parts[3:]
-                if len(quads) != n:
-                    raise _bad(p, line_no, f"sequence says {n} accesses, has {len(quads)}")
-                accesses = []
-                for q in quads:
-                    role, off, size, mode = q.split(":")
-                    if mode not in ("r", "w"):
-                        raise _bad(p, line_no, f"bad access mode in {q}")
-                    accesses.append(Access(int(role), int(off), int(size), cast(Mode, mode)))
-                raw.sequences.append((tid, count, tuple(accesses)))
+                words = [int(w) for w in rest.split()]
+                if v2:
+                    tid, outside, full, objects, distinct = words
+                    raw.stats[tid] = (0, outside, full)
+                    raw.guards[tid] = (objects, distinct)
+                else:
+                    tid, runaway, outside, full = words
+                    raw.stats[tid] = (runaway, outside, full)
+            elif key in ("seq", "sum") and (v2 or key == "seq"):
+                raw.sequences.append(_parse_sequence(key == "sum", v2, rest, cache, p, line_no))
             elif key == "end":
                 ended = True
                 break
@@ -123,6 +151,41 @@ def parse_raw(path: str | Path) -> RawTrace:
     if not ended:
         raise _bad(p, line_no, "no end line")
     return raw
+
+
+def _parse_sequence(summary: bool, v2: bool, rest: str, cache: dict[str, Access], path: str,
+                    line_no: int) -> RawSequence:
+    """`TYPE ENTRY COUNT LEN WORD...` (version 1: no ENTRY), a word `r:o:s:m` (a summary's
+    `r:o:s:m:hits`)."""
+    parts = rest.split()
+    head = 4 if v2 else 3
+    if len(parts) < head:
+        raise _bad(path, line_no, "sequence line too short")
+    tid = int(parts[0])
+    entry = int(parts[1]) if v2 else None
+    count, n = int(parts[head - 2]), int(parts[head - 1])
+    words = parts[head:]
+    if len(words) != n:
+        raise _bad(path, line_no, f"sequence says {n} accesses, has {len(words)}")
+    hits: tuple[int, ...] | None = None
+    if summary:
+        pairs = [w.rpartition(":") for w in words]
+        words = [w for w, _, _ in pairs]
+        hits = tuple(int(h) for _, _, h in pairs)
+    accesses = []
+    for w in words:
+        a = cache.get(w)
+        if a is None:
+            a = cache[w] = _access(w, path, line_no)
+        accesses.append(a)
+    return RawSequence(tid, entry, count, tuple(accesses), hits)
+
+
+def _access(word: str, path: str, line_no: int) -> Access:
+    role, off, size, mode = word.split(":")
+    if mode not in ("r", "w"):
+        raise _bad(path, line_no, f"bad access mode in {word}")
+    return Access(int(role), int(off), int(size), cast(Mode, mode))
 
 
 def _parse_blob(text: str) -> tuple[dict[str, Any], list[str]]:
@@ -151,11 +214,12 @@ def raw_to_profile(raw: RawTrace, cache_line: int = 64) -> Profile:
         runaway, outside, full = raw.stats.get(tid, (0, 0, 0))
         types[name] = TypeProfile(name=name, size=int(lay.get("size", 0)), fields=fields,
                                   runaway=runaway, outside_objects=outside, table_full=full)
-    for tid, count, accesses in raw.sequences:
-        name = raw.types.get(tid)
+    for s in raw.sequences:
+        name = raw.types.get(s.type_id)
         if name is None:
-            raise UserError(f"{raw.path}: sequence for unknown type id {tid}")
-        types[name].sequences.append(AccessSequence(count, accesses))
+            raise UserError(f"{raw.path}: sequence for unknown type id {s.type_id}")
+        entry = raw.entry_names.get(s.entry) if s.entry is not None else None
+        types[name].sequences.append(AccessSequence(s.count, s.accesses, entry, s.hits))
     for t in types.values():
         t.sort()
     entries = list(raw.entries) or list(raw.blob_entries)
@@ -208,4 +272,31 @@ def profile_from_raw(files: Iterable[str | Path], cache_line: int = 64) -> Profi
         for e, c in r.entries.items():
             counts[e] = counts.get(e, 0) + c
     merged.metadata["entry_invocations"] = counts
+    guards = _guards(raws)
+    if guards:
+        merged.metadata["guards"] = guards
     return merged
+
+
+def _guards(raws: Iterable[RawTrace]) -> dict[str, Any]:
+    """The runtime's memory guards that fired, summed over the processes: per type,
+    invocations whose objects beyond max_objects were left out (`objects`) and summaries
+    that reached max_distinct distinct accesses (`distinct`); entry calls nested deeper than
+    the runtime's frames (`deep`, counted for the enclosing invocations only). Empty when
+    none fired."""
+    per_type: dict[str, dict[str, int]] = {}
+    deep = 0
+    for r in raws:
+        deep += r.deep
+        for tid, (objects, distinct) in r.guards.items():
+            if objects or distinct:
+                name = r.types.get(tid, str(tid))
+                g = per_type.setdefault(name, {"objects": 0, "distinct": 0})
+                g["objects"] += objects
+                g["distinct"] += distinct
+    out: dict[str, Any] = {}
+    if per_type:
+        out["types"] = dict(sorted(per_type.items()))
+    if deep:
+        out["deep"] = deep
+    return out
