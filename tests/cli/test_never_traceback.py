@@ -256,3 +256,20 @@ def test_config_env_naming_a_directory(tmp_path: Path) -> None:
     line = one_line_error(run(["reorder", "rec", "rec.h", "--order", "b,a"], tmp_path,
                               CACHEFIT_CONFIG=str(tmp_path / "DIR")))
     assert "CACHEFIT_CONFIG names" in line and "which is not a file" in line
+
+
+@pytest.mark.parametrize("args, usage", [
+    (["show", "x", "f.c", "--bogus"], "usage: cachefit show TYPE"),
+    (["build", "--bogus"], "usage: cachefit build [--step STEP]"),
+    (["trace", "--bogus", "--", "true"], "usage: cachefit trace "),
+    (["profile", "merge", "-o", "m.json", "a.json", "--bogus"],
+     "usage: cachefit profile merge "),
+])
+def test_an_unknown_option_names_its_command(tmp_path: Path, args: list[str],
+                                             usage: str) -> None:
+    """An option the command does not have is refused with that command's usage, not
+    with `usage: cachefit [-h] [--version] COMMAND ...`."""
+    proc = run(args, tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith(usage), proc.stderr
+    assert ": error: unrecognized arguments: --bogus" in proc.stderr

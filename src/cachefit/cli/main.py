@@ -85,6 +85,18 @@ def main(argv: list[str] | None = None) -> int:
         interrupts.uninstall(signal.SIG_IGN if script else signal.default_int_handler)
 
 
+def _chosen_parser(parser: argparse.ArgumentParser,
+                   args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub-)command `args` chose (`cachefit profile merge`'s), else
+    `parser`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return _chosen_parser(chosen, args)
+    return parser
+
+
 def _caused_by_interrupt(exc: BaseException) -> bool:
     seen: set[int] = set()
     cause: BaseException | None = exc
@@ -112,7 +124,9 @@ def _main(argv: list[str]) -> int:
             return exc.exit_code
     own, passthrough = split_passthrough(argv)
     parser = build_parser(own[0] if own and not own[0].startswith("-") else None)
-    args = parser.parse_args(own)
+    args, extra = parser.parse_known_args(own)
+    if extra:       # with the usage of the command given, not of `cachefit` itself
+        _chosen_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     args.passthrough = passthrough
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
