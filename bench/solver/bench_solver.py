@@ -24,7 +24,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout import optimize_layout  # noqa: E402
 
@@ -37,7 +37,7 @@ def run(n: int, seed: int, object_align: int | None, time_limit: float, paths: i
     hot = HOT.get(n, max(2, n // 4))
     record, profile = make_case(n, hot, paths, seed)
     began = time.monotonic()
-    result = optimize_layout(record, profile, object_align=object_align,
+    result = optimize_layout(record, typed(profile), object_align=object_align,
                              time_limit=time_limit)
     wall = time.monotonic() - began
     return {

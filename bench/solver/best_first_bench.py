@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from block_bench import run  # noqa: E402
 from group_bound import UPPERS  # noqa: E402
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
 from cachefit.layout.problem import build_problem  # noqa: E402
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.records:
         n, seed = (int(x) for x in name.split("/"))
         record, profile = make_case(n, HOT[n], 6, seed)
-        problem = build_problem(record, profile, cache_line=64, object_align=None,
+        problem = build_problem(record, typed(profile), cache_line=64, object_align=None,
                                 relax_align=False, constraints=LayoutConstraints(),
                                 allow_growth=False, merge=False)
         for method in args.methods:

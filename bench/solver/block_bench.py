@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout import block_search as bs  # noqa: E402
 from cachefit.layout import optimizer  # noqa: E402
@@ -41,13 +41,13 @@ HOT = {20: 14, 40: 28, 60: 40, 200: 60, 600: 100}
 
 def upper_bound(n: int, seed: int, time_limit: float) -> tuple[Any, Any, tuple[int, int]]:
     record, profile = make_case(n, HOT.get(n, max(2, n // 4)), 6, seed)
-    problem = build_problem(record, profile, cache_line=64, object_align=None,
+    problem = build_problem(record, typed(profile), cache_line=64, object_align=None,
                             relax_align=False, constraints=LayoutConstraints(),
                             allow_growth=False, merge=False)
     saved = optimizer.applicable
     optimizer.applicable = lambda _p: False  # type: ignore[assignment]
     try:
-        result = optimizer.optimize_layout(record, profile, time_limit=time_limit)
+        result = optimizer.optimize_layout(record, typed(profile), time_limit=time_limit)
     finally:
         optimizer.applicable = saved  # type: ignore[assignment]
     units: list[int] = []

@@ -28,7 +28,7 @@ from coverage_model import (  # noqa: E402
     HotCoverageRelaxation,
     OneHotCoverageRelaxation,
 )
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout import optimize_layout  # noqa: E402
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.sizes:
         for seed in range(args.seeds):
             record, profile = make_case(n, HOT.get(n, n // 4), 6, seed)
-            res = optimize_layout(record, profile, time_limit=10.0)
-            problem = build_problem(record, profile, cache_line=64, object_align=None,
+            res = optimize_layout(record, typed(profile), time_limit=10.0)
+            problem = build_problem(record, typed(profile), cache_line=64, object_align=None,
                                     relax_align=False, constraints=LayoutConstraints(),
                                     allow_growth=False, merge=False)
             order: list[int] = []

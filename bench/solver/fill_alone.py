@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests" / "layout"))
 
 from bench_solver import HOT  # noqa: E402
 from layout_synth import Oracle  # noqa: E402
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
 from cachefit.layout.line_clustering import cluster_targets  # noqa: E402
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     record, entry = make_case(args.fields, HOT.get(args.fields, args.fields // 4), args.paths,
                               args.seed)
-    problem = build_problem(record, entry, cache_line=64, object_align=64, relax_align=False,
+    problem = build_problem(record, typed(entry), cache_line=64, object_align=64, relax_align=False,
                             constraints=LayoutConstraints(), allow_growth=False, merge=False)
     classes = LineModel(problem, classes=True).solve(2.0, 600.0)
     stage = classes.stage("lines") if classes is not None else None

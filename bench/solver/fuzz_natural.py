@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "layout"))
 
-from layout_synth import TYPES, Oracle, access, c_layout, profile_entry  # noqa: E402
+from layout_synth import TYPES, Oracle, access, c_layout, profile_entry, typed  # noqa: E402
 
 from cachefit.layout.block_search import block_search, natural  # noqa: E402
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     for i in range(records):
         line = rng.choice([32, 64])
         record, entry = _record(rng, fields, line)
-        problem = build_problem(record, entry, cache_line=line, object_align=line,
+        problem = build_problem(record, typed(entry), cache_line=line, object_align=line,
                                 relax_align=False, constraints=LayoutConstraints(),
                                 allow_growth=False, merge=False)
         if not natural(problem) or not problem.hot:

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout import block_search as bs  # noqa: E402
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
@@ -249,7 +249,7 @@ def measure(n: int, seed: int, nodes: int, grouped: bool) -> dict[str, Any]:
     upper bound (`UPPERS`), with or without the groups."""
     hot = {20: 14, 40: 28, 60: 40}[n]
     record, profile = make_case(n, hot, 6, seed)
-    problem = build_problem(record, profile, cache_line=64, object_align=None,
+    problem = build_problem(record, typed(profile), cache_line=64, object_align=None,
                             relax_align=False, constraints=LayoutConstraints(),
                             allow_growth=False, merge=False)
     upper = UPPERS.get((n, seed))

@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 from cachefit.model.record_layout import Field, Record
+from cachefit.trace.profile_format import TypeProfile, type_from_json
 
 TYPES: list[tuple[str, int, int, float]] = [
     # type, size, align, relative frequency
@@ -85,3 +86,8 @@ def make_case(n: int, hot: int, paths: int, seed: int) -> tuple[Record, dict[str
     rng = random.Random(seed * 7919 + n)
     record = make_record(n, rng)
     return record, make_profile(record, hot, paths, rng)
+
+
+def typed(entry: dict[str, Any] | TypeProfile) -> TypeProfile:
+    """A generated profile entry as the typed object the layout stage takes."""
+    return entry if isinstance(entry, TypeProfile) else type_from_json("bench", entry)

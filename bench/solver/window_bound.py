@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import HOT  # noqa: E402
-from synthetic import make_case  # noqa: E402
+from synthetic import make_case, typed  # noqa: E402
 
 from cachefit.layout import optimize_layout  # noqa: E402
 from cachefit.layout.constraints import LayoutConstraints  # noqa: E402
@@ -186,8 +186,9 @@ def grouped_bound(problem: LayoutProblem, group: int, det: float
 
 
 def _problem(record: Any, profile: dict[str, Any]) -> LayoutProblem:
-    return build_problem(record, profile, cache_line=64, object_align=None, relax_align=False,
-                         constraints=LayoutConstraints(), allow_growth=False, merge=False)
+    return build_problem(record, typed(profile), cache_line=64, object_align=None,
+                         relax_align=False, constraints=LayoutConstraints(),
+                         allow_growth=False, merge=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             if not applies(p) or not p.hot:
                 continue
             bound, statuses, _ = grouped_bound(p, args.group, args.det)
-            res = optimize_layout(record, entry, object_align=None, time_limit=5.0)
+            res = optimize_layout(record, typed(entry), object_align=None, time_limit=5.0)
             if not res.optimal:
                 continue
             best = round(res.lines_after * p.total_count * len(p.starts))

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from cachefit.model.record_layout import Field, Record
+from cachefit.trace.profile_format import TypeProfile, type_from_json
 
 TYPES = [("char", 1, 1), ("short", 2, 2), ("int", 4, 4), ("long", 8, 8),
          ("char[3]", 3, 1), ("int[3]", 12, 4), ("long[2]", 16, 8), ("char[20]", 20, 1),
@@ -183,3 +184,11 @@ def bench_synthetic() -> ModuleType:
         sys.modules["bench_synthetic"] = module
         spec.loader.exec_module(module)
     return module
+
+
+def typed(entry: dict[str, Any] | TypeProfile, name: str = "t") -> TypeProfile:
+    """A hand-written type entry (the version 1 JSON shape these tests write) as the typed
+    object the layout stage takes, read by the profile module (cachefit.trace.profile_format)."""
+    if isinstance(entry, TypeProfile):
+        return entry
+    return type_from_json(name, entry)

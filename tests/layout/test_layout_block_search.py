@@ -14,7 +14,7 @@ import random
 from typing import Any
 
 import pytest
-from layout_synth import Oracle, access, c_layout, large_case, profile_entry, random_case
+from layout_synth import Oracle, access, c_layout, large_case, profile_entry, random_case, typed
 
 from cachefit.layout import block_search as bs
 from cachefit.layout import optimize_layout
@@ -25,7 +25,7 @@ from cachefit.layout.problem import LayoutProblem, align_up, build_problem
 
 
 def problem_of(record: Any, entry: dict[str, Any], line: int = 64) -> LayoutProblem:
-    return build_problem(record, entry, cache_line=line, object_align=None,
+    return build_problem(record, typed(entry), cache_line=line, object_align=None,
                          relax_align=False, constraints=LayoutConstraints(),
                          allow_growth=False, merge=False)
 
@@ -164,7 +164,7 @@ def test_blocks_of_one_signature_lose_nothing() -> None:
 def test_optimizer_optimal_only_when_brute_force_agrees(seed: int) -> None:
     rng = random.Random(500 + seed)
     record, entry = random_case(rng, max_fields=7)
-    result = optimize_layout(record, entry, cache_line=64, time_limit=20.0)
+    result = optimize_layout(record, typed(entry), cache_line=64, time_limit=20.0)
     oracle = Oracle(record, entry, cache_line=64)
     best = oracle.best()
     assert oracle.cost(result.order) == best
@@ -179,13 +179,13 @@ def test_mid_size_record_is_proven_by_block_search() -> None:
     record, entry = large_case(40, 16, 1)
     problem = problem_of(record, entry)
     assert applicable(problem) and len(problem.units) > 32
-    first = optimize_layout(record, entry, time_limit=30.0)
+    first = optimize_layout(record, typed(entry), time_limit=30.0)
     assert first.start_offsets == 8
     assert first.optimal, (first.method, first.gap)
     assert first.lines_after == pytest.approx(first.lines_lower_bound)
     simple = per_invocation(problem, simple_bound(problem, problem.lines_fp))
     assert simple < first.lines_lower_bound - 1e-6
-    again = optimize_layout(record, entry, time_limit=30.0)
+    again = optimize_layout(record, typed(entry), time_limit=30.0)
     assert again.order == first.order and again.method == first.method
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from layout_synth import Oracle, access, c_layout, profile_entry, random_case
+from layout_synth import Oracle, access, c_layout, profile_entry, random_case, typed
 
 from cachefit.errors import UserError
 from cachefit.layout import (
@@ -25,7 +25,7 @@ from cachefit.model.record_layout import Base, Field, Record
 def test_alignment_and_size_limit_on_random_records(seed: int) -> None:
     rng = random.Random(500 + seed)
     record, entry = random_case(rng, max_fields=12)
-    result = optimize_layout(record, entry, cache_line=32, time_limit=2.0)
+    result = optimize_layout(record, typed(entry), cache_line=32, time_limit=2.0)
     fields = {f.name: f for f in record.fields}
     assert sorted(result.order) == sorted(fields)
     for name, offset in result.offsets.items():
@@ -43,7 +43,7 @@ def test_holes_shrink_and_cold_fields_keep_their_order() -> None:
                             ("d", "long", 8, 8), ("e", "char", 1, 1)])
     assert record.size == 40
     entry = profile_entry(record, [(1, [access(record, 0, "b")])])
-    result = optimize_layout(record, entry)
+    result = optimize_layout(record, typed(entry))
     assert result.size_after == 24
     # 24 bytes needs d after all the chars: one cold pair (d, e) must swap, no more
     assert [n for n in result.order if n != "b"] == ["a", "c", "e", "d"]
@@ -55,7 +55,7 @@ def test_pins_keep_their_offset_and_the_optimum_respects_them() -> None:
         record, entry = random_case(rng, max_fields=7)
         pinned = rng.choice(record.fields)
         cons = LayoutConstraints(pins=(pinned.name,))
-        result = optimize_layout(record, entry, cache_line=32, object_align=32,
+        result = optimize_layout(record, typed(entry), cache_line=32, object_align=32,
                                  constraints=cons)
         assert result.offsets[pinned.name] == pinned.offset
         oracle = Oracle(record, entry, cache_line=32, object_align=32)
@@ -72,7 +72,7 @@ def test_unit_first_and_same_side_constraints_with_brute_force() -> None:
     cons = LayoutConstraints(units=(UnitConstraint((n[3], n[1]), "one macro"),),
                              first=n[2],
                              same_side=(SameSideConstraint(n[4], (n[0], n[5])),))
-    result = optimize_layout(record, entry, cache_line=16, object_align=16, constraints=cons)
+    result = optimize_layout(record, typed(entry), cache_line=16, object_align=16, constraints=cons)
     order = list(result.order)
     assert order[0] == n[2]
     assert order.index(n[1]) == order.index(n[3]) + 1
@@ -91,10 +91,10 @@ def test_same_side_of_a_byte_boundary() -> None:
     record = c_layout("s", [(f"f{i}", "long", 8, 8) for i in range(16)])
     hot = ["f0", "f9", "f12", "f15"]
     entry = profile_entry(record, [(1, [access(record, 0, h) for h in hot])])
-    free = optimize_layout(record, entry, object_align=64)
+    free = optimize_layout(record, typed(entry), object_align=64)
     assert free.lines_after == 1.0
     cons = LayoutConstraints(same_side=(SameSideConstraint(64, ("f0", "f9")),))
-    kept = optimize_layout(record, entry, object_align=64, constraints=cons)
+    kept = optimize_layout(record, typed(entry), object_align=64, constraints=cons)
     assert kept.offsets["f0"] + 8 <= 64 and kept.offsets["f9"] >= 64
     assert kept.lines_after == 2.0
 
@@ -104,7 +104,7 @@ def test_flexible_array_member_stays_last() -> None:
               Field("pad", "char[20]", 16, 20, 1), Field("data", "char []", 36, 0, 1)]
     record = Record("msg", "struct", 40, 8, fields)
     entry = profile_entry(record, [(4, [[0, 36, 4, "w"], [0, 16, 1, "r"], [0, 0, 4, "r"]])])
-    result = optimize_layout(record, entry, cache_line=16, object_align=16)
+    result = optimize_layout(record, typed(entry), cache_line=16, object_align=16)
     assert result.order[-1] == "data"
     last = max(result.offsets[f.name] + f.size for f in fields[:-1])
     assert result.offsets["data"] == last
@@ -129,7 +129,7 @@ def test_bitfield_storage_units_move_as_a_whole() -> None:
     record = bitfield_record()
     entry = profile_entry(record, [(3, [[0, 16, 1, "w"], [0, 0, 1, "r"], [0, 36, 1, "r"],
                                         [1, 32, 1, "r"], [1, 16, 4, "r"]])])
-    result = optimize_layout(record, entry, cache_line=16, object_align=16)
+    result = optimize_layout(record, typed(entry), cache_line=16, object_align=16)
     order = list(result.order)
     i = order.index("a")
     assert order[i:i + 3] == ["a", "b", "w"]
@@ -148,7 +148,7 @@ def test_plain_field_sharing_a_storage_unit_moves_with_it() -> None:
         Field("c", "char", 0, 1, 1), Field("f", "int", 0, 4, 4, bit_offset=8, bit_size=4),
         Field("p", "long", 8, 8, 8)])
     entry = profile_entry(record, [(1, [[0, 8, 8, "r"]]), (1, [[0, 1, 1, "w"]])])
-    result = optimize_layout(record, entry)
+    result = optimize_layout(record, typed(entry))
     order = list(result.order)
     assert order.index("f") == order.index("c") + 1
     assert result.offsets["f"] == result.offsets["c"]
@@ -164,8 +164,8 @@ def test_relaxed_alignment_only_where_every_access_allows_it() -> None:
     accesses = [[0, 0, 4, "r"], [0, 8, 4, "r"], [0, 12, 4, "w"], [0, 16, 4, "r"],
                 [0, 20, 4, "r"], [1, 24, 8, "r"]]
     entry = profile_entry(record, [(3, accesses)])
-    natural = optimize_layout(record, entry, cache_line=16, object_align=4)
-    relaxed = optimize_layout(record, entry, cache_line=16, object_align=4, relax_align=True)
+    natural = optimize_layout(record, typed(entry), cache_line=16, object_align=4)
+    relaxed = optimize_layout(record, typed(entry), cache_line=16, object_align=4, relax_align=True)
     assert natural.offsets == {"a": 8, "b": 16, "c": 24}
     assert relaxed.lines_after < natural.lines_after
     assert relaxed.offsets["a"] == 4 and relaxed.offsets["c"] % 8 == 0
@@ -175,8 +175,8 @@ def test_relaxed_alignment_only_where_every_access_allows_it() -> None:
 
 def test_allow_growth_lifts_the_size_limit() -> None:
     record, entry = random_case(random.Random(3), max_fields=6)
-    strict = optimize_layout(record, entry, cache_line=32)
-    grown = optimize_layout(record, entry, cache_line=32, allow_growth=True)
+    strict = optimize_layout(record, typed(entry), cache_line=32)
+    grown = optimize_layout(record, typed(entry), cache_line=32, allow_growth=True)
     assert strict.size_limit == -(-record.size // 32) * 32
     assert grown.size_limit >= strict.size_limit
     assert grown.lines_after <= strict.lines_after
@@ -194,14 +194,14 @@ def test_bad_constraints_are_user_errors(cons: LayoutConstraints, message: str) 
     record = c_layout("s", [(f"f{i}", "int", 4, 4) for i in range(4)])
     entry = profile_entry(record, [(1, [access(record, 0, "f0")])])
     with pytest.raises(UserError, match=message):
-        optimize_layout(record, entry, constraints=cons)
+        optimize_layout(record, typed(entry), constraints=cons)
 
 
 def test_unsatisfiable_first_and_pin_is_a_user_error() -> None:
     record = c_layout("s", [(f"f{i}", "int", 4, 4) for i in range(4)])
     entry = profile_entry(record, [(1, [access(record, 0, "f0")])])
     with pytest.raises(UserError, match="pinned"):
-        optimize_layout(record, entry, constraints=LayoutConstraints(pins=("f2",),
+        optimize_layout(record, typed(entry), constraints=LayoutConstraints(pins=("f2",),
                                                                      first="f2"))
 
 
@@ -209,11 +209,11 @@ def test_unions_and_virtual_bases_are_refused() -> None:
     union = Record("u", "union", 8, 8, [Field("a", "long", 0, 8, 8),
                                         Field("b", "int", 0, 4, 4)])
     with pytest.raises(UserError, match="union"):
-        optimize_layout(union, profile_entry(union, []))
+        optimize_layout(union, typed(profile_entry(union, [])))
     derived = Record("d", "class", 24, 8, [Field("a", "long", 8, 8, 8)],
                      bases=[Base("V", 16, 8, virtual=True)], vptr_offset=0)
     with pytest.raises(UserError, match="virtual bases"):
-        optimize_layout(derived, profile_entry(derived, []))
+        optimize_layout(derived, typed(profile_entry(derived, [])))
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -226,7 +226,7 @@ def test_asserted_size_bounds_match_brute_force(seed: int, object_align: int | N
     oracle = Oracle(record, entry, cache_line=32, object_align=object_align)
     exact = rng.random() < 0.5
     floor = record.size if exact else None
-    result = optimize_layout(record, entry, cache_line=32, object_align=object_align,
+    result = optimize_layout(record, typed(entry), cache_line=32, object_align=object_align,
                              constraints=LayoutConstraints(max_size=record.size,
                                                            min_size=floor),
                              time_limit=5.0)
@@ -250,10 +250,10 @@ def test_size_bounds_bind() -> None:
     record = c_layout("s", [("a", "char", 1, 1), ("b", "long", 8, 8), ("c", "char", 1, 1),
                             ("d", "long", 8, 8), ("e", "char", 1, 1)])
     entry = profile_entry(record, [(1, [access(record, 0, "b"), access(record, 0, "d")])])
-    assert optimize_layout(record, entry).size_after == 24
-    kept = optimize_layout(record, entry, constraints=LayoutConstraints(max_size=40,
+    assert optimize_layout(record, typed(entry)).size_after == 24
+    kept = optimize_layout(record, typed(entry), constraints=LayoutConstraints(max_size=40,
                                                                         min_size=40))
     assert kept.size_after == 40
     assert any("at least 40 bytes" in c for c in kept.constraints_honoured)
     with pytest.raises(UserError, match="do not fit"):
-        optimize_layout(record, entry, constraints=LayoutConstraints(max_size=16))
+        optimize_layout(record, typed(entry), constraints=LayoutConstraints(max_size=16))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from layout_synth import access, c_layout, profile_entry, random_case
+from layout_synth import access, c_layout, profile_entry, random_case, typed
 
 from cachefit.layout import LayoutConstraints, evaluate_order
 from cachefit.layout.line_cost import (
@@ -25,7 +25,7 @@ def problem_of(record, entry, **kw):
     opts = dict(cache_line=64, object_align=None, relax_align=False,
                 constraints=LayoutConstraints(), allow_growth=False, merge=False)
     opts.update(kw)
-    return build_problem(record, entry, **opts)
+    return build_problem(record, typed(entry), **opts)
 
 
 def test_c_placement_after_a_base_with_a_flexible_array() -> None:
@@ -34,7 +34,7 @@ def test_c_placement_after_a_base_with_a_flexible_array() -> None:
         Field("c", "char", 24, 1, 1), Field("s", "short", 26, 2, 2),
         Field("tail", "long []", 32, 0, 8)], bases=[Base("B", 0, 12)])
     entry = profile_entry(record, [])
-    ev = evaluate_order(record, entry, ["p", "tail", "c", "i", "s"])
+    ev = evaluate_order(record, typed(entry), ["p", "tail", "c", "i", "s"])
     # after the 12-byte base: p at 16, c at 24, i at 28, s at 32; tail last at 40
     assert ev.order == ("p", "c", "i", "s", "tail")
     assert ev.offsets == {"p": 16, "c": 24, "i": 28, "s": 32, "tail": 40}
@@ -45,10 +45,10 @@ def test_c_placement_after_a_base_with_a_flexible_array() -> None:
 def test_expected_and_worst_lines_for_unaligned_objects() -> None:
     record = c_layout("s", [("a", "long[2]", 16, 8), ("b", "char[48]", 48, 1)])
     entry = profile_entry(record, [(1, [access(record, 0, "a")])])
-    ev = evaluate_order(record, entry, ["a", "b"])        # objects 8-aligned: 8 starts
+    ev = evaluate_order(record, typed(entry), ["a", "b"])        # objects 8-aligned: 8 starts
     # a occupies [s, s+16): two lines only when it starts at 56
     assert ev.figures.lines == 9 / 8 and ev.figures.lines_worst == 2
-    aligned = evaluate_order(record, entry, ["a", "b"], object_align=64)
+    aligned = evaluate_order(record, typed(entry), ["a", "b"], object_align=64)
     assert aligned.figures.lines == aligned.figures.lines_worst == 1
 
 
@@ -79,7 +79,7 @@ def test_evaluate_reports_violations_instead_of_raising() -> None:
     record = c_layout("s", [(f"f{i}", "long", 8, 8) for i in range(4)])
     entry = profile_entry(record, [(1, [access(record, 0, "f3")])])
     cons = LayoutConstraints(pins=("f0",))
-    ev = evaluate_order(record, entry, ["f3", "f0", "f1", "f2"], constraints=cons)
+    ev = evaluate_order(record, typed(entry), ["f3", "f0", "f1", "f2"], constraints=cons)
     assert any("pinned" in v for v in ev.violations)
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from layout_synth import Oracle, random_case
+from layout_synth import Oracle, random_case, typed
 
 from cachefit.layout import LayoutConstraints
 
@@ -33,7 +33,7 @@ def problem_of(record, entry, **kw):
     opts = dict(cache_line=64, object_align=None, relax_align=False,
                 constraints=LayoutConstraints(), allow_growth=False, merge=False)
     opts.update(kw)
-    return build_problem(record, entry, **opts)
+    return build_problem(record, typed(entry), **opts)
 
 
 def per_start_total(p, fps, offsets) -> int:

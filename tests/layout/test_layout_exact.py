@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from layout_synth import Oracle, access, c_layout, profile_entry, random_case
+from layout_synth import Oracle, access, c_layout, profile_entry, random_case, typed
 
 from cachefit.layout import evaluate_order, optimize_layout
 
@@ -22,7 +22,7 @@ def test_exact_solver_matches_brute_force(seed: int) -> None:
     record, entry = random_case(rng, max_fields=8)
     line = rng.choice([16, 32, 64])
     object_align = rng.choice([None, 64])
-    result = optimize_layout(record, entry, cache_line=line, object_align=object_align,
+    result = optimize_layout(record, typed(entry), cache_line=line, object_align=object_align,
                              time_limit=30.0)
     oracle = Oracle(record, entry, cache_line=line, object_align=object_align)
     best = oracle.best()
@@ -49,9 +49,9 @@ def two_role_record() -> tuple:
 
 def test_two_roles_share_lines_inside_the_larger_footprint() -> None:
     record, entry = two_role_record()
-    before = evaluate_order(record, entry, ["a", "b", "c", "d"], object_align=64)
+    before = evaluate_order(record, typed(entry), ["a", "b", "c", "d"], object_align=64)
     assert before.lines == 4.0          # X: 2 lines, Y: a and c in different lines
-    result = optimize_layout(record, entry, object_align=64)
+    result = optimize_layout(record, typed(entry), object_align=64)
     assert result.lines_before == 4.0
     assert result.lines_after == 3.0    # X: 2 lines, Y: 1 line inside X's footprint
     assert result.optimal
@@ -65,9 +65,9 @@ def test_role_blind_footprint_would_miss_the_optimum() -> None:
     blind = profile_entry(record, [(10, [[0, *a[1:]] for a in entry["sequences"][0]
                                          ["accesses"]])])
     for order in (["a", "b", "c", "d"], ["a", "c", "b", "d"]):
-        assert evaluate_order(record, blind, order, object_align=64).lines == 2.0
-    assert evaluate_order(record, entry, ["a", "b", "c", "d"], object_align=64).lines == 4.0
-    assert evaluate_order(record, entry, ["a", "c", "b", "d"], object_align=64).lines == 3.0
+        assert evaluate_order(record, typed(blind), order, object_align=64).lines == 2.0
+    assert evaluate_order(record, typed(entry), ["a", "b", "c", "d"], object_align=64).lines == 4.0
+    assert evaluate_order(record, typed(entry), ["a", "c", "b", "d"], object_align=64).lines == 3.0
 
 
 def test_dirty_lines_minimised_among_layouts_with_minimal_lines() -> None:
@@ -78,7 +78,7 @@ def test_dirty_lines_minimised_among_layouts_with_minimal_lines() -> None:
     accesses = [access(record, 0, f.name, "w" if f.name in written else "r")
                 for f in record.fields]
     entry = profile_entry(record, [(5, accesses)])
-    result = optimize_layout(record, entry, object_align=64)
+    result = optimize_layout(record, typed(entry), object_align=64)
     assert result.lines_before == result.lines_after == 2.0
     assert result.dirty_before == 2.0
     assert result.dirty_after == 1.0
@@ -100,7 +100,7 @@ def test_dirty_lines_brute_force_on_write_heavy_profiles(seed: int) -> None:
         sequences.append((rng.randint(1, 5), [access(record, 0, n, rng.choice("rw"))
                                              for n in touched]))
     entry = profile_entry(record, sequences)
-    result = optimize_layout(record, entry, cache_line=32, object_align=32)
+    result = optimize_layout(record, typed(entry), cache_line=32, object_align=32)
     oracle = Oracle(record, entry, cache_line=32, object_align=32)
     assert oracle.cost(result.order) == oracle.best()
 
@@ -108,6 +108,6 @@ def test_dirty_lines_brute_force_on_write_heavy_profiles(seed: int) -> None:
 def test_same_input_gives_same_output() -> None:
     rng = random.Random(7)
     record, entry = random_case(rng, max_fields=8)
-    runs = [optimize_layout(record, entry, cache_line=32) for _ in range(3)]
+    runs = [optimize_layout(record, typed(entry), cache_line=32) for _ in range(3)]
     assert len({r.order for r in runs}) == 1
     assert len({tuple(sorted(r.offsets.items())) for r in runs}) == 1

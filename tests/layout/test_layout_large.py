@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from layout_synth import large_case
+from layout_synth import large_case, typed
 
 from cachefit.layout import (
     LayoutConstraints,
@@ -35,13 +35,13 @@ def check_valid(record, result) -> None:
 @pytest.mark.parametrize("object_align", [64, None])
 def test_large_record_gets_a_valid_better_layout_with_a_bound(object_align) -> None:
     record, entry = large_case(200, 50, seed=5)
-    result = optimize_layout(record, entry, object_align=object_align, time_limit=3.0)
+    result = optimize_layout(record, typed(entry), object_align=object_align, time_limit=3.0)
     check_valid(record, result)
     assert result.lines_after < result.lines_before
     assert result.lines_lower_bound <= result.lines_after + 1e-9
     expected_gap = (result.lines_after - result.lines_lower_bound) / result.lines_after
     assert result.gap == pytest.approx(0.0 if result.optimal else expected_gap)
-    again = evaluate_order(record, entry, result.order, object_align=object_align)
+    again = evaluate_order(record, typed(entry), result.order, object_align=object_align)
     assert again.lines == pytest.approx(result.lines_after)
     assert again.dirty == pytest.approx(result.dirty_after)
     assert again.violations == ()
@@ -50,15 +50,15 @@ def test_large_record_gets_a_valid_better_layout_with_a_bound(object_align) -> N
 
 def test_large_record_is_deterministic() -> None:
     record, entry = large_case(120, 40, seed=9)
-    first = optimize_layout(record, entry, time_limit=4.0)
-    second = optimize_layout(record, entry, time_limit=4.0)
+    first = optimize_layout(record, typed(entry), time_limit=4.0)
+    second = optimize_layout(record, typed(entry), time_limit=4.0)
     assert first.order == second.order
     assert first.lines_after == second.lines_after
 
 
 def test_merge_on_a_large_profile_reports_what_was_merged() -> None:
     record, entry = large_case(120, 40, seed=0)
-    result = optimize_layout(record, entry, object_align=64, time_limit=2.0, merge=True)
+    result = optimize_layout(record, typed(entry), object_align=64, time_limit=2.0, merge=True)
     check_valid(record, result)
     assert [(m.index, m.into) for m in result.merged] == [(2, 0), (4, 3)]
     counts = [s["count"] for s in entry["sequences"]]
@@ -71,7 +71,7 @@ def test_large_record_honours_pins_units_and_sides() -> None:
     cons = LayoutConstraints(pins=(names[10],), first=names[0],
                              units=(UnitConstraint((names[30], names[31], names[32])),),
                              same_side=(SameSideConstraint(names[75]),))
-    result = optimize_layout(record, entry, object_align=64, time_limit=3.0,
+    result = optimize_layout(record, typed(entry), object_align=64, time_limit=3.0,
                              constraints=cons)
     check_valid(record, result)
     order = list(result.order)
@@ -87,7 +87,7 @@ def test_large_record_honours_pins_units_and_sides() -> None:
 
 def test_result_serialises_to_json() -> None:
     record, entry = large_case(60, 20, seed=1)
-    result = optimize_layout(record, entry, time_limit=1.0, merge=True)
+    result = optimize_layout(record, typed(entry), time_limit=1.0, merge=True)
     data = json.loads(json.dumps(result.to_json()))
     assert data["order"] == list(result.order)
     assert data["lines_after"] == result.lines_after
@@ -97,8 +97,8 @@ def test_result_serialises_to_json() -> None:
 
 def test_alphabetical_order_can_be_evaluated_and_is_worse() -> None:
     record, entry = large_case(80, 30, seed=3)
-    result = optimize_layout(record, entry, object_align=64, time_limit=2.0)
-    alpha = evaluate_order(record, entry, sorted(f.name for f in record.fields),
+    result = optimize_layout(record, typed(entry), object_align=64, time_limit=2.0)
+    alpha = evaluate_order(record, typed(entry), sorted(f.name for f in record.fields),
                            object_align=64)
     assert alpha.violations == ()
     assert alpha.lines > result.lines_after
@@ -124,6 +124,6 @@ def test_a_record_of_large_arrays_does_not_get_the_exact_model(monkeypatch) -> N
     entry = profile_entry(record, [(100, [access(record, 0, "end"), access(record, 0, "base"),
                                           access(record, 0, "level", "w"),
                                           access(record, 0, "hashTable")])])
-    result = optimize_layout(record, entry, time_limit=2.0)
+    result = optimize_layout(record, typed(entry), time_limit=2.0)
     assert result.lines_after <= result.lines_before
     assert 0 < result.lines_lower_bound <= result.lines_after

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from layout_synth import Oracle, bench_synthetic, random_case
+from layout_synth import Oracle, bench_synthetic, random_case, typed
 
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.line_fill_model import (
@@ -23,7 +23,7 @@ from cachefit.layout.problem import build_problem
 
 
 def _problem(record, entry, line: int):
-    return build_problem(record, entry, cache_line=line, object_align=64,
+    return build_problem(record, typed(entry), cache_line=line, object_align=64,
                          relax_align=False, constraints=LayoutConstraints(),
                          allow_growth=False, merge=False)
 

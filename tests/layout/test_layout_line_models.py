@@ -16,6 +16,7 @@ from layout_synth import (
     c_layout,
     profile_entry,
     random_case,
+    typed,
 )
 
 from cachefit.layout import optimize_layout
@@ -25,7 +26,7 @@ from cachefit.layout.problem import build_problem
 
 
 def _problem(record, entry, line: int):
-    return build_problem(record, entry, cache_line=line, object_align=64,
+    return build_problem(record, typed(entry), cache_line=line, object_align=64,
                          relax_align=False, constraints=LayoutConstraints(),
                          allow_growth=False, merge=False)
 
@@ -86,7 +87,7 @@ def test_forty_touched_fields_proven_optimal(fields: int, touched: int, seed: in
     up to three roles, cache-aligned objects, proven optimal well within 10 s (about 1 s
     idle; the bench has the other seeds, and one that is not proven)."""
     record, entry = bench_synthetic().make_case(fields, touched, 6, seed)
-    result = optimize_layout(record, entry, object_align=64, time_limit=10.0)
+    result = optimize_layout(record, typed(entry), object_align=64, time_limit=10.0)
     assert len(result.hot_fields) == touched
     assert result.optimal, (result.lines_after, result.lines_lower_bound, result.method)
     assert result.gap == 0.0
@@ -109,5 +110,5 @@ def test_more_field_classes_than_a_64_bit_mask_holds() -> None:
     assert solution is not None
     stage = solution.stage("lines")
     assert stage is not None and stage.bound is not None
-    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=3)
+    result = optimize_layout(record, typed(entry), cache_line=64, object_align=64, time_limit=3)
     assert sorted(result.order) == sorted(f.name for f in record.fields)

@@ -25,6 +25,7 @@ from layout_synth import (
     large_case,
     profile_entry,
     random_case,
+    typed,
 )
 
 from cachefit.layout import block_best_first as bbf
@@ -37,7 +38,7 @@ from cachefit.layout.realize import realize
 
 
 def aligned_problem(record: Any, entry: dict[str, Any], line: int) -> LayoutProblem:
-    return build_problem(record, entry, cache_line=line, object_align=line,
+    return build_problem(record, typed(entry), cache_line=line, object_align=line,
                          relax_align=False, constraints=LayoutConstraints(),
                          allow_growth=False, merge=False)
 

@@ -6,13 +6,14 @@ Profiles are built by hand here; these tests do not run the tracer or the profil
 from __future__ import annotations
 
 import pytest
-from layout_synth import access, c_layout, profile_entry
+from layout_synth import access, c_layout, profile_entry, typed
 
 from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.merging import merge_by_inclusion
 from cachefit.layout.profile_footprints import read_footprints
 from cachefit.model.record_layout import Field, Record
+from cachefit.trace.profile_format import Access, AccessSequence, FieldSpan, TypeProfile
 
 
 def test_accesses_map_through_the_stored_layout_to_current_names() -> None:
@@ -20,7 +21,7 @@ def test_accesses_map_through_the_stored_layout_to_current_names() -> None:
     entry = profile_entry(old, [(2, [[0, 0, 8, "r"], [1, 10, 2, "w"], [1, 15, 2, "r"]])])
     # The record has been reordered since the trace: offsets differ, names match.
     new = c_layout("s", [("c", "int", 4, 4), ("b", "long", 8, 8), ("a", "long", 8, 8)])
-    fps = read_footprints(new, entry, 0)
+    fps = read_footprints(new, typed(entry), 0)
     (seq,) = fps.sequences
     roles = dict(seq.roles)
     assert roles["0"].touched == {"a"} and roles["0"].written == frozenset()
@@ -35,7 +36,7 @@ def test_unknown_and_new_fields_are_reported_not_fatal() -> None:
     old = c_layout("s", [("gone", "long", 8, 8), ("a", "long", 8, 8)])
     entry = profile_entry(old, [(1, [[0, 0, 8, "r"], [0, 8, 8, "r"], [0, 40, 4, "r"]])])
     new = c_layout("s", [("a", "long", 8, 8), ("fresh", "long[2]", 16, 8)])
-    fps = read_footprints(new, entry, 0)
+    fps = read_footprints(new, typed(entry), 0)
     assert dict(fps.sequences[0].roles)["0"].touched == {"a"}
     text = " ".join(fps.warnings)
     assert "gone" in text and "fresh" in text and "size" in text
@@ -46,11 +47,11 @@ def test_fixed_area_accesses_are_kept_as_spans() -> None:
     record = Record("D", "class", 24, 8, [Field("x", "long", 8, 8, 8),
                                           Field("y", "long", 16, 8, 8)], vptr_offset=0)
     entry = profile_entry(record, [(1, [[0, 0, 8, "r"], [0, 16, 8, "r"]])])
-    fps = read_footprints(record, entry, 8)
+    fps = read_footprints(record, typed(entry), 8)
     role = dict(fps.sequences[0].roles)["0"]
     assert role.fixed_touched == ((0, 8),) and role.touched == {"y"}
     # The vptr's line counts: with 16-byte lines, y next to the vptr saves a line.
-    result = optimize_layout(record, entry, cache_line=16, object_align=16)
+    result = optimize_layout(record, typed(entry), cache_line=16, object_align=16)
     assert result.lines_before == 2.0 and result.lines_after == 1.0
     assert result.offsets["y"] == 8
 
@@ -65,7 +66,7 @@ def test_the_profiles_vptr_and_base_spans_are_the_fixed_area() -> None:
     entry = profile_entry(record, [(3, [[0, 0, 8, "r"], [0, 8, 4, "w"], [0, 24, 8, "r"]])])
     entry["fields"][:0] = [{"name": "<vptr>", "offset": 0, "size": 8},
                            {"name": "DB::n", "offset": 8, "size": 4}]
-    fps = read_footprints(record, entry, 16)
+    fps = read_footprints(record, typed(entry), 16)
     role = dict(fps.sequences[0].roles)["0"]
     assert role.fixed_touched == ((0, 12),) and role.fixed_written == ((8, 12),)
     assert role.touched == {"y"}
@@ -73,12 +74,19 @@ def test_the_profiles_vptr_and_base_spans_are_the_fixed_area() -> None:
     assert fps.warnings == ()
 
 
+def _bad_type(count: int = 1, access: Access | None = None,
+              fields: list[FieldSpan] | None = None) -> TypeProfile:
+    return TypeProfile("s", 4, fields or [], [AccessSequence(
+        count, (access or Access(0, 0, 4, "r"),))])
+
+
 @pytest.mark.parametrize("bad", [
-    {"fields": [], "sequences": [{"count": 1, "accesses": [[0, 0, 4, "x"]]}]},
-    {"fields": [], "sequences": [{"count": -1, "accesses": []}]},
-    {"fields": [], "sequences": [{"count": 1, "accesses": [[0, -4, 4, "r"]]}]},
-    {"fields": [{"offset": 0, "size": 4}], "sequences": []},
-    {"fields": [], "sequences": "nope"},
+    _bad_type(access=Access(0, 0, 4, "x")),     # type: ignore[arg-type]
+    _bad_type(count=-1),
+    _bad_type(access=Access(0, -4, 4, "r")),
+    _bad_type(access=Access(0, 0, 0, "r")),
+    _bad_type(fields=[FieldSpan("a", -1, 4)]),
+    {"fields": [], "sequences": []},            # a dict is not read by the layout stage
     [],
 ])
 def test_malformed_entries_are_user_errors(bad: object) -> None:
@@ -97,7 +105,7 @@ def inclusion_profile() -> tuple[Record, dict]:
 
 def test_merging_by_footprint_inclusion() -> None:
     record, entry = inclusion_profile()
-    fps = read_footprints(record, entry, 0)
+    fps = read_footprints(record, typed(entry), 0)
     kept, merged = merge_by_inclusion(fps.sequences)
     assert [(m.index, m.into, m.count) for m in merged] == [(1, 0, 3)]
     assert [(s.index, s.count) for s in kept] == [(0, 13), (2, 5)]
@@ -107,17 +115,17 @@ def test_merging_needs_inclusion_role_by_role() -> None:
     record = c_layout("s", [(n, "long", 8, 8) for n in "abc"])
     heavy = [access(record, 0, "a"), access(record, 0, "b")]
     light = [access(record, 1, "a")]                     # role 1 is not in the heavy one
-    fps = read_footprints(record, profile_entry(record, [(9, heavy), (1, light)]), 0)
+    fps = read_footprints(record, typed(profile_entry(record, [(9, heavy), (1, light)])), 0)
     kept, merged = merge_by_inclusion(fps.sequences)
     assert merged == () and len(kept) == 2
 
 
 def test_merge_flag_reports_merges_and_predicts_on_the_full_profile() -> None:
     record, entry = inclusion_profile()
-    plain = optimize_layout(record, entry, object_align=64)
-    merged = optimize_layout(record, entry, object_align=64, merge=True)
+    plain = optimize_layout(record, typed(entry), object_align=64)
+    merged = optimize_layout(record, typed(entry), object_align=64, merge=True)
     assert plain.merged == ()
     assert [(m.index, m.into) for m in merged.merged] == [(1, 0)]
-    check = evaluate_order(record, entry, merged.order, object_align=64)
+    check = evaluate_order(record, typed(entry), merged.order, object_align=64)
     assert merged.lines_after == check.lines and merged.dirty_after == check.dirty
     assert merged.lines_before == plain.lines_before

@@ -26,6 +26,7 @@ from layout_synth import (
     large_case,
     profile_entry,
     random_case,
+    typed,
 )
 
 from cachefit.layout.constraints import LayoutConstraints
@@ -36,7 +37,7 @@ from cachefit.layout.problem import LayoutProblem, build_problem
 
 
 def aligned_problem(record: Any, entry: dict[str, Any], line: int) -> LayoutProblem:
-    return build_problem(record, entry, cache_line=line, object_align=line,
+    return build_problem(record, typed(entry), cache_line=line, object_align=line,
                          relax_align=False, constraints=LayoutConstraints(),
                          allow_growth=False, merge=False)
 
@@ -287,7 +288,7 @@ def test_the_line_models_prove_bench_records_once_arranged(
     from cachefit.layout import optimize_layout
 
     record, entry = bench_synthetic().make_case(60, 40, 6, seed)
-    result = optimize_layout(record, entry, cache_line=64, object_align=64, time_limit=10.0)
+    result = optimize_layout(record, typed(entry), cache_line=64, object_align=64, time_limit=10.0)
     assert result.optimal and result.method.startswith("line model")
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
     assert oracle.cost(result.order) == cost

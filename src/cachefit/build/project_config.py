@@ -37,13 +37,14 @@ _TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses
 # else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
 # the QEMU backend's sub-table (cachefit.trace.qemu_backend, docs/qemu-tracing.md).
 # [build]: the compiler wrapper (here) and `cachefit build` (cachefit.build.pipeline_config).
-# [reorder]: cachefit.reorder.project_config.
+# [reorder] and [layout]: cachefit.reorder.project_config.
 TABLES: dict[str, frozenset[str]] = {
     "trace": frozenset(_TRACE_KEYS | {"qemu"}),
     "build": frozenset({"mode", "cc", "cxx", "layouts",
                         "command", "workload", "clean", "flatten", "output", "binaries",
                         "object_align", "time_limit", "march_native", "lto", "pgo"}),
     "reorder": frozenset({"abi"}),
+    "layout": frozenset({"entry_weights"}),
 }
 # Sub-tables, by their dotted name, with their keys: [trace.qemu] and the entries of its
 # arrays of tables (ARRAYS: [[trace.qemu.object]], [[trace.qemu.area]], input = [{...}]).

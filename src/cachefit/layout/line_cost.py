@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint
-from cachefit.layout.result import LineFigures
+from cachefit.layout.result import KindFigures, LineFigures
 
 
 @dataclass(frozen=True)
@@ -154,3 +154,17 @@ def footprint_bound_total(problem: LayoutProblem, fp: WeightedFootprint) -> int:
 def simple_bound(problem: LayoutProblem, fps: Sequence[WeightedFootprint]) -> int:
     """Sum over footprints of `weight * footprint_bound_total` (valid for any layout)."""
     return sum(fp.weight * footprint_bound_total(problem, fp) for fp in fps)
+
+
+def kind_figures(problem: LayoutProblem, offsets: Sequence[int]) -> tuple[KindFigures, ...]:
+    """Per kind of operation, its figures at `offsets` (per invocation of that kind,
+    expected over start offsets) and its per-footprint lower bounds."""
+    out = []
+    for k in problem.kinds:
+        n = max(k.count, 1) * len(problem.starts)
+        out.append(KindFigures(
+            k.entry, k.count,
+            sum(weighted_lines(problem, k.lines_fp, offsets)) / n,
+            sum(weighted_lines(problem, k.dirty_fp, offsets)) / n,
+            simple_bound(problem, k.lines_fp) / n, simple_bound(problem, k.dirty_fp) / n))
+    return tuple(out)

@@ -53,6 +53,6 @@ def merge_by_inclusion(
         extra[host.index] = extra.get(host.index, 0) + seq.count
         merged.append(MergedSequence(seq.index, host.index, seq.count))
     result = tuple(
-        SequenceFootprint(k.index, k.count + extra.get(k.index, 0), k.roles)
+        SequenceFootprint(k.index, k.count + extra.get(k.index, 0), k.roles, k.entry)
         for k in sorted(kept, key=lambda s: s.index))
     return result, tuple(sorted(merged, key=lambda m: m.index))

@@ -30,9 +30,8 @@ as alphabetical order). Nothing here prints; bad input raises `UserError`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.layout import block_native
@@ -49,6 +48,7 @@ from cachefit.layout.line_clustering import cluster_targets
 from cachefit.layout.line_cost import (
     CostTotals,
     cost_totals,
+    kind_figures,
     line_figures,
     per_invocation,
     simple_bound,
@@ -69,6 +69,7 @@ from cachefit.layout.problem import LayoutProblem, build_problem
 from cachefit.layout.realize import compact_tail, realize
 from cachefit.layout.result import LayoutEvaluation, LayoutResult
 from cachefit.model.record_layout import Record
+from cachefit.trace.profile_format import TypeProfile
 
 EXACT_MAX_UNITS = 32
 """Records with at most this many units get the exact circuit model over all units
@@ -302,23 +303,27 @@ were enough to cut the line models' proofs short); at 3.0 it does so only beyond
 times the idle wall time."""
 
 
-def optimize_layout(record: Record, profile_type: dict[str, Any], *, cache_line: int = 64,
+def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: int = 64,
                     object_align: int | None = None, relax_align: bool = False,
                     constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
                     allow_growth: bool = False, time_limit: float = 10.0,
-                    merge: bool = False) -> LayoutResult:
-    """Choose a member order for `record` from one type entry of a cachefit profile.
+                    merge: bool = False,
+                    entry_weights: Mapping[str, float] | None = None) -> LayoutResult:
+    """Choose a member order for `record` from one type of a cachefit profile.
 
-    Objectives, in order: weighted cache lines touched per (sequence, role); dirty lines;
-    size (never above the original rounded up to whole lines unless `allow_growth`); cold
-    fields then hot fields in their original relative order. See docs/layout.md.
+    Objectives, in order: weighted cache lines touched per (sequence, role) — a sequence
+    or summary weighs its count, unless `entry_weights` weighs its kind of operation
+    (problem.weigh_sequences); dirty lines; size (never above the original rounded up to
+    whole lines unless `allow_growth`); cold fields then hot fields in their original
+    relative order. See docs/layout.md.
     """
     began = time.monotonic()
     if time_limit <= 0:
         raise UserError(f"time limit {time_limit} must be positive")
     problem = build_problem(record, profile_type, cache_line=cache_line,
                             object_align=object_align, relax_align=relax_align,
-                            constraints=constraints, allow_growth=allow_growth, merge=merge)
+                            constraints=constraints, allow_growth=allow_growth, merge=merge,
+                            entry_weights=entry_weights)
     warnings = list(problem.warnings)
     cands = _Candidates(problem)
     original = _original_order(problem)
@@ -697,15 +702,18 @@ def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[list[StageO
         optimal=optimal, gap=0.0 if optimal else gap, solver_seconds=seconds, method=method,
         merged=p.merged, constraints_honoured=p.honoured, relaxed_alignment=relaxed,
         hot_fields=hot_names, cache_line=p.line, object_align=p.object_align,
-        start_offsets=len(p.starts), invocations=p.total_count, warnings=tuple(warnings),
-        bitfield_barriers=_barriers(p, chosen.placement))
+        start_offsets=len(p.starts), invocations=p.invocations, warnings=tuple(warnings),
+        bitfield_barriers=_barriers(p, chosen.placement),
+        kinds_before=kind_figures(p, before_place.offsets),
+        kinds_after=kind_figures(p, chosen.placement.offsets))
 
 
-def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence[str], *,
+def evaluate_order(record: Record, profile_type: TypeProfile, order: Sequence[str], *,
                    cache_line: int = 64, object_align: int | None = None,
                    relax_align: bool = False,
                    constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
-                   allow_growth: bool = False) -> LayoutEvaluation:
+                   allow_growth: bool = False,
+                   entry_weights: Mapping[str, float] | None = None) -> LayoutEvaluation:
     """Cost of declaring `record`'s fields in `order` (all field names, each once).
 
     Fields sharing a bit-field storage unit are placed together where the first of them
@@ -714,7 +722,8 @@ def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence
     """
     problem = build_problem(record, profile_type, cache_line=cache_line,
                             object_align=object_align, relax_align=relax_align,
-                            constraints=constraints, allow_growth=allow_growth, merge=False)
+                            constraints=constraints, allow_growth=allow_growth, merge=False,
+                            entry_weights=entry_weights)
     names = [f.name for f in record.fields]
     if sorted(order) != sorted(names):
         raise UserError(f"the order must name every field of {record.name} exactly once")
@@ -731,4 +740,5 @@ def evaluate_order(record: Record, profile_type: dict[str, Any], order: Sequence
     field_order, offsets, bits = _field_offsets(problem, placement)
     return LayoutEvaluation(field_order, offsets, bits, placement.size,
                             line_figures(problem, totals), tuple(violations(problem, placement)),
-                            _barriers(problem, placement))
+                            _barriers(problem, placement),
+                            kind_figures(problem, placement.offsets))

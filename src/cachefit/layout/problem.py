@@ -12,7 +12,11 @@ From a `Record`, a profile type entry and the caller's options this builds the o
 * constraints resolved to units: chains (successor links), the first unit, pins,
   side-of-boundary rules;
 * footprints: per (sequence, role) the set of touched units, aggregated by identical sets
-  with summed counts; separately for written units (dirty lines);
+  with summed weights; separately for written units (dirty lines). A sequence's weight is
+  its count (summaries of long invocations alike), so the objective is the expected number
+  of lines per operation summed over the kinds of operation weighted by their invocations;
+  `entry_weights` gives a kind another weight in the same unit (`weigh_sequences`). The
+  footprints of each kind alone, unweighted, are kept for the per-kind figures;
 * the placement model: cache line, object start offsets, size limit.
 
 It does not search for layouts or count lines; it raises `UserError` for inputs it
@@ -21,9 +25,11 @@ cannot model (unions, virtual bases, contradictory constraints).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
-from typing import Any
 
 from cachefit.errors import Location, UserError
 from cachefit.layout.constraints import LayoutConstraints
@@ -35,6 +41,11 @@ from cachefit.layout.profile_footprints import (
     read_footprints,
 )
 from cachefit.model.record_layout import Field, Record, UnnamedBitfield
+from cachefit.trace.profile_format import TypeProfile
+
+WEIGHT_RESOLUTION = 1 << 24
+"""With `entry_weights`, the weights become integers summing to about this when exact
+integers would be larger (the solvers' objectives are 64-bit integers)."""
 
 
 def align_up(value: int, align: int) -> int:
@@ -84,6 +95,17 @@ class WeightedFootprint:
 
 
 @dataclass(frozen=True)
+class KindFootprints:
+    """One kind of operation (entry function; None for a profile without kinds): its
+    counted invocations and its footprints weighted by count alone."""
+
+    entry: str | None
+    count: int
+    lines_fp: tuple[WeightedFootprint, ...]
+    dirty_fp: tuple[WeightedFootprint, ...]
+
+
+@dataclass(frozen=True)
 class SideRule:
     """Unit `unit` must stay before (or after) marker unit `marker` or byte offset `offset`."""
 
@@ -119,6 +141,8 @@ class LayoutProblem:
     warnings: tuple[str, ...]
     field_unit: dict[str, int] = field(default_factory=dict)
     size_min: int = 0        # sizeof at least this (an asserted exact size)
+    kinds: tuple[KindFootprints, ...] = ()
+    invocations: int = 0     # counted invocations (total_count is the sum of the weights)
 
     @property
     def movable(self) -> list[int]:
@@ -360,6 +384,56 @@ def _aggregate(sequences: tuple[SequenceFootprint, ...], field_unit: dict[str, i
     return tuple(WeightedFootprint(u, s, w) for (u, s), w in sorted(weights.items()))
 
 
+def weigh_sequences(sequences: tuple[SequenceFootprint, ...],
+                    entry_weights: Mapping[str, float] | None
+                    ) -> tuple[SequenceFootprint, ...]:
+    """The sequences with their weights as `count`. Without `entry_weights` (or when it
+    names no kind of these sequences) a sequence weighs its count, as it always did. A
+    kind named there weighs `entry_weights[kind]` in all instead of its invocations: each
+    of its sequences gets that times its share of the kind's invocations. The weights are
+    then made integers: exactly (common denominator) when that stays below
+    WEIGHT_RESOLUTION, else rounded at that resolution (a sequence of positive weight
+    keeps at least 1)."""
+    if not entry_weights or not any(s.entry in entry_weights for s in sequences
+                                    if s.entry is not None):
+        return sequences
+    per_kind: dict[str | None, int] = {}
+    for s in sequences:
+        per_kind[s.entry] = per_kind.get(s.entry, 0) + s.count
+    scale: dict[str | None, Fraction] = {}
+    for kind, n in per_kind.items():
+        w = entry_weights.get(kind) if kind is not None else None
+        if w is None or n == 0:
+            scale[kind] = Fraction(1)
+        else:
+            if not math.isfinite(w) or w < 0:
+                raise UserError(f"the weight {w!r} of {kind} is not a number >= 0")
+            scale[kind] = Fraction(repr(float(w))).limit_denominator(10**6) / n
+    exact = [s.count * scale[s.entry] for s in sequences]
+    denominator = math.lcm(*(w.denominator for w in exact)) if exact else 1
+    total = sum(exact, Fraction(0))
+    if total * denominator <= WEIGHT_RESOLUTION:
+        weights = [int(w * denominator) for w in exact]
+    else:
+        factor = WEIGHT_RESOLUTION / total
+        weights = [max(1, round(w * factor)) if w > 0 else 0 for w in exact]
+    return tuple(SequenceFootprint(s.index, w, s.roles, s.entry)
+                 for s, w in zip(sequences, weights, strict=True))
+
+
+def _kinds(sequences: tuple[SequenceFootprint, ...],
+           field_unit: dict[str, int]) -> tuple[KindFootprints, ...]:
+    """Per kind (heaviest first, ties by name), its count-weighted footprints."""
+    by_kind: dict[str | None, list[SequenceFootprint]] = {}
+    for s in sequences:
+        by_kind.setdefault(s.entry, []).append(s)
+    out = [KindFootprints(kind, sum(s.count for s in seqs),
+                          _aggregate(tuple(seqs), field_unit, False),
+                          _aggregate(tuple(seqs), field_unit, True))
+           for kind, seqs in by_kind.items()]
+    return tuple(sorted(out, key=lambda k: (-k.count, k.entry or "")))
+
+
 # ----------------------------------------------------------------------- constraints
 
 
@@ -436,10 +510,11 @@ def _resolve_sides(constraints: LayoutConstraints, record: Record,
 # -------------------------------------------------------------------------- problem
 
 
-def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: int,
+def build_problem(record: Record, profile_type: TypeProfile, *, cache_line: int,
                   object_align: int | None, relax_align: bool,
                   constraints: LayoutConstraints, allow_growth: bool,
-                  merge: bool) -> LayoutProblem:
+                  merge: bool, entry_weights: Mapping[str, float] | None = None
+                  ) -> LayoutProblem:
     """Validate the inputs and assemble the `LayoutProblem` (see the module docstring)."""
     if record.kind == "union":
         ext = record.extent
@@ -535,10 +610,11 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
     if prefix_end + used > size_limit:
         raise UserError(f"the fields of {record.name} do not fit in {size_limit} bytes")
 
-    solver_seqs = footprints.sequences
+    weighted = weigh_sequences(footprints.sequences, entry_weights)
+    solver_seqs = weighted
     merged: tuple[MergedSequence, ...] = ()
     if merge:
-        solver_seqs, merged = merge_by_inclusion(footprints.sequences)
+        solver_seqs, merged = merge_by_inclusion(weighted)
 
     honoured = _describe(record, units, fam, prefix_end, size_limit, allow_growth,
                          constraints)
@@ -548,11 +624,13 @@ def build_problem(record: Record, profile_type: dict[str, Any], *, cache_line: i
         size_limit=size_limit,
         lines_fp=_aggregate(solver_seqs, field_unit, False),
         dirty_fp=_aggregate(solver_seqs, field_unit, True),
-        report_lines_fp=_aggregate(footprints.sequences, field_unit, False),
-        report_dirty_fp=_aggregate(footprints.sequences, field_unit, True),
-        total_count=footprints.total_count, succ=succ, pred=pred, first=first,
+        report_lines_fp=_aggregate(weighted, field_unit, False),
+        report_dirty_fp=_aggregate(weighted, field_unit, True),
+        total_count=sum(s.count for s in weighted), succ=succ, pred=pred, first=first,
         sides=tuple(sides), relaxed=relaxed, merged=merged, honoured=tuple(honoured),
-        warnings=tuple(warnings), field_unit=field_unit, size_min=size_min)
+        warnings=tuple(warnings), field_unit=field_unit, size_min=size_min,
+        kinds=_kinds(footprints.sequences, field_unit),
+        invocations=footprints.total_count)
 
 
 def _describe(record: Record, units: list[Unit], fam: Field | None, prefix_end: int,

@@ -1,12 +1,15 @@
-"""Read one type's entry of a cachefit profile into per-sequence, per-role field footprints.
+"""Read one type of a cachefit profile into per-sequence, per-role field footprints.
 
-Input is the dict under `profile["types"][name]` (format `cachefit-profile` version 1).
-Accesses are mapped to fields by byte overlap with the layout stored in the profile (the
-layout at trace time), then matched to the current record by field name. The result says,
-for every sequence and object role, which fields were touched and which written, plus the
-access widths per field (for relaxed alignment). Accesses to the fixed area before the first
-field (vptr, bases) are kept as byte spans. This module does not look at cache lines or
-choose layouts; malformed input raises `UserError`.
+Input is the profile's typed `TypeProfile` (cachefit.trace.profile_format, which alone
+reads the file). Every sequence is one weighted item: a literal sequence and a summary of
+long invocations alike (a summary's footprint is its distinct accesses, exactly as a
+literal sequence's), with its count and kind of operation (entry). Accesses are mapped to
+fields by byte overlap with the layout stored in the profile (the layout at trace time),
+then matched to the current record by field name. The result says, for every sequence and
+object role, which fields were touched and which written, plus the access widths per field
+(for relaxed alignment). Accesses to the fixed area before the first field (vptr, bases)
+are kept as byte spans. This module does not look at cache lines or choose layouts;
+malformed input raises `UserError`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.model.record_layout import Record
+from cachefit.trace.profile_format import TypeProfile
 
 Span = tuple[int, int]
 
@@ -39,11 +43,13 @@ class RoleFootprint:
 
 @dataclass(frozen=True)
 class SequenceFootprint:
-    """One recorded sequence: its index in the profile, its count and its roles' footprints."""
+    """One recorded sequence (or summary): its index in the profile, its count (or weight,
+    once the layout problem has weighed it), its roles' footprints and its kind."""
 
     index: int
     count: int
     roles: tuple[tuple[str, RoleFootprint], ...]
+    entry: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,16 +91,13 @@ def _int(value: Any, what: str, minimum: int = 0) -> int:
     return value
 
 
-def _stored_fields(entry: dict[str, Any]) -> list[_StoredField]:
-    raw = entry.get("fields")
-    if not isinstance(raw, list):
-        raise _bad("'fields' must be a list")
+def _stored_fields(entry: TypeProfile) -> list[_StoredField]:
     out = []
-    for i, f in enumerate(raw):
-        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-            raise _bad(f"fields[{i}] must be an object with a 'name'")
-        out.append(_StoredField(f["name"], _int(f.get("offset"), f"fields[{i}].offset"),
-                                _int(f.get("size"), f"fields[{i}].size")))
+    for i, f in enumerate(entry.fields):
+        if not isinstance(f.name, str):
+            raise _bad(f"fields[{i}] must have a name")
+        out.append(_StoredField(f.name, _int(f.offset, f"fields[{i}].offset"),
+                                _int(f.size, f"fields[{i}].size")))
     out.sort(key=lambda f: (f.offset, f.end, f.name))
     return out
 
@@ -137,16 +140,16 @@ class _Mapper:
         return hits
 
 
-def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> ProfileFootprints:
-    """Map one type entry of a profile onto `record` (fields matched by name).
+def read_footprints(record: Record, entry: TypeProfile, prefix_end: int) -> ProfileFootprints:
+    """Map one type of a profile onto `record` (fields matched by name).
 
     `prefix_end` is where the record's movable fields start; accesses below it (and below
     the first stored field) are kept as fixed-area spans.
     """
-    if not isinstance(entry, dict):
-        raise _bad("the type entry must be an object")
+    if not isinstance(entry, TypeProfile):
+        raise _bad(f"the type entry must be a TypeProfile, not {type(entry).__name__}")
     stored = _stored_fields(entry)
-    sequences = entry.get("sequences")
+    sequences = entry.sequences
     if not isinstance(sequences, list):
         raise _bad("'sequences' must be a list")
     warnings: list[str] = []
@@ -165,33 +168,29 @@ def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> P
     if new:
         warnings.append("record fields absent from the profile (treated as cold): "
                         + ", ".join(new))
-    if "size" in entry and entry["size"] != record.size:
-        warnings.append(f"profile size {entry['size']} differs from the record's {record.size}")
+    if entry.size != record.size:
+        warnings.append(f"profile size {entry.size} differs from the record's {record.size}")
     mapper = _Mapper(stored)
     shapes: dict[str, set[tuple[int, int]]] = {}
     straddled: set[str] = set()
     unmapped = 0
     result: list[SequenceFootprint] = []
     for qi, seq in enumerate(sequences):
-        if not isinstance(seq, dict):
-            raise _bad(f"sequences[{qi}] must be an object")
-        count = _int(seq.get("count"), f"sequences[{qi}].count")
-        accesses = seq.get("accesses")
-        if not isinstance(accesses, list):
-            raise _bad(f"sequences[{qi}].accesses must be a list")
+        count = _int(seq.count, f"sequences[{qi}].count")
+        accesses = seq.accesses
         touched: dict[str, set[str]] = {}
         written: dict[str, set[str]] = {}
         fixed_t: dict[str, list[Span]] = {}
         fixed_w: dict[str, list[Span]] = {}
         for ai, acc in enumerate(accesses):
             where = f"sequences[{qi}].accesses[{ai}]"
-            if not isinstance(acc, list) or len(acc) != 4 or acc[3] not in ("r", "w"):
+            if acc.mode not in ("r", "w"):
                 raise _bad(f"{where} must be [role, offset, size, 'r'|'w']")
-            role = str(acc[0])
-            begin = _int(acc[1], f"{where} offset")
-            size = _int(acc[2], f"{where} size", 1)
+            role = str(acc.role)
+            begin = _int(acc.offset, f"{where} offset")
+            size = _int(acc.size, f"{where} size", 1)
             end = begin + size
-            is_write = acc[3] == "w"
+            is_write = acc.mode == "w"
             touched.setdefault(role, set())
             written.setdefault(role, set())
             mapped = False
@@ -221,7 +220,7 @@ def read_footprints(record: Record, entry: dict[str, Any], prefix_end: int) -> P
                                _merge_spans(fixed_w.get(role, [])))
             if fp.touched or fp.fixed_touched:
                 roles.append((role, fp))
-        result.append(SequenceFootprint(qi, count, tuple(roles)))
+        result.append(SequenceFootprint(qi, count, tuple(roles), seq.entry))
     if unmapped:
         warnings.append(f"{unmapped} access(es) hit no field of the record (padding or "
                         "removed fields); ignored")

@@ -1,10 +1,11 @@
 """Results of the layout optimizer and of evaluating a given order, as plain data.
 
 Line counts are per invocation: the weighted average over the profile's sequences (weight =
-count) of the lines all object roles touch, averaged over the object start offsets of the
-placement model (`*_worst`: the worst start offset). Offsets are what the C placement model
-predicts; the source rewriter re-checks them with the compiler. This module holds data and
-serialises it; it computes nothing.
+count, or the kinds' `entry_weights`) of the lines all object roles touch, averaged over
+the object start offsets of the placement model (`*_worst`: the worst start offset).
+`KindFigures` are the same per kind of operation (entry function), weighted by count.
+Offsets are what the C placement model predicts; the source rewriter re-checks them with
+the compiler. This module holds data and serialises it; it computes nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,20 @@ class LineFigures:
 
 
 @dataclass(frozen=True)
+class KindFigures:
+    """One kind of operation (entry; None for a profile without kinds) under one layout:
+    its counted invocations, lines and dirty lines per invocation (expected over start
+    offsets) and the per-footprint lower bounds, which hold for any order."""
+
+    entry: str | None
+    invocations: int
+    lines: float
+    dirty: float
+    lines_lower_bound: float
+    dirty_lower_bound: float
+
+
+@dataclass(frozen=True)
 class LayoutEvaluation:
     """The cost of one declaration order under the placement model."""
 
@@ -37,6 +52,7 @@ class LayoutEvaluation:
     violations: tuple[str, ...]
     bitfield_barriers: dict[str, str] = field(default_factory=dict)
     """Field -> type of the unnamed zero-width bit-field to declare before it."""
+    kinds: tuple[KindFigures, ...] = ()
 
     @property
     def lines(self) -> float:
@@ -84,9 +100,14 @@ class LayoutResult:
     bitfield_barriers: dict[str, str] = field(default_factory=dict)
     """Field -> type of an unnamed zero-width bit-field (`unsigned int : 0;`) to declare
     right before it, so the compiler does not pack it into free bits before it."""
+    kinds_before: tuple[KindFigures, ...] = ()
+    kinds_after: tuple[KindFigures, ...] = ()
+    """Per kind of operation, heaviest first: figures of the original and the new layout."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        if all(k.entry is None for k in self.kinds_before):
+            del out["kinds_before"], out["kinds_after"]      # a profile without kinds
         out["order"] = list(self.order)
         out["merged"] = [asdict(m) for m in self.merged]
         out["constraints_honoured"] = list(self.constraints_honoured)

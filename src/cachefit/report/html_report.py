@@ -1,4 +1,5 @@
-"""The self-contained HTML report of a profile: a summary table; per type, paper 000's
+"""The self-contained HTML report of a profile: a summary table; per type, the lines per
+invocation of each kind of operation (when several kinds touched it), paper 000's
 Figure 4 for the old and the new layout side by side for the heaviest sequences, and a
 pahole-style heat map of each layout (offset, size, name, reads/writes, invocations touching
 it, cache-line rows with their share of invocations, holes).
@@ -129,6 +130,18 @@ def _type_section(r: TypeReport, top: int) -> str:
             f"bound {r.lines_lower_bound:.2f}); dirty lines {r.dirty_before:.2f} → "
             f"{r.dirty_after:.2f}.</p>"]
     body += [f'<p class="warn">warning: {escape(w)}</p>' for w in r.warnings]
+    if r.has_kinds:
+        mark = "*" if r.after.predicted else ""
+        rows = "".join(
+            f'<tr><td class="name">{escape(k.entry or "(no kind)")}</td>'
+            f"<td>{k.invocations}</td><td>{k.lines_before:.2f}</td>"
+            f"<td>{k.lines_after:.2f}{mark}</td><td>{k.lines_lower_bound:.2f}</td>"
+            f"<td>{k.dirty_before:.2f}</td><td>{k.dirty_after:.2f}{mark}</td>"
+            f"<td>{k.dirty_lower_bound:.2f}</td></tr>" for k in r.kinds)
+        body.append('<h3>Per kind of operation</h3><table class="kinds"><tr>'
+                    '<th class="name">entry</th><th>invocations</th><th>lines before</th>'
+                    "<th>lines after</th><th>lower bound</th><th>dirty before</th>"
+                    "<th>dirty after</th><th>dirty bound</th></tr>" + rows + "</table>")
     for s in r.sequences[:top]:
         body.append(f"<h3>Sequence {s.rank}: ×{s.sequence.count} ({100 * s.share:.1f}% of "
                     f"invocations), {_count(len(s.sequence.accesses), 'access', 'es')}, "

@@ -9,14 +9,22 @@ chooses no layout and prints nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cachefit.layout.constraints import LayoutConstraints
-from cachefit.layout.line_cost import cost_totals, line_figures, per_invocation, simple_bound
+from cachefit.layout.line_cost import (
+    cost_totals,
+    kind_figures,
+    line_figures,
+    per_invocation,
+    simple_bound,
+)
 from cachefit.layout.placement import original_placement
 from cachefit.layout.problem import build_problem
+from cachefit.layout.result import KindFigures
 from cachefit.model import Record
+from cachefit.trace.profile_format import TypeProfile
 
 
 @dataclass(frozen=True)
@@ -30,18 +38,22 @@ class MeasuredLayout:
     object_align: int
     start_offsets: int
     warnings: tuple[str, ...]
+    kinds: tuple[KindFigures, ...] = ()
+    """The same per kind of operation (count-weighted within the kind)."""
 
 
-def measure_record(record: Record, profile_type: dict[str, Any], *, cache_line: int,
-                   object_align: int | None) -> MeasuredLayout:
+def measure_record(record: Record, profile_type: TypeProfile, *, cache_line: int,
+                   object_align: int | None,
+                   entry_weights: Mapping[str, float] | None = None) -> MeasuredLayout:
     """Lines and dirty lines of `record` at its own offsets, and the per-footprint bounds."""
     p = build_problem(record, profile_type, cache_line=cache_line, object_align=object_align,
                       relax_align=False, constraints=LayoutConstraints(),
-                      allow_growth=True, merge=False)
-    figures = line_figures(p, cost_totals(p, original_placement(p).offsets, p.report_lines_fp,
-                                          p.report_dirty_fp))
+                      allow_growth=True, merge=False, entry_weights=entry_weights)
+    offsets = original_placement(p).offsets
+    figures = line_figures(p, cost_totals(p, offsets, p.report_lines_fp, p.report_dirty_fp))
     return MeasuredLayout(
         lines=figures.lines, dirty=figures.dirty,
         lines_lower_bound=per_invocation(p, simple_bound(p, p.report_lines_fp)),
         dirty_lower_bound=per_invocation(p, simple_bound(p, p.report_dirty_fp)),
-        object_align=p.object_align, start_offsets=len(p.starts), warnings=p.warnings)
+        object_align=p.object_align, start_offsets=len(p.starts), warnings=p.warnings,
+        kinds=kind_figures(p, offsets))

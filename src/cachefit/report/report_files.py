@@ -13,6 +13,7 @@ from pathlib import Path
 from cachefit.atomic_files import save_output
 from cachefit.build.layout_plan import load_plan
 from cachefit.errors import CachefitError, Location, UserError
+from cachefit.reorder.project_config import load_entry_weights
 from cachefit.report.html_report import render_html
 from cachefit.report.record_lookup import find_record
 from cachefit.report.terminal_report import render_text
@@ -39,6 +40,8 @@ class ReportOptions:
     time_limit: float = 5.0
     strict: bool = True
     """Whether a named type that cannot be analysed is an error (else listed as skipped)."""
+    entry_weights: dict[str, float] | None = None
+    """The kinds' weights (`[layout] entry_weights`); None: read the project file's."""
 
 
 def select_types(profile: Profile, wanted: Sequence[str], source: str) -> list[str]:
@@ -63,7 +66,7 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
     plan = load_plan(opts.plan_path).records if opts.plan_path else {}
     cache_line = opts.cache_line or profile.cache_line
     programs = [str(p) for p in profile.metadata.get("programs", [])]
-    data = profile.to_json()["types"]
+    weights = opts.entry_weights if opts.entry_weights is not None else load_entry_weights()
     reports: list[TypeReport] = []
     skipped: list[SkippedType] = []
     for name in names:
@@ -78,9 +81,10 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
             after = None
             if opts.optimized_binary:
                 after = find_record(tp, binary=opts.optimized_binary, programs=[])
-            reports.append(build_type_report(tp, data[name], found, cache_line=cache_line,
+            reports.append(build_type_report(tp, found, cache_line=cache_line,
                                              object_align=opts.object_align, choice=choice,
-                                             after_record=after))
+                                             after_record=after,
+                                             entry_weights=weights or None))
         except CachefitError as exc:
             if opts.types and opts.strict:
                 raise

@@ -1,5 +1,6 @@
 """The terminal form of `cachefit report`: per type, where each layout came from, lines and
-dirty lines per invocation before / after / lower bound, and the heaviest sequences with
+dirty lines per invocation before / after / lower bound (in total and, when several kinds
+of operation touched the type, per kind), and the heaviest sequences with
 field names (named as `cachefit profile show` names them) and the line each access falls in
 before and after. Formatting only: it takes `TypeReport`s and returns text.
 """
@@ -46,6 +47,13 @@ def render_type_text(r: TypeReport, top: int) -> list[str]:
             f"  {'size (bytes)':24}{r.before.size:>10}{r.after.size:>10}"]
     if r.after.predicted or r.before.predicted:
         out.append("  * predicted offsets (not read back from a compiled layout)")
+    if r.has_kinds:
+        out += ["", f"  {'lines per invocation of':24}{'count':>10}{before_head:>10}"
+                f"{after_head:>10}{'lower bound':>13}"]
+        for k in r.kinds:
+            name = k.entry if k.entry is not None else "(no kind)"
+            out.append(f"  {name:24}{k.invocations:>10}{_num(k.lines_before):>10}"
+                       f"{_num(k.lines_after):>10}{_num(k.lines_lower_bound):>13}")
     shown = r.sequences[:top]
     out += ["", "  heaviest sequences (lines with the object at a line start, "
             "before -> after):"]
@@ -53,8 +61,12 @@ def render_type_text(r: TypeReport, top: int) -> list[str]:
                 default=4)
     for s in shown:
         seq = s.sequence
-        out.append(f"  #{s.rank}  count {seq.count} ({100 * s.share:.1f}%), "
-                   f"{len(seq.accesses)} access{'' if len(seq.accesses) == 1 else 'es'}, "
+        kind = f"{seq.entry}, " if r.has_kinds and seq.entry is not None else ""
+        what = (f"summary of {len(seq.accesses)} distinct "
+                f"access{'' if len(seq.accesses) == 1 else 'es'}"
+                if seq.hits is not None else
+                f"{len(seq.accesses)} access{'' if len(seq.accesses) == 1 else 'es'}")
+        out.append(f"  #{s.rank}  count {seq.count} ({100 * s.share:.1f}%), {kind}{what}, "
                    f"{_plural(seq.roles, 'object')}: "
                    f"lines {s.lines_before} -> {s.lines_after}, "
                    f"dirty {s.dirty_before} -> {s.dirty_after}")

@@ -5,17 +5,19 @@ record_lookup), and where the new order comes from: a layout plan's order, or th
 optimizer (run here, with a time limit). The new layout's offsets are the compiler's when
 the caller passes the record read from an optimized binary (`after_record`), otherwise the
 C placement model's prediction, and the views say which. Figures per invocation come from
-`cachefit.layout` (the same numbers `cachefit reorder` prints); per-sequence figures count
-lines with the object at a line start. This module prints nothing and writes no files.
+`cachefit.layout` (the same numbers `cachefit reorder` prints), in total and per kind of
+operation (entry function: `KindLines`); per-sequence figures count lines with the object
+at a line start. This module prints nothing and writes no files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
+from cachefit.layout.result import KindFigures
 from cachefit.model import Record
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.layout_view import LayoutView, make_view, touched_lines
@@ -34,6 +36,33 @@ class SequenceLines:
     lines_after: int
     dirty_before: int
     dirty_after: int
+
+
+@dataclass(frozen=True)
+class KindLines:
+    """One kind of operation: its invocations (that touched the type), lines and dirty
+    lines per invocation of that kind before and after, and the per-footprint lower
+    bounds (valid for any order)."""
+
+    entry: str | None
+    invocations: int
+    lines_before: float
+    lines_after: float
+    lines_lower_bound: float
+    dirty_before: float
+    dirty_after: float
+    dirty_lower_bound: float
+
+
+def _kind_lines(before: tuple[KindFigures, ...],
+                after: tuple[KindFigures, ...]) -> tuple[KindLines, ...]:
+    later = {k.entry: k for k in after}
+    out = []
+    for b in before:
+        a = later.get(b.entry, b)
+        out.append(KindLines(b.entry, b.invocations, b.lines, a.lines, b.lines_lower_bound,
+                             b.dirty, a.dirty, b.dirty_lower_bound))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -57,6 +86,15 @@ class TypeReport:
     start_offsets: int
     sequences: tuple[SequenceLines, ...]
     warnings: tuple[str, ...]
+    kinds: tuple[KindLines, ...] = ()
+    """Per kind of operation, heaviest first (one kind, entry None, for a profile
+    without kinds)."""
+
+    @property
+    def has_kinds(self) -> bool:
+        """Whether the type was touched by several kinds of operation (then the report
+        shows them separately; with one kind the totals are its figures)."""
+        return len(self.kinds) > 1
 
 
 @dataclass(frozen=True)
@@ -89,10 +127,12 @@ def _check_order(record: Record, order: tuple[str, ...], plan_path: str) -> None
                         f"from ({plan_path})")
 
 
-def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: FoundRecord, *,
+def build_type_report(tp: TypeProfile, found: FoundRecord, *,
                       cache_line: int, object_align: int | None, choice: AfterChoice,
-                      after_record: FoundRecord | None = None) -> TypeReport:
-    """Compute the figures and both layouts of one type."""
+                      after_record: FoundRecord | None = None,
+                      entry_weights: Mapping[str, float] | None = None) -> TypeReport:
+    """Compute the figures and both layouts of one type (`entry_weights`: the kinds'
+    weights in the totals and the optimizer's objective, docs/layout.md)."""
     record = found.record
     warnings: list[str] = []
     traced = {f.name: f.offset for f in tp.fields}
@@ -102,8 +142,9 @@ def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: Foun
         name, at = differ[0]
         warnings.append(f"the layout from {found.origin} is not the traced one ({name} is at "
                         f"{at}, traced at {traced[name]}); 'before' shows that layout")
-    before = measure_record(record, profile_type, cache_line=cache_line,
-                            object_align=object_align)
+    before = measure_record(record, tp, cache_line=cache_line, object_align=object_align,
+                            entry_weights=entry_weights)
+    kinds_after = before.kinds
     warnings += before.warnings
     lines_lb, dirty_lb = before.lines_lower_bound, before.dirty_lower_bound
     offsets: dict[str, int] = {}
@@ -113,8 +154,10 @@ def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: Foun
         source = f"the order compiled into {after_record.origin.removeprefix('DWARF of ')}"
     elif choice.plan_order is not None:
         _check_order(record, choice.plan_order, choice.plan_path)
-        ev = evaluate_order(record, profile_type, choice.plan_order, cache_line=cache_line,
-                            object_align=object_align, allow_growth=True)
+        ev = evaluate_order(record, tp, choice.plan_order, cache_line=cache_line,
+                            object_align=object_align, allow_growth=True,
+                            entry_weights=entry_weights)
+        kinds_after = ev.kinds
         source = f"the order in the layout plan {choice.plan_path}"
         offsets, size = dict(ev.offsets), ev.size
         lines_after, dirty_after = ev.lines, ev.dirty
@@ -122,8 +165,10 @@ def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: Foun
             warnings.append(f"the plan expects sizeof {choice.plan_size}, the placement "
                             f"model predicts {ev.size}")
     else:
-        res = optimize_layout(record, profile_type, cache_line=cache_line,
-                              object_align=object_align, time_limit=choice.time_limit)
+        res = optimize_layout(record, tp, cache_line=cache_line,
+                              object_align=object_align, time_limit=choice.time_limit,
+                              entry_weights=entry_weights)
+        kinds_after = res.kinds_after
         quality = "proven optimal" if res.optimal else f"gap to the bound {100 * res.gap:.1f} %"
         method = res.method.removesuffix(" (optimal)")
         source = (f"the order the optimizer computes from the profile ({method}; "
@@ -149,9 +194,10 @@ def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: Foun
             warnings.append(f"the compiled layout differs from the prediction: {moved[0]} "
                             f"is at {compiled[moved[0]]}, predicted {offsets[moved[0]]} "
                             f"({len(moved)} fields differ)")
-        measured = measure_record(arec, profile_type, cache_line=cache_line,
-                                  object_align=object_align)
+        measured = measure_record(arec, tp, cache_line=cache_line,
+                                  object_align=object_align, entry_weights=entry_weights)
         lines_after, dirty_after = measured.lines, measured.dirty
+        kinds_after = measured.kinds
         after_view = make_view("after", tp, {f.name: f.offset for f in arec.fields},
                                arec.size, f"compiler: {after_record.origin}",
                                not after_record.from_compiler)
@@ -177,4 +223,5 @@ def build_type_report(tp: TypeProfile, profile_type: dict[str, Any], found: Foun
         lines_before=before.lines, lines_after=lines_after, lines_lower_bound=lines_lb,
         dirty_before=before.dirty, dirty_after=dirty_after, dirty_lower_bound=dirty_lb,
         object_align=before.object_align, start_offsets=before.start_offsets,
-        sequences=seqs, warnings=tuple(dict.fromkeys(warnings)))
+        sequences=seqs, warnings=tuple(dict.fromkeys(warnings)),
+        kinds=_kind_lines(before.kinds, kinds_after))

@@ -8,13 +8,12 @@ analyses code nor edits text.
 
 from __future__ import annotations
 
-from typing import Any
-
 from cachefit.errors import Location, UserError
 from cachefit.model import Record
 from cachefit.model.type_names import key_matches
 from cachefit.rewrite.member_units import RecordBody
 from cachefit.trace import profile_format
+from cachefit.trace.profile_format import FieldSpan, TypeProfile
 
 
 def alphabetical_order(body: RecordBody) -> list[str]:
@@ -42,32 +41,30 @@ def parse_order(spec: str, body: RecordBody) -> list[str]:
     return names
 
 
-def empty_profile_entry(record: Record) -> dict[str, Any]:
-    """A profile entry without accesses: lets the optimizer predict offsets and size."""
-    return {"size": record.size,
-            "fields": [{"name": f.name, "offset": f.offset, "size": f.size}
-                       for f in record.fields],
-            "sequences": []}
+def empty_profile_entry(record: Record) -> TypeProfile:
+    """A profile type without accesses: lets the optimizer predict offsets and size."""
+    return TypeProfile(record.name, record.size,
+                       [FieldSpan(f.name, f.offset, f.size) for f in record.fields])
 
 
-def profile_entry(path: str, record: Record, asked: str) -> tuple[dict[str, Any], int]:
-    """The profile's entry for the record (by qualified or given name) and its line size."""
+def profile_entry(path: str, record: Record, asked: str) -> tuple[TypeProfile, int]:
+    """The profile's type for the record (by qualified or given name) and its line size."""
     profile = profile_format.load(path)
-    data = profile.to_json()["types"]
+    types = profile.types
     found = profile.name_of(record.name) or profile.name_of(asked) or \
-        next((n for n in data if key_matches(n, asked)), None)
+        next((n for n in types if key_matches(n, asked)), None)
     if found is not None:
-        return _same_record(path, found, data[found], record), profile.cache_line
-    known = ", ".join(sorted(data)) or "none"
+        return _same_record(path, found, types[found], record), profile.cache_line
+    known = ", ".join(sorted(types)) or "none"
     raise UserError(f"the profile {path} has no entry for {record.name}",
                     f"it has: {known}; trace the program that uses {record.name}")
 
 
-def _same_record(path: str, name: str, entry: dict[str, Any], record: Record) -> dict[str, Any]:
+def _same_record(path: str, name: str, entry: TypeProfile, record: Record) -> TypeProfile:
     """`entry`, unless the profile traced another record of that name: one with fields, none
     of which the record has (a changed record keeps some names; those of its fields that
     the profile lacks are cold). `cachefit profile merge` refuses such profiles too."""
-    stored = [f["name"] for f in entry.get("fields", [])]
+    stored = [f.name for f in entry.fields]
     if stored and not set(stored) & {f.name for f in record.fields}:
         ext = record.extent
         shown = ", ".join(stored[:6]) + (", ..." if len(stored) > 6 else "")

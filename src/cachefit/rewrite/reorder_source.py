@@ -33,6 +33,7 @@ from cachefit.rewrite.layout_headers import assert_header, offsets_header
 from cachefit.rewrite.member_order import plan_pieces, rewrite_members
 from cachefit.rewrite.order_choice import empty_profile_entry, parse_order, profile_entry
 from cachefit.rewrite.units_compile import check_units_compile
+from cachefit.trace.profile_format import TypeProfile
 
 
 @dataclass
@@ -129,13 +130,13 @@ def violations(constraints: list[OrderConstraint], old: list[str],
     return [c for c in constraints if c.violated_by(old, new)]
 
 
-def dropped_warning(name: str, entry: dict[str, Any]) -> list[str]:
+def dropped_warning(name: str, entry: TypeProfile) -> list[str]:
     """Say how many invocations the profile left out of the figures (runaway sequences):
     zstd's seqStore_t had all 66 cut off, and the figures read 0.00 -> 0.00 lines."""
-    runaway = int((entry.get("dropped") or {}).get("runaway", 0) or 0)
+    runaway = entry.runaway
     if not runaway:
         return []
-    counted = sum(int(s.get("count", 0)) for s in entry.get("sequences", []))
+    counted = entry.counted
     return [f"{runaway} of {runaway + counted} invocations that touched {name} were cut off "
             "as runaway (a sequence longer than max_accesses, or more objects than "
             "max_objects) and are not in these figures; if a [trace] entry function "
@@ -204,7 +205,8 @@ def reorder_source(a: Analysis, opts: ReorderOptions,
         else:
             entry, line = empty_profile_entry(rec), 64
         kw = dict(cache_line=opts.cache_line or line, object_align=opts.object_align,
-                  constraints=lc, allow_growth=True)
+                  constraints=lc, allow_growth=True,
+                  entry_weights=a.config.entry_weights or None)
         before_ev = evaluate_order(rec, entry, old, **kw)  # type: ignore[arg-type]
         after_ev = evaluate_order(rec, entry, requested, **kw)  # type: ignore[arg-type]
         if list(after_ev.order) != requested:
@@ -222,7 +224,8 @@ def reorder_source(a: Analysis, opts: ReorderOptions,
         result = optimize_layout(rec, entry, cache_line=opts.cache_line or line,
                                  object_align=opts.object_align, relax_align=opts.relax_align,
                                  constraints=lc, allow_growth=opts.allow_growth,
-                                 time_limit=opts.time_limit, merge=opts.merge)
+                                 time_limit=opts.time_limit, merge=opts.merge,
+                                 entry_weights=a.config.entry_weights or None)
         requested = list(result.order)
         bad = violations(constraints, old, requested)
         if bad:
