@@ -11,7 +11,8 @@ a boolean for "spills into one more line"; per footprint and line a boolean "occ
 implied by the units that cover it. Objectives are minimised one after another (lines,
 dirty lines, size, order changes), each stage fixing the previous
 optimum. Deterministic: one worker, fixed seed, budgets in deterministic time. This module
-does not decide when the model is small enough to use (see `optimizer`).
+does not decide when the model is small enough to use (see `optimizer`). Every CP-SAT
+solver of cachefit is made by `new_solver`, which leaves Ctrl-C to cachefit.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ SOLVER_SEED = 20240531
 answer)."""
 
 
+def new_solver() -> cp_model.CpSolver:
+    """A CP-SAT solver that leaves SIGINT to Python (issue 29). By default a solve installs
+    its own SIGINT handler, which stops the search without telling anyone, and afterwards
+    puts back SIG_DFL rather than the handler it replaced, so that any later Ctrl-C killed
+    cachefit without its cleanup. Without it, Ctrl-C during a solve is raised as
+    KeyboardInterrupt when the solve returns (within its time limit)."""
+    solver = cp_model.CpSolver()
+    solver.parameters.catch_sigint_signal = False
+    return solver
+
+
 def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
                 variables: list[cp_model.IntVar], det: float, wall: float, *,
                 presolve: bool = True
@@ -57,7 +69,7 @@ def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
     if isinstance(expr, int):
         return StageOutcome(name, "OPTIMAL", expr, expr), 0.0, None
     m.minimize(expr)
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     prm = solver.parameters
     prm.num_workers = 1
     prm.random_seed = SOLVER_SEED

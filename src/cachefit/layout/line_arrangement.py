@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import SOLVER_SEED
+from cachefit.layout.cpsat_model import SOLVER_SEED, new_solver
 from cachefit.layout.line_model import max_lines
 from cachefit.layout.problem import LayoutProblem, align_up
 
@@ -275,7 +275,7 @@ def respread(problem: LayoutProblem, assignment: Assignment, class_of: dict[int,
         if len(ends.get(ell, [])) > 2:
             m.add(sum(ends[ell]) <= 2)
     m.minimize(sum(spread.values()))
-    solver = cp_model.CpSolver()
+    solver = new_solver()
     prm = solver.parameters
     prm.num_workers = 1
     prm.random_seed = SOLVER_SEED

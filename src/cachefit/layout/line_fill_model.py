@@ -40,7 +40,13 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from cachefit.layout.cpsat_model import StageOutcome, hint_values, run_stages, solve_stage
+from cachefit.layout.cpsat_model import (
+    StageOutcome,
+    hint_values,
+    new_solver,
+    run_stages,
+    solve_stage,
+)
 from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
 REALIZE_STEPS = 200_000
@@ -329,7 +335,7 @@ class LineFillModel:
             return
         # Complete the hint (crossings, line flags, footprint lines) by propagation, so
         # that the search starts from it.
-        solver = cp_model.CpSolver()
+        solver = new_solver()
         solver.parameters.num_workers = 1
         solver.parameters.fix_variables_to_their_hinted_value = True
         solver.parameters.max_deterministic_time = 0.2
@@ -343,7 +349,7 @@ class LineFillModel:
         if not self._hint_contents(offsets):
             return None
         self.m.minimize(self.lines_expr)
-        solver = cp_model.CpSolver()
+        solver = new_solver()
         solver.parameters.num_workers = 1
         solver.parameters.fix_variables_to_their_hinted_value = True
         solver.parameters.max_deterministic_time = 5.0
