@@ -304,7 +304,11 @@ def step_trace(config: PipelineConfig, tree: OutputTree,
         _shell(shlex.join([llvm_profdata(config), "merge", "-o",
                            str(tree.pgo_dir / "merged.profdata"), *map(str, raws)]),
                config.root, env, tree.trace_log, "llvm-profdata merge")
-    return {"invocations": prof.invocations, "types": sorted(prof.types)}
+    # Traced types whose objects were not found: the allocation sites the build saw, and
+    # the allocators line to add (cachefit.trace.alloc_sites; also said by the trace).
+    from cachefit.trace.alloc_sites import missed_notes
+    return {"invocations": prof.invocations, "types": sorted(prof.types),
+            "notes": missed_notes(prof)}
 
 
 def _unit_sidecars(units_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -611,6 +615,7 @@ def _collect(config: PipelineConfig,
             dirty_before=None, dirty_after=None, size_before=why["size"],
             size_after=why["size"], size_after_source="unchanged", refused=why["reason"]))
     notes = [report["note"]] if report.get("note") else []
+    notes += list((read_stamp(tree, "trace") or {}).get("notes", []))
     for name, fig in layout.get("types", {}).items():
         notes += [w if name in w else f"{name}: {w}" for w in fig.get("warnings", [])]
     if optimize:
