@@ -113,7 +113,8 @@ def test_build_output_dir_read_only(tmp_path: Path) -> None:
     ('[reorder]\nabi = []\nstrategy = "roles"\n', "3:1",
      "unknown key strategy in [reorder]; the keys of [reorder] are abi"),
     ('types = ["a"]\n[trace]\n', "1:1",
-     "unknown key types outside the tables; the tables are [build], [reorder], [trace]"),
+     "unknown key types outside the tables; the tables are [build], [layout], [reorder], "
+     "[trace]"),
 ])
 @pytest.mark.parametrize("command", [["build"], ["cc", "--version"]])
 def test_unknown_tables_and_keys(tmp_path: Path, command: list[str], text: str, place: str,
