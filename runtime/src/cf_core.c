@@ -1676,7 +1676,8 @@ static __attribute__((noinline)) uint64_t cf_flush_types(cf_thread *t, uint64_t 
 /* End the outermost invocation (after the nested ones still active: left by longjmp). */
 static void cf_flush(cf_thread *t)
 {
-    cf_close_nested(t, 0);
+    if (CF_UNLIKELY(t->nest))
+        cf_close_nested(t, 0);
     cf_fast_detach(t);
     if (t->armed == 2 && !cf_settle_armed(t)) {
         t->nroles = 0;
@@ -1801,7 +1802,9 @@ int cf_enter(int entry, uintptr_t frame)
  * requested by signal.  `scope` is the address of the ending call's scope variable (0:
  * unknown): nested invocations whose own lie below it were left by longjmp and end first,
  * with the calls entered after them. */
-static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scope)
+/* The part of cf_leave_slow for nested invocations: those left by longjmp end, then the
+ * innermost one if this call began it (1: done). */
+static __attribute__((noinline)) int cf_leave_nested(cf_thread *t, uintptr_t scope)
 {
     while (t->nest && scope && t->frames[t->nest].frame && t->frames[t->nest].frame < scope) {
         t->depth = (int)t->frames[t->nest].depth - 1;
@@ -1810,8 +1813,15 @@ static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scop
     if (t->nest && (uint32_t)t->depth == t->frames[t->nest].depth) {
         cf_close_nested(t, t->nest - 1);
         t->depth--;
-        return;
+        return 1;
     }
+    return 0;
+}
+
+static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scope)
+{
+    if (CF_UNLIKELY(t->nest) && cf_leave_nested(t, scope))
+        return;
     if (t->depth != 1) {
         if (t->depth > 1)
             t->depth--;

@@ -6,9 +6,10 @@ begins, appends the fast role's quads from code inlined into instrumented functi
 invocation's two roles, numbered again by first touch when the next one ends). The program
 tests/trace/programs/fastpath.c has phases where each shortcut would record a wrong role,
 type or count if it outlived the state it was taken from (another object first, another
-type first, a cut-off sequence, objects taken in turn across invocations and, with the two
-fast roles the inlined path checks, within one, the fast role's object forgotten and
-re-registered as another type inside the invocation). The profile must hold exactly
+type first, a sequence longer than max_accesses, a summary since issue 26, objects taken
+in turn across invocations and, with the two fast roles the inlined path checks, within
+one, the fast role's object forgotten and re-registered as another type inside the
+invocation). The profile must hold exactly
 the expected sequences with clang (checks inlined, at -O0 and -O2, and as calls) and gcc
 (the tsan callbacks), and the program must print the same in every build.
 """
@@ -29,7 +30,7 @@ from trace_helpers import (
     seqs,
 )
 
-from cachefit.trace.profile_format import Profile
+from cachefit.trace.profile_format import Access, Profile
 
 R, W = "r", "w"
 ONE = ((0, 8, 8, R), (0, 16, 1, W))
@@ -45,14 +46,18 @@ def check(prof: Profile) -> None:
         ONE: 3 + 17 + 17 + 1 + 30 + 5 + 2,
         TWO: 1 + 40 + 30,
         TURNS: 30 + 5,               # the same roles whichever object comes first
-        ((0, 0, 4, W),): 1,          # mixed: role 0 of obj although other came first
+        ((0, 0, 4, W),): 1 + 1,      # mixed: role 0 of obj although other came first;
+                                     # spin: 100 writes, a summary
         ((0, 8, 8, R),): 2,          # retype before the forget
     }
     assert seqs(prof, "other") == {
         ((0, 16, 4, W),): 1,         # mixed
         ((0, 8, 8, R),): 2,          # retype after the memory became an other
     }
-    assert prof.types["obj"].runaway == 1
+    spin = [(s.count, s.accesses, s.hits) for s in prof.types["obj"].sequences
+            if s.entry == "spin"]
+    assert spin == [(1, ((Access(0, 0, 4, W)),), (100,))]
+    assert prof.types["obj"].runaway == 0
     assert prof.types["other"].runaway == 0
     assert prof.types["obj"].outside_objects == prof.types["other"].outside_objects == 0
     assert prof.invocations == 3 + 1 + 17 + 1 + 17 + 1 + 1 + 60 + 40 + 40 + 4

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_trace_nested import entry_counts
 from trace_helpers import CACHEFIT, build, needs_clang, needs_gcc, run, seqs
 
-from cachefit.trace.profile_format import load
+from cachefit.trace.profile_format import Access, load
 
 R, W = "r", "w"
 
@@ -21,9 +22,9 @@ OP = ((0, 8, 8, R), (1, 0, 4, W), (0, 16, 1, W))
 
 def roles_expected() -> dict[tuple[tuple[int, int, int, str], ...], int]:
     return {
-        OP: 6,                                          # 3 + 2 on globals, 1 on array elements
+        OP: 7,                  # 3 + 2 on globals, 1 on array elements, 1 nested in outer()
         ((0, 8, 8, R), (0, 0, 4, W), (0, 16, 1, W)): 1,  # op(&g1, &g1): one object
-        ((0, 0, 4, W), (0, 8, 8, W), (1, 8, 8, R), (0, 0, 4, W), (1, 16, 1, W)): 1,  # nested
+        ((0, 0, 4, W), (0, 8, 8, W), (1, 8, 8, R), (0, 0, 4, W), (1, 16, 1, W)): 1,  # outer
     }
 
 
@@ -32,7 +33,9 @@ def test_roles_counts_nesting_and_outside_accesses(tmp_path: Path) -> None:
     b = build(tmp_path, ["roles.c"], types=["obj"], entry=["op", "outer"])
     prof = b.trace()
     assert seqs(prof, "obj") == roles_expected()
-    assert prof.invocations == 8        # the nested op() is part of outer()'s invocation
+    # the op() inside outer() is an invocation of op of its own, and part of outer()'s
+    assert prof.invocations == 9
+    assert {s.entry for s in prof.types["obj"].sequences} == {"op", "outer"}
     t = prof.types["obj"]
     assert (t.size, t.runaway, t.outside_objects) == (24, 0, 0)
     assert [(f.name, f.offset, f.size) for f in t.fields] == [
@@ -40,7 +43,7 @@ def test_roles_counts_nesting_and_outside_accesses(tmp_path: Path) -> None:
     assert prof.metadata["backend"] == "compile-time"
     assert prof.metadata["instrumentation"] == "sanitizer-coverage"
     assert prof.metadata["entry"] == ["op", "outer"]
-    assert prof.metadata["entry_invocations"] == {"op": 7, "outer": 1}
+    assert entry_counts(prof) == {"op": 8, "outer": 1}
 
 
 @needs_gcc
@@ -48,7 +51,7 @@ def test_gcc_tsan_backend_gives_the_same_profile(tmp_path: Path) -> None:
     b = build(tmp_path, ["roles.c"], types=["obj"], entry=["op", "outer"], compiler="gcc")
     prof = b.trace()
     assert seqs(prof, "obj") == roles_expected()
-    assert prof.invocations == 8
+    assert prof.invocations == 9
     assert prof.metadata["instrumentation"] == "tsan"
 
 
@@ -87,31 +90,31 @@ def test_two_threads_allocating_and_tracing(tmp_path: Path) -> None:
 
 
 @needs_clang
-def test_runaway_sequences_are_cut_off_and_counted(tmp_path: Path) -> None:
+def test_long_invocations_are_summaries_not_runaway(tmp_path: Path) -> None:
     b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
               config_extra="max_accesses = 100\nmax_objects = 8\n")
     prof = b.trace()
-    assert seqs(prof, "obj") == {
-        tuple((0, 0, 4, W) for _ in range(10)): 1,
-        ((0, 16, 1, W), (1, 16, 1, W), (2, 16, 1, W)): 1,
+    t = prof.types["obj"]
+    assert {(s.entry, s.count, s.accesses, s.hits) for s in t.sequences} == {
+        ("spin", 1, tuple(Access(0, 0, 4, W) for _ in range(10)), None),
+        # 1000 and 5000 writes: one summary, hits added up
+        ("spin", 2, (Access(0, 0, 4, W),), (6000,)),
+        ("many", 1, (Access(0, 16, 1, W), Access(1, 16, 1, W), Access(2, 16, 1, W)), None),
+        # 10 objects, max_objects 8: the first 8 are kept, and the invocation counted
+        ("many", 1, tuple(Access(i, 16, 1, W) for i in range(8)), None),
     }
-    assert prof.types["obj"].runaway == 3     # 1000 and 5000 accesses; 10 objects
+    assert t.runaway == 0
+    assert prof.metadata["guards"] == {"types": {"obj": {"objects": 1, "distinct": 0}}}
     assert prof.invocations == 5
 
 
 @needs_clang
-def test_trace_says_what_was_cut_off_as_runaway(tmp_path: Path) -> None:
+def test_trace_says_nothing_was_cut_off(tmp_path: Path) -> None:
     b = build(tmp_path, ["runaway.c"], types=["obj"], entry=["spin", "many"],
               config_extra="max_accesses = 100\nmax_objects = 8\n")
     proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], tmp_path, b.env)
-    notes = [ln for ln in proc.stderr.splitlines() if "runaway" in ln]
-    assert len(notes) == 1, proc.stderr
-    assert notes[0].startswith("cachefit: note: obj: 3 of 5 invocations were cut off")
-    assert "choose entries that are one operation" in notes[0]
-    # within the limits, nothing is said
-    proc = run([*CACHEFIT, "trace", "--max-accesses", "10000", "--max-objects", "64",
-                "-o", "q.json", "--", str(b.program)], tmp_path, b.env)
     assert "runaway" not in proc.stderr, proc.stderr
+    assert "wrote p.json: 5 invocations" in proc.stderr
 
 
 @needs_clang
@@ -121,8 +124,10 @@ def test_trace_limits_on_the_command_line(tmp_path: Path) -> None:
     run([*CACHEFIT, "trace", "--max-accesses", "1000", "-o", "p.json", "--", str(b.program)],
         tmp_path, b.env)
     prof = load(tmp_path / "p.json")
-    assert prof.types["obj"].runaway == 1     # only the 5000-access spin
+    assert prof.types["obj"].runaway == 0
+    # 1000 writes fit max_accesses: a literal sequence; 5000 do not: a summary
     assert tuple((0, 0, 4, W) for _ in range(1000)) in seqs(prof, "obj")
+    assert [s.hits for s in prof.types["obj"].sequences if s.hits] == [(5000,)]
 
 
 @needs_clang

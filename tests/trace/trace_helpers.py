@@ -95,10 +95,13 @@ def build(tmp: Path, sources: Sequence[str], *, types: Sequence[str], entry: Seq
 
 
 def seqs(profile: Profile, type_name: str) -> dict[tuple[tuple[int, int, int, str], ...], int]:
-    """Sequences of a type as {((role, offset, size, mode), ...): count}."""
-    t = profile.types[type_name]
-    return {tuple((a.role, a.offset, a.size, a.mode) for a in s.accesses): s.count
-            for s in t.sequences}
+    """Sequences of a type as {((role, offset, size, mode), ...): count}, the counts of
+    equal accesses of several kinds of operation (entry functions) added up."""
+    out: dict[tuple[tuple[int, int, int, str], ...], int] = {}
+    for s in profile.types[type_name].sequences:
+        key = tuple((a.role, a.offset, a.size, a.mode) for a in s.accesses)
+        out[key] = out.get(key, 0) + s.count
+    return out
 
 
 def acc(*quads: tuple[int, int, int, str]) -> tuple[Access, ...]:

@@ -60,7 +60,7 @@ __attribute__((noinline)) void mixed(struct other *p, struct obj *x)
     x->a = 4;
 }
 
-/* n writes of x->a (volatile: kept at -O2): cut off when n exceeds max_accesses. */
+/* n writes of x->a (volatile: kept at -O2): a summary when n exceeds max_accesses. */
 __attribute__((noinline)) void spin(struct obj *x, int n)
 {
     for (int i = 0; i < n; i++)
@@ -88,7 +88,7 @@ int main(void)
     mixed(&o, &a);      /* armed a, but the first access is to another type */
     for (int i = 0; i < 17; i++)
         one(&a);
-    spin(&a, 100);      /* armed a, cut off (max_accesses 50) on the inlined path */
+    spin(&a, 100);      /* armed a, longer than max_accesses (50) on the inlined path */
     one(&a);            /* the limit is back for the next invocation */
     for (int i = 0; i < 10; i++) {
         turns(&a, &b, &e); /* objects in turn inside the invocation, starting on each */
