@@ -135,30 +135,30 @@ def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote]) -> list
     unsized = [n for n in mine if n.kind in (UNSIZED, PASSES)]
     registered = [n for n in mine if n.registered]
     fix = _callees(unconverted)
+    why = (f"its size is sizeof({type_name}), but its result is not used as a pointer to "
+           f"{type_name}")
     add = (f'; to register the objects they return, add `allocators = '
            f'[{", ".join(json.dumps(f) for f in fix)}]` to [trace] in cachefit.toml'
            if fix else "")
-    unsized_text = (f"calls converted to {type_name} * whose size cachefit does not "
-                    f"recognise (register such objects with cachefit_object() of cachefit.h, "
-                    f"or give the call a sizeof({type_name}) size): {_listed(unsized)}"
-                    if unsized else "")
+    unsized_text = (f"calls whose result is used as a pointer to {type_name} without a "
+                    f"size cachefit recognises (register such objects with CACHEFIT_OBJECT "
+                    f"of cachefit.h, or give the call a sizeof({type_name}) size): "
+                    f"{_listed(unsized)}" if unsized else "")
     if touched:
         if not unconverted:
             return []
         return [f"{type_name}: objects from allocation sites that cachefit does not register "
-                f"are missing from the profile: {_listed(unconverted)} (a sizeof({type_name}) "
-                f"size, but the result is not used as a {type_name} *){add}"]
+                f"are missing from the profile: {_listed(unconverted)} ({why}){add}"]
     parts = [f"{type_name}: no object of {type_name} was touched during an invocation"]
     if not mine:
-        parts.append(f"the build shows no allocation site of {type_name} (an allocator "
-                     f"whose size is not sizeof({type_name}) needs `allocators` in "
-                     "cachefit.toml, or cachefit_object() of cachefit.h)")
+        parts.append(f"the build shows no allocation site of {type_name} (objects from a "
+                     f"call without a sizeof({type_name}) size need CACHEFIT_OBJECT of "
+                     "cachefit.h)")
     if registered:
         parts.append(f"objects are registered at {_listed(registered)}; if those run, "
                      "check [trace] entry and instrument")
     if unconverted:
-        parts.append(f"not registered: {_listed(unconverted)} (a sizeof({type_name}) size, "
-                     f"but the result is not used as a {type_name} *){add}")
+        parts.append(f"not registered: {_listed(unconverted)} ({why}){add}")
     if unsized_text:
         parts.append(f"not registered: {unsized_text}")
     return ["; ".join(parts)]
