@@ -13,9 +13,23 @@
  *    stays valid while the registry is unchanged; after an invocation on two objects of
  *    one type both are armed and renumbered by first touch when it ends, see
  *    cf_settle_armed); accesses become quads (role,
- *    offset, size, mode) appended to a per-type buffer.  Sequences longer than
- *    max_accesses, or invocations touching more than max_objects objects, are cut
- *    off and counted as runaway.
+ *    offset, size, mode) appended to a per-type buffer.
+ *  - Operations at every level (issue 26): an entry function called inside another's
+ *    invocation begins an invocation of its own kind (a frame, up to CF_MAX_FRAMES; a
+ *    recursive call of an active entry is part of its invocation).  It only records where
+ *    it begins in each type's buffer: the outer invocation's quads are its quads too, and
+ *    at its end the quads since then, their roles numbered by first touch among them, are
+ *    its sequence.  The per-access path does not know about frames.  longjmp out of
+ *    invocations is seen by the addresses of their scope variables (cf_enter_slow,
+ *    cf_leave_nested).
+ *  - Long invocations are never dropped: a type's buffer holds 2 * max_accesses quads;
+ *    when it fills up, the active invocations whose quads there may be more than
+ *    max_accesses fold them into per-invocation summaries (each distinct quad once, in
+ *    first-occurrence order, with its hits; cf_make_room).  An invocation of at most
+ *    max_accesses accesses is a literal sequence as before; a longer one a summary,
+ *    deduplicated in a table of its own.  Objects beyond max_objects, distinct accesses
+ *    beyond max_distinct and entries nested too deep are left out and counted (guards);
+ *    the invocation still counts.
  *  - At invocation end each per-type sequence is compared with the thread's recent
  *    ones (a two-way slot per length and last quad), else hashed and looked up (lock-free) in a table of unique sequences, and
  *    its counter incremented; only a new sequence takes
@@ -1916,7 +1930,7 @@ static __attribute__((noinline)) void cf_leave_pair(void)
 }
 
 /* End an invocation.  The common case is inline: the outermost end, only the fast
- * role's type touched, its sequence neither empty nor cut off nor touching padding, no
+ * role's type touched, its sequence neither empty nor long nor touching padding, no
  * counters due for publishing and no dump requested; the sequence is counted through
  * its recent slot.  When the invocation touched one object (role 0), it stays armed for
  * the next invocation (rearmed: __cachefit_enter only sets the frame). */
