@@ -172,3 +172,48 @@ def test_typed_site_edits(tmp_path: Path, compiler: str) -> None:
     subprocess.run(["objcopy", f"--dump-section=.cachefit.sites={tmp_path / 'sites.bin'}",
                     str(obj), str(tmp_path / "copy.o")], check=True)
     assert parse_section((tmp_path / "sites.bin").read_bytes()) == rep.site_notes
+
+
+CXX_UNIT = """
+#include <cstdlib>
+#include <cstring>
+struct obj { int a; long b; };
+void *alloc(std::size_t n);
+struct Pool { void *get(std::size_t n); };
+obj *f(Pool &p, int n) {
+  obj *a = static_cast<obj *>(alloc(sizeof(obj)));
+  obj *b = (obj *)p.get(n * sizeof *b);
+  auto c = reinterpret_cast<obj *>(p.get(sizeof(obj)));
+  obj *d = static_cast<obj *>(std::memcpy(a, b, sizeof *a));
+  (void)c; (void)d;
+  return b;
+}
+void rel(void *ptr) { std::free(static_cast<char *>(ptr) - 8); }
+"""
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="needs clang-19")
+@pytest.mark.parametrize("compiler", ["clang++-19", "g++"])
+def test_typed_site_edits_cxx(tmp_path: Path, compiler: str) -> None:
+    """C++: casts of a function's and a member function's result, through the template
+    helper; the C library's memcpy is not an allocation; the edited unit compiles."""
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no {compiler}")
+    src = tmp_path / "u.cc"
+    src.write_text(CXX_UNIT)
+    text = subprocess.run([compiler, "-E", str(src)], capture_output=True, check=True).stdout
+    out, rep = instrument_preprocessed(text, "c++", TraceConfig(types=("obj",), entry=("f",)))
+    code = out.decode()
+    code = code[code.rfind("u.cc"):]
+    assert "static_cast<obj *>(__cachefit_track_t(alloc(sizeof(obj)), (sizeof(obj))," in code
+    assert "(obj *)__cachefit_track_t(p.get(n * sizeof *b), (n * sizeof *b)," in code
+    assert "reinterpret_cast<obj *>(__cachefit_track_t(p.get(sizeof(obj)), " in code
+    assert "static_cast<obj *>(__cachefit_memcpy(a, b, sizeof *a))" in code
+    assert "__cachefit_free(((void)__cachefit_untrack(ptr), static_cast<char *>(ptr) - 8))" \
+        in code
+    assert sorted((n.line, n.callee, n.kind) for n in rep.site_notes) == [
+        (8, "alloc", "typed"), (9, "get", "typed"), (10, "get", "typed")]
+    unit = tmp_path / "e.ii"
+    unit.write_bytes(out)
+    subprocess.run([compiler, "-c", "-x", "c++-cpp-output", str(unit), "-o",
+                    str(tmp_path / "e.o"), "-Wall", "-Wextra", "-Werror"], check=True)

@@ -180,6 +180,7 @@ def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None)
             notes.extend(read_site_notes(p))
     out: list[str] = []
     for name, t in sorted(profile.types.items()):
-        touched = any(s.count for s in t.sequences)
+        # invocations cut off as runaway or lost to a full table touched objects too
+        touched = t.counted > 0 or t.runaway > 0 or t.table_full > 0
         out.extend(type_notes(name, touched, notes))
     return out
