@@ -8,6 +8,14 @@ never by matching source text):
     calls, and C++ new/delete expressions whose size is `sizeof(X)`, `n * sizeof(X)`
     or `sizeof(X) + extra` where X is, or contains, a target type: the call is
     redirected to the runtime, which registers the new objects;
+  * typed allocation sites, without configuration: any other call of the project's
+    code (a function, a function pointer, a member) whose pointer result is used as an
+    `X *` (initialiser, assignment, return, explicit cast) and which has such a size
+    argument with the same X is wrapped in `__cachefit_track` (never a stack address);
+    a `free((char *)P - HDR)` of an unchanged pointer parameter P also forgets P (a free
+    wrapper's caller got P from the matching allocation wrapper);
+  * every allocation site of a traced type, registered or not, as a note in the unit's
+    `.cachefit.sites` section (cachefit.trace.alloc_sites), for `cachefit trace`;
   * constructors and destructors of target classes: registration at the top of the
     body, a guard that forgets the object when the destructor ends;
   * calls of memcpy/memmove/memset (and their __builtin_ forms) in instrumented
