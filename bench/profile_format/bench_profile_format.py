@@ -113,6 +113,13 @@ def main() -> None:
         files["version 1 JSON, gzip"] = d / "v1.json.gz"
         save_s = best(lambda: pf.save(prof, d / "v2.json"), 1)
         files["version 2 (packed, as saved)"] = d / "v2.json"
+        same = Profile({n: TypeProfile(n, t.size, t.fields, [
+            AccessSequence(s.count, s.accesses, s.entry) for s in t.sequences])
+            for n, t in prof.types.items()}, prof.invocations, metadata=prof.metadata,
+            entry_invocations=prof.entry_invocations)
+        pf.save(same, d / "v2nohits.json")
+        files["version 2, summaries without hits (as much as version 1 says)"] = \
+            d / "v2nohits.json"
         (d / "v2r.json").write_text(pf.dumps(prof, readable=True))
         files["version 2 readable (show --json)"] = d / "v2r.json"
         print(f"{nseq} sequences, {nacc} accesses, 4 types, 4 kinds; "
