@@ -18,6 +18,11 @@ at a time. Every run must:
 
 `cachefit trace` must keep the raw traces of the processes that finished: at least one
 interrupted run says where, and that directory holds them (and nothing half-written).
+
+`cachefit build` runs the layout optimizer's CP-SAT solves (checked on the finished runs),
+and two more runs are interrupted after them, in the optimized build: a CP-SAT solve used
+to leave SIGINT at SIG_DFL, so that a Ctrl-C there killed cachefit (fixed in b113319; this
+test missed it while its build traced nothing and never reached CP-SAT).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -74,19 +80,50 @@ def _wait_for_group(pgid: int, timeout: float = 60) -> None:
     raise AssertionError(f"processes of group {pgid} still run {timeout} s later")
 
 
-def _run(template: Path, cmd: list[str], run_dir: Path, delay: float | None) -> Run:
+@dataclass(frozen=True)
+class Point:
+    """When SIGINT goes: `delay` seconds after the start, or, with `after`, that long after
+    the command has printed a line containing `after` on stderr."""
+
+    delay: float
+    after: str | None = None
+
+    def __str__(self) -> str:
+        if self.after is None:
+            return f"at {self.delay:.2f} s"
+        return f"{self.delay:.2f} s after {self.after!r}"
+
+
+def _run(template: Path, cmd: list[str], run_dir: Path, point: Point | None) -> Run:
     work = run_dir / "work"
     shutil.copytree(template, work, symlinks=True)
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=work, env=_env(run_dir), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    if delay is not None:
-        time.sleep(delay)
+
+    def interrupt() -> None:
         try:
             os.killpg(proc.pid, signal.SIGINT)
         except ProcessLookupError:
             pass
-    _out, err = proc.communicate(timeout=300)
+
+    if point is not None and point.after is None:
+        time.sleep(point.delay)
+        interrupt()
+    if point is None or point.after is None:
+        _out, err = proc.communicate(timeout=300)
+    else:
+        assert proc.stderr is not None
+        lines, timer = [], None
+        for line in proc.stderr:
+            lines.append(line)
+            if timer is None and point.after in line:
+                timer = threading.Timer(point.delay, interrupt)
+                timer.start()
+        proc.wait(timeout=300)
+        if timer is not None:
+            timer.join()
+        err = "".join(lines)
     seconds = time.monotonic() - start
     _wait_for_group(proc.pid)
     return Run(proc.returncode, err, seconds, work)
@@ -116,6 +153,10 @@ class Command:
     cmd: list[str]
     edited: tuple[str, ...]
     check: Callable[[Run], None] = lambda run: None
+    finished: Callable[[Run], None] = lambda run: None
+    """A check of a run that was not interrupted."""
+    after: tuple[Point, ...] = ()
+    """Points after the command said something, besides the POINTS spread over its run."""
 
 
 def _flatten_inputs(d: Path) -> None:
@@ -136,16 +177,24 @@ def _reorder_inputs(d: Path) -> None:
 
 
 BUILD_MAIN = """#include <stdio.h>
+#include <stdlib.h>
 struct item { char tag; double weight; int count; char flag; long id; };
 __attribute__((noinline)) long score(struct item *it) { return it->id + it->count; }
 int main(void) {
-    struct item it = {0};
+    struct item *it = calloc(1, sizeof(struct item));
     long s = 0;
-    for (int i = 0; i < 50; i++) { it.id = i; it.count = i; s += score(&it); }
+    for (int i = 0; i < 50; i++) { it->id = i; it->count = i; s += score(it); }
     printf("%ld\\n", s);
+    free(it);
     return 0;
 }
 """
+"""The item is on the heap, so that the trace sees its fields touched and the layout
+optimizer has hot fields to place: on a record this small it runs the exact CP-SAT model
+(two solves), and the optimized build and report steps run after CP-SAT has been used. A
+CP-SAT solve used to install its own SIGINT handler and leave SIG_DFL behind, so a Ctrl-C in
+those steps killed cachefit (fixed in b113319); an item on the stack is never traced, and
+the optimizer never called CP-SAT."""
 BUILD_TOML = """[trace]
 types = ["item"]
 entry = ["score"]
@@ -169,6 +218,18 @@ def _build_inputs(d: Path) -> None:
 def _check_build(run: Run) -> None:
     for path in (run.work / "out").rglob("*.json"):
         json.loads(path.read_text())        # whole, or not there
+
+
+AFTER_CPSAT = "[4/5] optimized build ..."
+"""The build's first step after the layout optimizer (and its CP-SAT solves) has run: two
+extra points land there on every run, not only when the spread points happen to."""
+
+
+def _cpsat_ran(run: Run) -> None:
+    """The finished build laid item out with CP-SAT (the method the layout step records)."""
+    plan = json.loads((run.work / "out" / "cachefit" / "layout" / "item.json").read_text())
+    assert plan["method"].startswith("cp-sat"), plan["method"]
+    assert plan["lines"]["before"] > 0, plan["lines"]       # item's fields were traced
 
 
 def _trace_inputs(d: Path) -> None:
@@ -207,8 +268,9 @@ COMMANDS = {
                        [CACHEFIT, "reorder", "t", "--order", "b,d,a,c", "-p", ".",
                         "--in-place", "--fix-initializers", "--no-scan-cache", "-j", "2"],
                        ("t.h", *(f"{n}.c" for n in UNITS))),
-    "build": Command(_build_inputs, [CACHEFIT, "build"], ("main.c", "Makefile",
-                                                          "cachefit.toml"), _check_build),
+    "build": Command(_build_inputs, [CACHEFIT, "build"],
+                     ("main.c", "Makefile", "cachefit.toml"), _check_build, _cpsat_ran,
+                     (Point(0.0, AFTER_CPSAT), Point(0.3, AFTER_CPSAT))),
     "trace": Command(_trace_inputs, [CACHEFIT, "trace", "-o", "prof.json", "--", "/bin/sh",
                                      "work.sh"], ("work.sh",), _check_trace),
 }
@@ -240,6 +302,7 @@ def test_interrupt_at_twenty_points(name: str, tmp_path: Path) -> None:
             range(AT_ONCE)))
     for run in finished:
         assert run.returncode == 0, run.stderr
+        command.finished(run)
     new = _files(finished[0].work, command.edited)
     assert all(_files(r.work, command.edited) == new for r in finished)
     if name in ("flatten", "reorder"):
@@ -250,15 +313,18 @@ def test_interrupt_at_twenty_points(name: str, tmp_path: Path) -> None:
     # on, Python itself is starting and prints its own traceback (issue 29, case 4's
     # limit): the points spread over the run after that.
     start = _startup_seconds()
-    delays = [start + (seconds - start) * (i + 1) / (POINTS + 1) for i in range(POINTS)]
+    points = [Point(start + (seconds - start) * (i + 1) / (POINTS + 1)) for i in range(POINTS)]
+    points += command.after
     with ThreadPoolExecutor(AT_ONCE) as pool:
         runs = list(pool.map(
-            lambda i: _run(template, command.cmd, tmp_path / f"point{i}", delays[i]),
-            range(POINTS)))
+            lambda i: _run(template, command.cmd, tmp_path / f"point{i}", points[i]),
+            range(len(points))))
 
     problems = []
     for i, run in enumerate(runs):
-        where = f"{name} interrupted at {delays[i]:.2f} of {seconds:.2f} s"
+        where = f"{name} interrupted {points[i]} of {seconds:.2f} s"
+        if points[i].after is not None and points[i].after not in run.stderr:
+            problems.append(f"{where}: it never said {points[i].after!r}\n{run.stderr}")
         if "Traceback" in run.stderr or "Exception ignored" in run.stderr:
             problems.append(f"{where}: traceback\n{run.stderr}")
         state = _files(run.work, command.edited)
