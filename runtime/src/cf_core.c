@@ -1303,10 +1303,12 @@ static void cf_sum_release_all(cf_thread *t)
     }
 }
 
-static inline uint32_t cf_sum_hash(uint64_t q, uint32_t mask)
+/* The slot of a quad in a table of 2 * cap slots: the role, size and mode (high half)
+ * folded onto the offset, multiplied, the top bits (which depend on all of them). */
+static inline uint32_t cf_sum_hash(uint64_t q, uint32_t cap)
 {
-    uint64_t h = q * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(h >> 32 ^ h) & mask;
+    uint64_t x = (q ^ q >> 32) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> (63 - __builtin_ctz(cap)));
 }
 
 /* Twice the room (NULL: no memory; s stays as it is). */
@@ -1321,7 +1323,7 @@ static cf_sum *cf_sum_grow(cf_sum *s)
     g->n = s->n;
     g->cut = s->cut;
     for (uint32_t i = 0; i < g->n; i++) {
-        uint32_t h = cf_sum_hash(g->q[i], mask);
+        uint32_t h = cf_sum_hash(g->q[i], g->cap);
         while (g->slot[h])
             h = (h + 1) & mask;
         g->slot[h] = i + 1;
@@ -1330,7 +1332,8 @@ static cf_sum *cf_sum_grow(cf_sum *s)
     return g;
 }
 
-/* Fold n quads into the summary *sp (made when NULL). */
+/* Fold n quads into the summary *sp (made when NULL).  The arrays are read through locals
+ * (the quads could alias them as far as the compiler knows), written back on growth. */
 static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
 {
     cf_sum *s = *sp;
@@ -1338,45 +1341,56 @@ static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n
         return;
     if (!s && !(s = *sp = cf_sum_get(t)))
         return;
-    uint32_t mask = s->cap * 2 - 1;
-    uint32_t last = 0; /* entry of the previous quad + 1: runs of one access are common */
+    uint64_t *sq = s->q, *hits = s->hits;
+    uint32_t *slot = s->slot;
+    uint32_t mask = s->cap * 2 - 1, cnt = s->n, cap = s->cap, limit = cf_max_distinct;
+    uint64_t cut = 0;
+    uint64_t prev = ~q[0]; /* the previous quad and its entry: runs of one access */
+    uint32_t last = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t x = q[i];
-        if (last && s->q[last - 1] == x) {
-            s->hits[last - 1]++;
+        if (x == prev) {
+            hits[last]++;
             continue;
         }
-        uint32_t h = cf_sum_hash(x, mask), e;
-        while ((e = s->slot[h]) && s->q[e - 1] != x)
+        uint32_t h = cf_sum_hash(x, cap), e;
+        while ((e = slot[h]) && sq[e - 1] != x)
             h = (h + 1) & mask;
-        if (e) {
-            s->hits[e - 1]++;
-            last = e;
+        if (CF_LIKELY(e)) {
+            hits[e - 1]++;
+            prev = x;
+            last = e - 1;
             continue;
         }
-        if (s->n >= cf_max_distinct) {
-            s->cut++;
-            last = 0;
+        if (cnt >= limit) {
+            cut++;
             continue;
         }
-        if (s->n == s->cap) {
+        if (cnt == cap) {
+            s->n = cnt;
             cf_sum *g = cf_sum_grow(s);
             if (!g) {
-                s->cut++;
-                last = 0;
+                cut++;
                 continue;
             }
             s = *sp = g;
-            mask = s->cap * 2 - 1;
-            h = cf_sum_hash(x, mask);
-            while (s->slot[h])
+            sq = s->q;
+            hits = s->hits;
+            slot = s->slot;
+            cap = s->cap;
+            mask = cap * 2 - 1;
+            h = cf_sum_hash(x, cap);
+            while (slot[h])
                 h = (h + 1) & mask;
         }
-        s->q[s->n] = x;
-        s->hits[s->n] = 1;
-        s->slot[h] = ++s->n;
-        last = s->n;
+        sq[cnt] = x;
+        hits[cnt] = 1;
+        slot[h] = ++cnt;
+        prev = x;
+        last = cnt - 1;
     }
+    s->n = cnt;
+    s->cut += cut;
 }
 
 /* The roles of n quads numbered by first touch among them (role bits 48..62), into out. */
