@@ -4,7 +4,8 @@
 (cachefit.build.project_config), validates the pipeline's keys (`command`, `clean`,
 `workload`, `flatten`, `output`, `binaries`, `object_align`, `time_limit`, `march_native`,
 `lto`, `pgo`) and resolves paths against the directory of the project file, where every
-command runs. It never runs anything. Other `[build]` keys (`mode`, `cc`, `cxx`, `layouts`)
+command runs. It never runs anything. An error about a value is located at that value, a
+missing key at its table's header (issue 29). Other `[build]` keys (`mode`, `cc`, `cxx`, `layouts`)
 belong to the compiler wrapper and are not checked here.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.project_config import ProjectConfig, load_config
+from cachefit.build.project_config import ProjectConfig, load_config, value_place
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
 
@@ -49,34 +50,39 @@ class PipelineConfig:
         return self.project.path
 
 
-def _err(path: Path, what: str) -> UserError:
-    return UserError(f"{path}: {what}", "see docs/cachefit-toml.md, section [build]")
+def _err(project: ProjectConfig, key: str, what: str, table: str = "build") -> UserError:
+    """`what` is wrong with `key` of [table]: at its value, or at the table's header when
+    the key is not written."""
+    assert project.path is not None
+    return UserError(f"[{table}] {key} {what}", f"see docs/cachefit-toml.md, section [{table}]",
+                     value_place(project.text, project.path, table, key))
 
 
-def _string(path: Path, raw: Mapping[str, Any], key: str, required: bool) -> str | None:
+def _string(project: ProjectConfig, raw: Mapping[str, Any], key: str, required: bool
+            ) -> str | None:
     value = raw.get(key)
     if value is None:
         if required:
-            raise _err(path, f"[build] {key} is missing (cachefit build needs it)")
+            raise _err(project, key, "is missing (cachefit build needs it)")
         return None
     if not isinstance(value, str) or not value.strip():
-        raise _err(path, f"[build] {key} must be a non-empty string (a shell command or path)")
+        raise _err(project, key, "must be a non-empty string (a shell command or path)")
     return value.strip()
 
 
-def _strings(path: Path, raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
+def _strings(project: ProjectConfig, raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = raw.get(key, [])
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _err(path, f"[build] {key} must be a list of strings")
+        raise _err(project, key, "must be a list of strings")
     return tuple(v.strip() for v in value)
 
 
-def _flag(path: Path, raw: Mapping[str, Any], key: str) -> bool:
+def _flag(project: ProjectConfig, raw: Mapping[str, Any], key: str) -> bool:
     value = raw.get(key, False)
     if not isinstance(value, bool):
-        raise _err(path, f"[build] {key} must be true or false")
+        raise _err(project, key, "must be true or false")
     return value
 
 
@@ -87,31 +93,31 @@ def pipeline_config(project: ProjectConfig) -> PipelineConfig:
                         "write one with [trace] types/entry and [build] command/workload, "
                         "or set CACHEFIT_CONFIG")
     path = project.path
-    build = project.raw.get("build", {})
-    if not isinstance(build, dict):
-        raise _err(path, "[build] must be a table")
-    command = _string(path, build, "command", True)
-    workload = _string(path, build, "workload", True)
+    build = project.raw.get("build", {})       # a table: parse_toml checked
+    command = _string(project, build, "command", True)
+    workload = _string(project, build, "workload", True)
     assert command is not None and workload is not None
-    if not project.trace.types or not project.trace.entry:
-        raise _err(path, "[trace] types and entry are needed by cachefit build")
+    for key in ("types", "entry"):
+        if not getattr(project.trace, key):
+            raise _err(project, key, "is needed by cachefit build (the types to reorder "
+                       "and the entry functions whose calls are invocations)", "trace")
     align = build.get("object_align")
     if align is not None and (isinstance(align, bool) or not isinstance(align, int)
                               or align <= 0 or align & (align - 1)):
-        raise _err(path, "[build] object_align must be a power of two (e.g. 64)")
+        raise _err(project, "object_align", "must be a power of two (e.g. 64)")
     limit = build.get("time_limit", 10.0)
     if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
-        raise _err(path, "[build] time_limit must be a positive number of seconds")
-    output = Path(_string(path, build, "output", False) or DEFAULT_OUTPUT)
+        raise _err(project, "time_limit", "must be a positive number of seconds")
+    output = Path(_string(project, build, "output", False) or DEFAULT_OUTPUT)
     root = path.parent.resolve()
     return PipelineConfig(
         project=project, root=root, command=command, workload=workload,
-        types=project.trace.types, clean=_string(path, build, "clean", False),
-        flatten=_strings(path, build, "flatten"),
+        types=project.trace.types, clean=_string(project, build, "clean", False),
+        flatten=_strings(project, build, "flatten"),
         output=output if output.is_absolute() else root / output,
-        binaries=_strings(path, build, "binaries"), object_align=align,
-        time_limit=float(limit), march_native=_flag(path, build, "march_native"),
-        lto=_flag(path, build, "lto"), pgo=_flag(path, build, "pgo"))
+        binaries=_strings(project, build, "binaries"), object_align=align,
+        time_limit=float(limit), march_native=_flag(project, build, "march_native"),
+        lto=_flag(project, build, "lto"), pgo=_flag(project, build, "pgo"))
 
 
 def load_pipeline_config(config_file: Path | None = None) -> PipelineConfig:

@@ -4,7 +4,8 @@ Found through CACHEFIT_CONFIG, else in the current directory or the nearest pare
 directory that has one (docs/cachefit-toml.md). CACHEFIT_MODE, CACHEFIT_CC and
 CACHEFIT_CXX override the file (CACHEFIT_LAYOUTS overrides `[build] layouts`). Every
 stage reads the file through `read_project_text` and `parse_toml`, which reject a table or
-key that no stage reads (TABLES; SUBTABLES: [trace.qemu] and its arrays of tables). This
+key that no stage reads (TABLES; SUBTABLES: [trace.qemu] and its arrays of tables). Every
+error about a value is located at the value (`value_place`: `cachefit.toml:LINE:COL:`). This
 module validates the values of the settings the build wrapper and tracer use ([build] and
 [trace]); other stages validate theirs ([trace.qemu]: cachefit.trace.qemu_backend), and
 other sections are kept untouched in `sections`. It never runs a compiler.
@@ -103,23 +104,27 @@ class ProjectConfig:
     build: BuildConfig = field(default_factory=BuildConfig)
     sections: Mapping[str, Any] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""
+    """The file's text, to locate a bad value (`value_place`)."""
 
 
-def _err(path: Path, what: str) -> UserError:
-    return UserError(f"{path}: {what}", "see docs/cachefit-toml.md")
+def _err(text: str, path: Path, table: str, key: str, what: str) -> UserError:
+    """`what` is wrong with the value of `key` in [table]: located at that value."""
+    return UserError(f"[{table}] {key} {what}", "see docs/cachefit-toml.md",
+                     value_place(text, path, table, key))
 
 
-def _names(path: Path, table: str, key: str, value: Any) -> tuple[str, ...]:
+def _names(text: str, path: Path, table: str, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _err(path, f"[{table}] {key} must be a list of names")
+        raise _err(text, path, table, key, "must be a list of names")
     return tuple(v.strip() for v in value)
 
 
-def _positive(path: Path, key: str, value: Any, limit: int) -> int:
+def _positive(text: str, path: Path, key: str, value: Any, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise _err(path, f"[trace] {key} must be an integer from 1 to {limit}")
+        raise _err(text, path, "trace", key, f"must be an integer from 1 to {limit}")
     return value
 
 
@@ -245,6 +250,21 @@ def _place(text: str, path: Path, table: str, key: str) -> Location:
     return inline or Location(str(path))
 
 
+def value_place(text: str, path: Path, table: str, key: str) -> Location:
+    """Where the value of `key` of `table` (dotted) is written (issue 29): the first
+    character after `key =`; the key itself when it is written as a table header or a
+    dotted key (`key.sub = ...`); the header of `table` when the key is not written (a key
+    that is missing); else the file alone."""
+    place = _place(text, path, table, key)
+    if not place.line:
+        return _place(text, path, "", table) if table else place
+    line = text.splitlines()[place.line - 1]
+    after = re.compile(r'"?' + re.escape(key) + r'"?\s*=[ \t]*').match(line, place.col - 1)
+    if after is None or after.end() >= len(line):
+        return place
+    return Location(place.file, place.line, after.end() + 1)
+
+
 def parse_config(text: str, path: Path) -> ProjectConfig:
     """Parse and validate the TOML text of a project file."""
     data = parse_toml(text, path)
@@ -253,42 +273,38 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
     kw: dict[str, Any] = {}
     for key in ("types", "entry", "allocators", "deallocators", "instrument_files"):
         if key in trace_raw:
-            kw[key] = _names(path, "trace", key, trace_raw[key])
+            kw[key] = _names(text, path, "trace", key, trace_raw[key])
     if "types" in kw:     # one spelling everywhere: `ring<int, 16>` is `ring<int,16>`
         kw["types"] = tuple(dict.fromkeys(type_key(t) for t in kw["types"]))
     if "instrument" in trace_raw:
         inst = trace_raw["instrument"]
-        kw["instrument"] = None if inst == "all" else _names(path, "trace", "instrument", inst)
-    if "max_accesses" in trace_raw:
-        kw["max_accesses"] = _positive(path, "max_accesses", trace_raw["max_accesses"], 1 << 24)
-    if "max_objects" in trace_raw:
-        kw["max_objects"] = _positive(path, "max_objects", trace_raw["max_objects"], 32767)
-    if "max_sequences" in trace_raw:
-        kw["max_sequences"] = _positive(path, "max_sequences", trace_raw["max_sequences"],
-                                        1 << 40)
-    if "cache_line" in trace_raw:
-        kw["cache_line"] = _positive(path, "cache_line", trace_raw["cache_line"], 4096)
+        kw["instrument"] = None if inst == "all" else \
+            _names(text, path, "trace", "instrument", inst)
+    for key, limit in (("max_accesses", 1 << 24), ("max_objects", 32767),
+                       ("max_sequences", 1 << 40), ("cache_line", 4096)):
+        if key in trace_raw:
+            kw[key] = _positive(text, path, key, trace_raw[key], limit)
     if "backend" in trace_raw:
         if trace_raw["backend"] not in BACKENDS:
-            raise _err(path, f"[trace] backend must be one of {', '.join(BACKENDS)}")
+            raise _err(text, path, "trace", "backend", f"must be one of {', '.join(BACKENDS)}")
         kw["backend"] = trace_raw["backend"]
     bkw: dict[str, Any] = {}
     if "mode" in build_raw:
         if build_raw["mode"] not in MODES:
-            raise _err(path, f"[build] mode must be one of {', '.join(MODES)}")
+            raise _err(text, path, "build", "mode", f"must be one of {', '.join(MODES)}")
         bkw["mode"] = build_raw["mode"]
     for key in ("cc", "cxx"):
         if key in build_raw:
             if not isinstance(build_raw[key], str) or not build_raw[key].strip():
-                raise _err(path, f"[build] {key} must be a compiler command")
+                raise _err(text, path, "build", key, "must be a compiler command")
             bkw[key] = build_raw[key].strip()
     if "layouts" in build_raw:
         if not isinstance(build_raw["layouts"], str) or not build_raw["layouts"].strip():
-            raise _err(path, "[build] layouts must be the path of a layout plan")
+            raise _err(text, path, "build", "layouts", "must be the path of a layout plan")
         bkw["layouts"] = build_raw["layouts"].strip()
     sections = {k: v for k, v in data.items() if k not in ("trace", "build")}
     return ProjectConfig(path=path, trace=TraceConfig(**kw), build=BuildConfig(**bkw),
-                         sections=sections, raw=data)
+                         sections=sections, raw=data, text=text)
 
 
 def find_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:

@@ -6,7 +6,7 @@ ABI (shared with files, devices or other programs) and must never be reordered.
 `[layout] entry_weights = { name = weight, ... }` weighs kinds of operation (entry
 functions) in the layout objective instead of their invocation counts (docs/layout.md).
 Read as every stage reads the project file (cachefit.build.project_config); nothing is
-written.
+written. A bad value is an error located at that value (issue 29).
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.project_config import find_config, parse_toml, read_project_text
-from cachefit.errors import Location, UserError
+from cachefit.build.project_config import (
+    find_config,
+    parse_toml,
+    read_project_text,
+    value_place,
+)
+from cachefit.errors import UserError
 from cachefit.model.type_names import key_matches
 
 
@@ -41,27 +46,30 @@ def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
         path = os.path.join(cwd or os.getcwd(), "cachefit.toml")
         if not os.path.isfile(path):
             return ReorderConfig()
-    data = parse_toml(read_project_text(Path(path)), Path(path))
-    table = data.get("reorder", {})
-    abi = table.get("abi", []) if isinstance(table, dict) else None
+    text = read_project_text(Path(path))
+    data = parse_toml(text, Path(path))
+    table = data.get("reorder", {})     # tables: parse_toml checked
+    abi = table.get("abi", [])
     if not isinstance(abi, list) or not all(isinstance(a, str) for a in abi):
-        raise UserError(f"{path}: [reorder] abi must be a list of record names",
-                        'write e.g. abi = ["wire_header", "ns::disk_block"]', Location(path))
-    return ReorderConfig(tuple(abi), path, _entry_weights(data.get("layout", {}), path))
+        raise UserError("[reorder] abi must be a list of record names",
+                        'write e.g. abi = ["wire_header", "ns::disk_block"]',
+                        value_place(text, Path(path), "reorder", "abi"))
+    return ReorderConfig(tuple(abi), path, _entry_weights(data.get("layout", {}), text, path))
 
 
-def _entry_weights(table: Any, path: str) -> dict[str, float]:
-    weights = table.get("entry_weights", {}) if isinstance(table, dict) else {}
+def _entry_weights(table: Any, text: str, path: str) -> dict[str, float]:
+    weights = table.get("entry_weights", {})
     todo = 'write e.g. entry_weights = { deflate = 256, longest_match = 1000 } (numbers >= 0)'
     if not isinstance(weights, dict):
-        raise UserError(f"{path}: [layout] entry_weights must be a table of entry "
-                        "functions and weights", todo, Location(path))
+        raise UserError("[layout] entry_weights must be a table of entry functions and "
+                        "weights", todo, value_place(text, Path(path), "layout", "entry_weights"))
     out: dict[str, float] = {}
     for name, w in weights.items():
         if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) \
                 or w < 0:
-            raise UserError(f"{path}: [layout] entry_weights: the weight of {name} must be "
-                            f"a number >= 0, not {w!r}", todo, Location(path))
+            raise UserError(f"[layout] entry_weights: the weight of {name} must be a number "
+                            f">= 0, not {w!r}", todo,
+                            value_place(text, Path(path), "layout.entry_weights", name))
         out[name] = float(w)
     return out
 
