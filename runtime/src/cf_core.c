@@ -1053,6 +1053,9 @@ static cf_stab *cf_seqtab;
 static cf_seq *cf_seq_all;
 static cf_seq **cf_seq_tail = &cf_seq_all;
 static uint64_t cf_nseqs;
+static uint64_t cf_nsums; /* entries of the summaries' table (below) */
+static void cf_overflow_add_locked(uint32_t type, int entry, const uint64_t *q,
+                                   const uint64_t *hits, uint32_t n);
 static char *cf_arena;
 static size_t cf_arena_left;
 static uint64_t cf_invocations, cf_recorded_total;
@@ -1139,12 +1142,12 @@ static cf_seq *cf_seq_count(uint32_t type, uint64_t hash, uint64_t key, const ui
     p = cf_seq_find(cf_seqtab, type, hash, key, q);
     if (p) {
         __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
-    } else if (cf_nseqs >= cf_max_sequences) {
-        __atomic_fetch_add(&cf_st_full[type], 1, __ATOMIC_RELAXED);
+    } else if (cf_nseqs + cf_nsums >= cf_max_sequences) {
+        cf_overflow_add_locked(type, (int)(key >> 32), q, NULL, len);
     } else {
         p = cf_arena_alloc(sizeof(cf_seq) + (size_t)len * sizeof *q);
         if (!p) {
-            __atomic_fetch_add(&cf_st_full[type], 1, __ATOMIC_RELAXED);
+            cf_overflow_add_locked(type, (int)(key >> 32), q, NULL, len);
         } else {
             p->all = NULL;
             p->hash = hash;
@@ -1334,12 +1337,13 @@ static cf_sum *cf_sum_grow(cf_sum *s)
 
 /* Fold n quads into the summary *sp (made when NULL).  The arrays are read through locals
  * (the quads could alias them as far as the compiler knows), written back on growth. */
-static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
+static void cf_sum_fold_w(cf_thread *t, cf_sum **sp, const uint64_t *q, const uint64_t *w,
+                          uint32_t n)
 {
     cf_sum *s = *sp;
     if (!n)
         return;
-    if (!s && !(s = *sp = cf_sum_get(t)))
+    if (!s && !(s = *sp = t ? cf_sum_get(t) : cf_sum_map(CF_SUM_FIRST)))
         return;
     uint64_t *sq = s->q, *hits = s->hits;
     uint32_t *slot = s->slot;
@@ -1349,28 +1353,29 @@ static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n
     uint32_t last = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t x = q[i];
+        uint64_t inc = w ? w[i] : 1;
         if (x == prev) {
-            hits[last]++;
+            hits[last] += inc;
             continue;
         }
         uint32_t h = cf_sum_hash(x, cap), e;
         while ((e = slot[h]) && sq[e - 1] != x)
             h = (h + 1) & mask;
         if (CF_LIKELY(e)) {
-            hits[e - 1]++;
+            hits[e - 1] += inc;
             prev = x;
             last = e - 1;
             continue;
         }
         if (cnt >= limit) {
-            cut++;
+            cut += inc;
             continue;
         }
         if (cnt == cap) {
             s->n = cnt;
             cf_sum *g = cf_sum_grow(s);
             if (!g) {
-                cut++;
+                cut += inc;
                 continue;
             }
             s = *sp = g;
@@ -1384,13 +1389,39 @@ static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n
                 h = (h + 1) & mask;
         }
         sq[cnt] = x;
-        hits[cnt] = 1;
+        hits[cnt] = inc;
         slot[h] = ++cnt;
         prev = x;
         last = cnt - 1;
     }
     s->n = cnt;
     s->cut += cut;
+}
+
+static inline void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
+{
+    cf_sum_fold_w(t, sp, q, NULL, n);
+}
+
+/* When the table of sequences and summaries is full (max_sequences), an invocation whose
+ * sequence or summary is not in it is still kept: folded, under cf_seq_mu, into one
+ * summary per type and kind (first-occurrence order across those invocations, hits
+ * summed), written as a `sum` line counting them; stat `full` counts them too. */
+static cf_sum *cf_overflow[CF_MAX_TYPES][CF_MAX_ENTRIES + 1];
+static uint64_t cf_overflow_n[CF_MAX_TYPES][CF_MAX_ENTRIES + 1];
+
+static void cf_overflow_add_locked(uint32_t type, int entry, const uint64_t *q,
+                                   const uint64_t *hits, uint32_t n)
+{
+    cf_st_full[type]++;
+    if (entry < -1 || entry >= CF_MAX_ENTRIES)
+        return;
+    cf_sum **sp = &cf_overflow[type][entry + 1];
+    uint64_t cut = *sp ? (*sp)->cut : 0;
+    cf_sum_fold_w(NULL, sp, q, hits, n);
+    if (*sp && (*sp)->cut != cut)
+        cf_st_distinct[type]++;
+    cf_overflow_n[type][entry + 1]++;
 }
 
 /* The roles of n quads numbered by first touch among them (role bits 48..62), into out. */
@@ -1428,7 +1459,6 @@ static cf_sumrec **cf_sumtab;
 static size_t cf_sumtab_cap;
 static cf_sumrec *cf_sum_all;
 static cf_sumrec **cf_sum_tail = &cf_sum_all;
-static uint64_t cf_nsums;
 
 static void *cf_arena_alloc(size_t size);
 
@@ -1489,7 +1519,7 @@ static void cf_sum_count(uint32_t type, int entry, uint32_t n, const uint64_t *q
         for (uint32_t i = 0; i < n; i++)
             r->hits[i] += hits[i];
     } else {
-        cf_st_full[type]++;
+        cf_overflow_add_locked(type, entry, q, hits, n);
     }
     pthread_mutex_unlock(&cf_seq_mu);
 }
@@ -2100,6 +2130,21 @@ void cf_dump_now(void)
             }
             cf_out_bytes(o, "\n", 1);
         }
+        for (int i = 0; i < CF_MAX_TYPES; i++)
+            for (int e = 0; e <= CF_MAX_ENTRIES; e++) {
+                const cf_sum *s = cf_overflow[i][e];
+                if (!s || !s->n)
+                    continue;
+                cf_out_fmt(o, "sum %d %d %llu %u", i, e - 1,
+                           (unsigned long long)cf_overflow_n[i][e], s->n);
+                for (uint32_t k = 0; k < s->n; k++) {
+                    uint64_t q = s->q[k];
+                    cf_out_fmt(o, " %u:%u:%u:%c:%llu", (unsigned)((q >> 48) & 0x7fff),
+                               (unsigned)(uint32_t)q, (unsigned)((q >> 32) & 0xffff),
+                               (q >> 63) ? 'w' : 'r', (unsigned long long)s->hits[k]);
+                }
+                cf_out_bytes(o, "\n", 1);
+            }
         cf_out_bytes(o, "end\n", 4);
         cf_out_flush(o);
         if (close(o->fd) != 0)
@@ -2246,6 +2291,8 @@ static void cf_fork_child(void)
     cf_sum_all = NULL;
     cf_sum_tail = &cf_sum_all;
     cf_nsums = 0;
+    memset(cf_overflow, 0, sizeof cf_overflow); /* the parent's (still mapped, unused) */
+    memset(cf_overflow_n, 0, sizeof cf_overflow_n);
     cf_st_deep = 0;
     memset(cf_st_objects, 0, sizeof cf_st_objects);
     memset(cf_st_distinct, 0, sizeof cf_st_distinct);

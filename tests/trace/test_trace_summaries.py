@@ -8,7 +8,8 @@ once, in first-occurrence order, with its hits), whatever the number of times it
 was compacted; equal summaries of one kind are counted together with their hits summed; a
 short invocation nested in a long one keeps its literal sequence; objects beyond
 max_objects and distinct accesses beyond max_distinct are left out, said in the profile's
-`guards`, and the invocation is still counted.
+`guards`, and the invocation is still counted; with the table of distinct sequences full
+(max_sequences), new ones are folded into one summary per kind.
 """
 
 from __future__ import annotations
@@ -101,3 +102,25 @@ def test_equal_summaries_from_two_processes_merge(tmp_path: Path) -> None:
     doubled.pop(("wide", ((0, 0, 4, W), (0, 8, 8, W), (0, 16, 1, W)), (40, 40, 40)))
     assert got == doubled
     assert prof.metadata["guards"] == {"types": {"obj": {"objects": 2, "distinct": 2}}}
+
+
+@needs_clang
+def test_a_full_table_still_keeps_a_summary(tmp_path: Path) -> None:
+    """max_sequences = 2: the literal scan() and the scan() summary fit; every later new
+    sequence or summary is folded into one summary per kind, and counted as table full."""
+    b = build(tmp_path, ["long_ops.c"], types=["obj"], entry=ENTRIES, config_extra=LIMITS)
+    b.env["CACHEFIT_MAX_DISTINCT"] = "3"
+    b.env["CACHEFIT_MAX_SEQUENCES"] = "2"
+    prof = b.trace()
+    assert kinds(prof, "obj") == {
+        ("scan", ((0, 0, 4, R), (0, 8, 8, W)) * 10 + ((1, 16, 1, W),), None): 1,
+        ("scan", ((0, 0, 4, R), (0, 8, 8, W), (1, 16, 1, W)), (620, 620, 3)): 3,
+        ("driver", ((0, 8, 8, W), (1, 0, 4, W)), (300, 300)): 1,
+        ("poke", ((0, 0, 4, W),), (300,)): 300,
+        # folded as well: max_distinct (3) keeps the first three
+        ("many", ((0, 16, 1, W), (1, 16, 1, W), (2, 16, 1, W)), (1, 1, 1)): 1,
+        ("wide", ((0, 0, 4, W), (0, 8, 8, W), (0, 16, 1, W)), (40, 40, 40)): 1,
+    }
+    assert prof.types["obj"].table_full == 300 + 1 + 1 + 1
+    assert prof.metadata["guards"] == {"types": {"obj": {"objects": 1, "distinct": 2}}}
+    assert prof.invocations == 307
