@@ -17,12 +17,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from cachefit.build.build_summary import format_summary
 from cachefit.build.output_tree import STEPS
-from cachefit.build.pipeline import run_pipeline
-from cachefit.build.pipeline_config import load_pipeline_config
-from cachefit.cli.live_progress import BuildProgress, terminal_console
-from cachefit.cli.scan_args import add_scan_arguments, scan_options
+from cachefit.cli.scan_args import add_scan_arguments
+
+# The work's modules are imported when the command runs, not by --help (issue 29).
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from cachefit.build.build_summary import format_summary
+    from cachefit.build.pipeline import run_pipeline
+    from cachefit.build.pipeline_config import load_pipeline_config
+    from cachefit.cli.live_progress import BuildProgress, terminal_console
+    from cachefit.cli.scan_args import scan_options
+
     config = load_pipeline_config(args.config.resolve() if args.config else None)
     if args.output:
         config = dataclasses.replace(config, output=args.output.resolve())

@@ -12,9 +12,6 @@ import json
 import os
 import sys
 
-from cachefit.build.unit_cache import UnitCache
-from cachefit.reorder import scan_cache
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("cache", help="show the statistics of the object cache or clear it",
@@ -30,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_cache(args: argparse.Namespace) -> int:
+    # imported here, not by --help (issue 29)
+    from cachefit.build.unit_cache import UnitCache
+    from cachefit.reorder import scan_cache
+
     cache = UnitCache.from_env(os.environ)
     if args.clear:
         n = cache.clear()

@@ -6,11 +6,14 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.errors import UserError
-from cachefit.flatten.api import FlattenResult, flatten_files, flatten_tree
-from cachefit.rewrite.edits import display_path, write_atomic
+
+# The work's modules are imported when the command runs, not by --help (issue 29).
+if TYPE_CHECKING:
+    from cachefit.flatten.api import FlattenResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _flatten(args: argparse.Namespace) -> FlattenResult:
+    from cachefit.flatten.api import flatten_files, flatten_tree
+
     if args.build_dir:
         return flatten_tree(args.build_dir, args.files, args.cls, args.passthrough)
     if not args.files:
@@ -60,6 +65,8 @@ def _shown_file(result: FlattenResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cachefit.rewrite.edits import display_path, write_atomic
+
     result = _flatten(args)
     changed = result.changed_files
     for w in result.warnings:

@@ -1,7 +1,9 @@
 """`cachefit` entry point: dispatches to one module per subcommand and prints errors.
 
 Each command module in COMMANDS provides `register(subparsers)` (adds its parser and sets
-`func`) and the function it sets. Only this module prints `CachefitError`s and picks exit codes.
+`func`) and the function it sets; a command module imports the modules doing its work
+when it runs, so that `cachefit --help` (which builds every parser) stays quick, and
+`--version` builds none. Only this module prints `CachefitError`s and picks exit codes.
 An interrupt (Ctrl-C) exits 130 without a traceback at any moment, including while the
 command modules are imported (see cachefit.cli), so this module imports nothing else
 before `main` runs.
@@ -123,6 +125,12 @@ def _main(argv: list[str]) -> int:
             print(exc.render(), file=sys.stderr)
             return exc.exit_code
     own, passthrough = split_passthrough(argv)
+    if own[:1] == ["--version"]:
+        # What argparse's version action prints, without importing every command module
+        # (issue 29).
+        from cachefit import __version__
+        print(f"cachefit {__version__}")
+        return 0
     parser = build_parser(own[0] if own and not own[0].startswith("-") else None)
     args, extra = parser.parse_known_args(own)
     if extra:       # with the usage of the command given, not of `cachefit` itself

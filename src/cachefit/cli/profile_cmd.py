@@ -15,9 +15,9 @@ import sys
 
 from cachefit.cli.arg_checks import refuse_negative
 from cachefit.errors import UserError
-from cachefit.trace.profile_format import dumps, load, merge, save
-from cachefit.trace.profile_show import render, select
-from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
+
+# The work's modules (cachefit.trace) are imported when an action runs, not by --help
+# (issue 29).
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,6 +47,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_merge(args: argparse.Namespace) -> int:
+    from cachefit.trace.profile_format import load, merge, save
+
     profiles = [load(p) for p in args.profiles]
     merged = merge(profiles, names=args.profiles)
     save(merged, args.output)
@@ -56,6 +58,9 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    from cachefit.trace.profile_format import dumps, load
+    from cachefit.trace.profile_show import render, select
+
     refuse_negative("--top", args.top,
                     "give the number of heaviest sequences to show (0 or more)")
     prof = load(args.profile)
@@ -73,6 +78,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from cachefit.trace.profile_format import save
+    from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
+
     prof = profile_from_raw(collect_raw_files(args.raw))
     save(prof, args.output)
     print(f"cachefit: wrote {args.output}: {prof.invocations} invocations", file=sys.stderr)

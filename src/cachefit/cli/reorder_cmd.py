@@ -14,14 +14,15 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from cachefit.cli.intermixed import add_intermixed_parser
-from cachefit.cli.live_progress import StageProgress, terminal_console
-from cachefit.cli.scan_args import add_scan_arguments, scan_options, scan_summary
+from cachefit.cli.scan_args import add_scan_arguments
 from cachefit.errors import UserError
-from cachefit.reorder.analysis import analyse, units_for
-from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
-from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome, reorder_source
+
+# The work's modules are imported when the command runs, not by --help (issue 29).
+if TYPE_CHECKING:
+    from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,6 +96,8 @@ def _take_output_from_passthrough(args: argparse.Namespace) -> None:
 
 
 def _options(args: argparse.Namespace) -> ReorderOptions:
+    from cachefit.rewrite.reorder_source import ReorderOptions
+
     if args.profile and args.order:
         raise UserError("--profile and --order exclude each other",
                         "use --profile to optimize, --order to apply a given order")
@@ -112,6 +115,9 @@ def _options(args: argparse.Namespace) -> ReorderOptions:
 
 
 def _summary(o: ReorderOutcome) -> str:
+    from cachefit.cli.scan_args import scan_summary
+    from cachefit.rewrite.edits import display_path
+
     r = o.result
     lines = []
     if r is not None:
@@ -152,6 +158,12 @@ def _unchanged_note(spec: str | None, o: ReorderOutcome) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cachefit.cli.live_progress import StageProgress, terminal_console
+    from cachefit.cli.scan_args import scan_options
+    from cachefit.reorder.analysis import analyse, units_for
+    from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
+    from cachefit.rewrite.reorder_source import reorder_source
+
     _take_output_from_passthrough(args)
     opts = _options(args)
     units = units_for(args.files, args.build_dir, args.passthrough)

@@ -7,11 +7,14 @@ words the one summary line about a scan. It parses nothing and runs nothing.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from cachefit.errors import UserError
-from cachefit.parallel import default_jobs
-from cachefit.reorder.analysis import Analysis
-from cachefit.reorder.scan_pool import ScanOptions
+
+# Imported when used, not by the parsers' --help (issue 29).
+if TYPE_CHECKING:
+    from cachefit.reorder.analysis import Analysis
+    from cachefit.reorder.scan_pool import ScanOptions
 
 
 def add_scan_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,12 +27,16 @@ def add_scan_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def scan_options(args: argparse.Namespace) -> ScanOptions:
+    from cachefit.reorder.scan_pool import ScanOptions
+
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"-j {args.jobs}: the number of jobs must be at least 1", "use e.g. -j 4")
     return ScanOptions(jobs=args.jobs, cache=not args.no_scan_cache)
 
 
 def scan_summary(a: Analysis) -> str:
+    from cachefit.parallel import default_jobs
+
     parsed, cached = a.scan_counts
     jobs = a.scan_options.jobs or default_jobs()
     return (f"scan: {parsed + cached} unit{'s' if parsed + cached != 1 else ''}, "

@@ -8,8 +8,6 @@ import sys
 
 from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.errors import UserError
-from cachefit.frontend.record_source import load_record_for_cli
-from cachefit.report.layout_text import format_layout
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not by --help (issue 29)
+    from cachefit.frontend.record_source import load_record_for_cli
+    from cachefit.report.layout_text import format_layout
+
     if args.cache_line <= 0 or args.cache_line & (args.cache_line - 1):
         raise UserError(f"--cache-line {args.cache_line} is not a power of two",
                         "use e.g. 64 or 128")

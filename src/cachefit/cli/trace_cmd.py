@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cachefit.atomic_files import check_output
 from cachefit.cli.arg_checks import refuse_negative
-from cachefit.trace.profile_format import Profile, save
-from cachefit.trace.trace_run import trace_command
+
+# The work's modules are imported when the command runs, not by --help (issue 29).
+if TYPE_CHECKING:
+    from cachefit.trace.profile_format import Profile
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,6 +50,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from cachefit.atomic_files import check_output
+    from cachefit.trace.profile_format import save
+    from cachefit.trace.trace_run import trace_command
+
     refuse_negative("--max-accesses", args.max_accesses,
                     "give the longest sequence to keep per type and invocation")
     refuse_negative("--max-objects", args.max_objects,
