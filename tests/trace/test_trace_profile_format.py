@@ -56,7 +56,8 @@ def sample() -> Profile:
 
 def sample_v2() -> Profile:
     """The version 1 sample with kinds of operation: `ipc` (nested `touch` calls count
-    for it too) and `touch`, and a summary of two long `ipc` invocations."""
+    for it too) and `touch`, a summary of two long `ipc` invocations, and the tcbs'
+    alignment (`ns::msg` has none: unknown)."""
     prof = sample()
     tcb = prof.types["tcb"]
     tcb.sequences = [
@@ -66,6 +67,7 @@ def sample_v2() -> Profile:
         AccessSequence(2, (Access(0, 8, 8, "r"), Access(0, 0, 8, "w"), Access(0, 120, 8, "r")),
                        "ipc", hits=(4000, 2, 1998)),
     ]
+    tcb.alignment = {0: 3, 48: 15}     # issue 26: base addresses modulo the line
     prof.types["ns::msg"].sequences = [AccessSequence(2, (Access(0, 4, 4, "r"),), "touch")]
     prof.entry_invocations = {"ipc": 7, "touch": 4}
     prof.invocations = 11
@@ -322,3 +324,75 @@ def test_merge_keeps_kinds_and_summaries_apart() -> None:
     got = {(s.entry, s.hits is not None): (s.count, s.hits) for s in m.sequences}
     assert got == {("ipc", False): (5, None), ("touch", False): (2, None),
                    ("ipc", True): (4, (4, 12)), (None, False): (1, None)}
+
+
+# ------------------------------------------------ alignment of the objects (issue 26, item 5)
+
+def test_alignment_loads_back_and_is_optional() -> None:
+    for path in (GOLDEN_V2, GOLDEN_V2_READABLE):
+        prof = load(path)
+        assert prof.types["tcb"].alignment == {0: 3, 48: 15}
+        assert prof.types["ns::msg"].alignment is None          # absent: unknown
+    assert load(GOLDEN).types["tcb"].alignment is None         # version 1: unknown
+    # a version 2 profile written before the field existed
+    data = json.loads(GOLDEN_V2_READABLE.read_text())
+    del data["types"]["tcb"]["alignment"]
+    assert load_text(json.dumps(data)).types["tcb"].alignment is None
+    text = render(load(GOLDEN_V2))
+    assert "alignment: base mod 64 of 18 objects touched: 48 (83.3%), 0 (16.7%)" in text
+    one = sample_v2()
+    one.types["tcb"].alignment = {48: 15}
+    assert "alignment: base at 48 mod 64 for all 15 objects touched" in render(one)
+
+
+@pytest.mark.parametrize("value, message", [
+    ({"64": 1}, "'64' is not an offset in [0, 64)"),
+    ({"x": 1}, "'x' is not an offset"),
+    ({"08": 1}, "'08' is not an offset"),
+    ({"8": 0}, "Expected `int` >= 1"),
+])
+def test_bad_alignment_is_refused(tmp_path: Path, value: dict[str, int], message: str) -> None:
+    data = json.loads(GOLDEN_V2_READABLE.read_text())
+    data["types"]["tcb"]["alignment"] = value
+    with pytest.raises(UserError) as exc:
+        load_text(json.dumps(data))
+    assert message in exc.value.what
+
+
+def test_merge_sums_alignment() -> None:
+    a, b, c = sample_v2(), sample_v2(), sample_v2()
+    b.types["tcb"].alignment = {16: 2, 48: 1}
+    c.types["tcb"].alignment = None
+    m = merge([a, b, c])
+    assert m.types["tcb"].alignment == {0: 3, 16: 2, 48: 16}
+    assert list(m.types["tcb"].alignment) == [0, 16, 48]
+    assert m.types["ns::msg"].alignment is None
+    assert merge([c, c]).types["tcb"].alignment is None
+    assert _content(merge([merge([a, b]), c])) == _content(merge([a, merge([b, c])]))
+
+
+def test_raw_align_lines_become_the_profile_alignment(tmp_path: Path) -> None:
+    """`align TYPE MOD:COUNT ...` (docs/raw-trace-format.md) per process, summed over
+    processes; a type without an `align` line has no alignment."""
+    from cachefit.trace.raw_trace import parse_raw, profile_from_raw
+
+    def raw(pid: int, align: str) -> Path:
+        path = tmp_path / f"cachefit-{pid}.raw"
+        path.write_text(
+            f"cachefit-raw 2\npid {pid}\ninvocations 3\nrecorded 3\n"
+            "type 0 obj\ntype 1 other\nentry 0 3 op\nstat 0 0 0 0 0\nstat 1 0 0 0 0\n"
+            f"{align}seq 0 0 3 1 0:0:4:r\nseq 1 0 1 1 0:0:4:r\nend\n")
+        return path
+
+    first = raw(1, "align 0 48:2 56:1\n")
+    second = raw(2, "align 0 16:1 48:4\nalign 1\n")
+    assert parse_raw(first).alignment == {0: {48: 2, 56: 1}}
+    assert parse_raw(second).alignment == {0: {16: 1, 48: 4}, 1: {}}
+    prof = profile_from_raw([first, second])
+    assert prof.types["obj"].alignment == {16: 1, 48: 6, 56: 1}
+    assert prof.types["other"].alignment is None
+    assert profile_from_raw([first], cache_line=32).types["obj"].alignment == {16: 2, 24: 1}
+    assert profile_from_raw([first], cache_line=128).types["obj"].alignment is None
+    bad = raw(3, "align 0 64:1\n")
+    with pytest.raises(UserError, match="bad alignment word 64:1"):
+        parse_raw(bad)

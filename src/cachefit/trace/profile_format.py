@@ -10,8 +10,10 @@ reorder, report) take its typed objects (`Profile`, `TypeProfile`, `AccessSequen
 Version 2 is written: JSON whose per-type sequences are packed as base64 of
 zstd-compressed MessagePack (decoded by msgspec straight into `Access` objects, the
 schema check), so loading costs in proportion to the distinct sequences, not to a run's
-length. `dumps(profile, readable=True)` spells the same document out (`cachefit profile
-show --json`); that form loads too. Version 1 (plain JSON) still loads: its sequences
+length. A type may carry the distribution of its objects' base addresses modulo the cache
+line (`alignment`, issue 26; absent when unknown), which merging sums.
+`dumps(profile, readable=True)` spells the same document out (`cachefit profile show
+--json`); that form loads too. Version 1 (plain JSON) still loads: its sequences
 have no kind (entry None). A name ending in ``.gz`` is written gzip-compressed. It does
 not trace, run programs or print anything.
 """
@@ -134,6 +136,10 @@ class TypeProfile:
     runaway: int = 0
     outside_objects: int = 0
     table_full: int = 0
+    alignment: dict[int, int] | None = None
+    """Base address of the objects modulo the cache line -> how many (invocation, object)
+    pairs had an object there (issue 26); None when unknown (version 1, the QEMU backend,
+    runtimes before it). Keys ascending, counts >= 1."""
 
     @property
     def counted(self) -> int:
@@ -213,6 +219,8 @@ class Profile:
                 "fields": [f.to_json() for f in t.fields],
                 "dropped": {"runaway": t.runaway, "outside_objects": t.outside_objects,
                             "table_full": t.table_full},
+                **({} if t.alignment is None else
+                   {"alignment": {str(k): v for k, v in sorted(t.alignment.items())}}),
                 "sequences": ([_readable_sequence(s) for s in t.sequences] if readable
                               else _pack(t.sequences)),
             }
@@ -257,6 +265,7 @@ class _Type(msgspec.Struct):
     fields: list[_Field]
     sequences: bytes | list[_Sequence]
     dropped: _Dropped = msgspec.field(default_factory=_Dropped)
+    alignment: dict[str, _Pos] | None = None
 
 
 class _Document(msgspec.Struct):
@@ -317,6 +326,8 @@ def dumps(profile: Profile, *, readable: bool = False) -> str:
             lines.append(f"        {json.dumps(f)}{comma}")
         lines.append("      ],")
         lines.append(f'      "dropped": {json.dumps(t["dropped"])},')
+        if "alignment" in t:
+            lines.append(f'      "alignment": {json.dumps(t["alignment"])},')
         if readable:
             lines.append('      "sequences": [')
             for j, s in enumerate(t["sequences"]):
@@ -405,10 +416,26 @@ def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
             name=name, size=t.size,
             fields=[FieldSpan(f.name, f.offset, f.size) for f in t.fields], sequences=seqs,
             runaway=t.dropped.runaway, outside_objects=t.dropped.outside_objects,
-            table_full=t.dropped.table_full)
+            table_full=t.dropped.table_full,
+            alignment=_alignment(t.alignment, doc.cache_line, path,
+                                 f"$.types[{name!r}].alignment"))
     metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
     return Profile(types=types, invocations=doc.invocations, cache_line=doc.cache_line,
                    metadata=metadata, entry_invocations=dict(doc.entry_invocations))
+
+
+def _alignment(raw: dict[str, int] | None, cache_line: int, path: str,
+               where: str) -> dict[int, int] | None:
+    """A type's `alignment` object ({"48": 1000}) as {48: 1000}: keys are decimal offsets
+    in [0, cache_line), sorted."""
+    if raw is None:
+        return None
+    out: dict[int, int] = {}
+    for key, count in raw.items():
+        if not key.isdigit() or str(int(key)) != key or int(key) >= cache_line:
+            raise _bad(path, f"{where}: {key!r} is not an offset in [0, {cache_line})")
+        out[int(key)] = count
+    return dict(sorted(out.items()))
 
 
 def _from_json_v1(data: dict[str, Any], path: str) -> Profile:
@@ -499,7 +526,8 @@ def _same_layout(a: TypeProfile, b: TypeProfile) -> bool:
 
 def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
     """Sum the counts (and a summary's hits) of identical sequences, the invocations
-    (per kind too) and the drops of all profiles. Sequences are identical when kind,
+    (per kind too), the drops and the alignment counts of all profiles (a type's
+    alignment is unknown only when it is unknown in every input). Sequences are identical when kind,
     accesses and literal/summary agree, so merging is exact and associative.
 
     The layouts of a type must agree: a profile traced against another layout of the
@@ -537,6 +565,11 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
             have.runaway += t.runaway
             have.outside_objects += t.outside_objects
             have.table_full += t.table_full
+            if t.alignment is not None:
+                got_align = have.alignment if have.alignment is not None else {}
+                for mod, n in t.alignment.items():
+                    got_align[mod] = got_align.get(mod, 0) + n
+                have.alignment = dict(sorted(got_align.items()))
             bucket = buckets[name]
             for s in t.sequences:
                 key = s.merge_key()

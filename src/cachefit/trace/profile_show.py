@@ -4,7 +4,8 @@ Used by `cachefit profile show`. Offsets are turned into field names from the la
 profile stored at trace time (``name`` for an access that covers the field exactly,
 ``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). A
 sequence names its kind of operation (entry function) when the profile records kinds; a
-summary of long invocations shows each distinct access once with its hits (``x4000``).
+summary of long invocations shows each distinct access once with its hits (``x4000``);
+the objects' base addresses modulo the line are shown when recorded (``alignment``).
 `select` narrows a profile to some types and sequences (for `--json`). It only formats;
 it never reads or writes files.
 """
@@ -39,6 +40,19 @@ def describe_access(t: TypeProfile, a: Access) -> str:
     return f"{head}..{last.name}"
 
 
+def describe_alignment(alignment: dict[int, int], cache_line: int) -> str:
+    """`alignment: base at 48 mod 64 for all 1000 objects touched` (objects touched
+    counted once per invocation); with several offsets each with its share, heaviest
+    first."""
+    total = sum(alignment.values())
+    parts = sorted(alignment.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(parts) == 1:
+        mod, n = parts[0]
+        return f"alignment: base at {mod} mod {cache_line} for all {n} objects touched"
+    return (f"alignment: base mod {cache_line} of {total} objects touched: "
+            + ", ".join(f"{mod} ({100 * n / total:.1f}%)" for mod, n in parts))
+
+
 def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list[str]:
     lines_of_obj = (t.size + cache_line - 1) // cache_line if t.size else 0
     counted = t.counted
@@ -49,6 +63,8 @@ def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list
     if t.table_full:
         head += f", {t.table_full} over the sequence limit"
     out = [head]
+    if t.alignment:
+        out.append("  " + describe_alignment(t.alignment, cache_line))
     kinds = t.kinds()
     if any(k is not None for k in kinds):
         out.append("  kinds: " + ", ".join(f"{k or '?'} {n}" for k, n in kinds.items()))

@@ -3,9 +3,11 @@
 Each process of a profile build writes `cachefit-<pid>.raw` (docs/raw-trace-format.md):
 counters, the blob of its program (type layouts and entry names found at link time), its
 unique literal sequences and its unique summaries of long invocations, each with its type,
-its kind of operation (entry function) and its count. This module parses those files
+its kind of operation (entry function) and its count, and per type the distribution of its
+objects' base addresses modulo 64 (`align` lines, issue 26). This module parses those files
 (version 2, and version 1 of earlier runtimes) and builds one merged `Profile` whose
-sequences carry their entry and, for a summary, its hits. The work is proportional to the
+sequences carry their entry and, for a summary, its hits, and whose types carry their
+alignment (summed over the processes). The work is proportional to the
 distinct sequences and summaries: each line is read once, and equal access words share one
 `Access`. It does not run programs and does not write files. (The QEMU backend has its own
 result format, read by cachefit.trace.qemu_backend.)
@@ -33,6 +35,8 @@ from cachefit.trace.profile_format import (
 
 RAW_MAGIC = "cachefit-raw 2"
 RAW_MAGIC_V1 = "cachefit-raw 1"
+ALIGN_MODULUS = 64
+"""`align` lines give base addresses modulo this many bytes."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ class RawTrace:
     # reached max_distinct)
     guards: dict[int, tuple[int, int]] = field(default_factory=dict)
     sequences: list[RawSequence] = field(default_factory=list)
+    # per type id: base address % ALIGN_MODULUS -> (invocation, object) pairs; a type
+    # without an `align` line is absent (unknown)
+    alignment: dict[int, dict[int, int]] = field(default_factory=dict)
 
 
 def _bad(path: str, line_no: int, what: str) -> UserError:
@@ -141,6 +148,8 @@ def parse_raw(path: str | Path) -> RawTrace:
                 else:
                     tid, runaway, outside, full = words
                     raw.stats[tid] = (runaway, outside, full)
+            elif key == "align" and v2:
+                raw.alignment[int(rest.split(" ", 1)[0])] = _parse_align(rest)
             elif key in ("seq", "sum") and (v2 or key == "seq"):
                 raw.sequences.append(_parse_sequence(key == "sum", v2, rest, cache, p, line_no))
             elif key == "end":
@@ -181,6 +190,31 @@ def _parse_sequence(summary: bool, v2: bool, rest: str, cache: dict[str, Access]
     return RawSequence(tid, entry, count, tuple(accesses), hits)
 
 
+def _parse_align(rest: str) -> dict[int, int]:
+    """`TYPE MOD:COUNT ...` (MOD ascending, below ALIGN_MODULUS, COUNT >= 1) as
+    {MOD: COUNT}."""
+    out: dict[int, int] = {}
+    for word in rest.split()[1:]:
+        mod, _, count = word.partition(":")
+        m, n = int(mod), int(count)
+        if not 0 <= m < ALIGN_MODULUS or n < 1 or m in out:
+            raise ValueError(f"bad alignment word {word}")
+        out[m] = n
+    return dict(sorted(out.items()))
+
+
+def profile_alignment(counts: dict[int, int] | None, cache_line: int
+                      ) -> dict[int, int] | None:
+    """An `align` line's counts modulo `cache_line`: reduced when the line divides
+    ALIGN_MODULUS, unknown (None) when it is longer or no object was counted."""
+    if not counts or ALIGN_MODULUS % cache_line:
+        return None
+    out: dict[int, int] = {}
+    for mod, n in counts.items():
+        out[mod % cache_line] = out.get(mod % cache_line, 0) + n
+    return dict(sorted(out.items()))
+
+
 def _access(word: str, path: str, line_no: int) -> Access:
     role, off, size, mode = word.split(":")
     if mode not in ("r", "w"):
@@ -213,7 +247,9 @@ def raw_to_profile(raw: RawTrace, cache_line: int = 64) -> Profile:
                   for f in lay.get("fields", [])]
         runaway, outside, full = raw.stats.get(tid, (0, 0, 0))
         types[name] = TypeProfile(name=name, size=int(lay.get("size", 0)), fields=fields,
-                                  runaway=runaway, outside_objects=outside, table_full=full)
+                                  runaway=runaway, outside_objects=outside, table_full=full,
+                                  alignment=profile_alignment(raw.alignment.get(tid),
+                                                              cache_line))
     for s in raw.sequences:
         name = raw.types.get(s.type_id)
         if name is None:
