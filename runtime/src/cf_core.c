@@ -1237,34 +1237,51 @@ static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, u
 
 /* The accesses of one invocation to one type folded out of its buffer (the buffer filled
  * up): each distinct quad once, in the order of its first occurrence, with its number of
- * occurrences (hits).  Open addressing on the quad, grown (a new mapping, at compaction
- * time) when the entries reach `cap`, up to max_distinct entries; an access not seen before
- * beyond that is not kept (`cut`, stat `distinct`).  Never on the per-access path. */
+ * occurrences (hits).  An open-addressing table of (quad, hits) entries (2 * cap of them,
+ * an empty one holds CF_SUM_EMPTY, which no access makes: role 0x7fff is never given) and
+ * the order of first occurrence as the entries' slots; a folded access that is already in
+ * the table (a hot loop's accesses, nearly all of them) costs a hash, one compare and one
+ * add.  Grown (a new mapping, at compaction time) when the entries reach `cap`, up to
+ * max_distinct entries; an access not seen before beyond that is not kept (`cut`, stat
+ * `distinct`).  q and hits are the list in order, written by cf_sum_flat when the summary
+ * ends.  Never on the per-access path. */
+typedef struct cf_sent {
+    uint64_t q;
+    uint64_t hits;
+} cf_sent;
+
+#define CF_SUM_EMPTY (~(uint64_t)0)
+
 struct cf_sum {
     cf_sum *next;    /* the thread's free list */
     size_t bytes;    /* of the mapping: this header, then the arrays */
     uint32_t n, cap; /* entries, room (a power of two) */
+    uint32_t shift;  /* 64 - log2(2 * cap): the slot is the top bits of the hash */
     uint64_t cut;    /* accesses not kept */
-    uint64_t *q;     /* [cap] */
-    uint64_t *hits;  /* [cap] */
-    uint32_t *slot;  /* [2 * cap]: entry index + 1, 0: empty */
+    cf_sent *tab;    /* [2 * cap] */
+    uint32_t *order; /* [cap]: the slots of the entries, in order of first occurrence */
+    uint64_t *q;     /* [cap] (cf_sum_flat) */
+    uint64_t *hits;  /* [cap] (cf_sum_flat) */
 };
 
 enum { CF_SUM_FIRST = 256 };
 
 static cf_sum *cf_sum_map(uint32_t cap)
 {
-    size_t bytes = sizeof(cf_sum) + (size_t)cap * 2 * sizeof(uint64_t) +
-                   (size_t)cap * 2 * sizeof(uint32_t);
+    size_t bytes = sizeof(cf_sum) + (size_t)cap * 2 * sizeof(cf_sent) +
+                   (size_t)cap * 2 * sizeof(uint64_t) + (size_t)cap * sizeof(uint32_t);
     char *m = cf_mmap(bytes);
     if (!m)
         return NULL;
     cf_sum *s = (cf_sum *)m;
     s->bytes = bytes;
     s->cap = cap;
-    s->q = (uint64_t *)(m + sizeof(cf_sum));
+    s->shift = (uint32_t)(63 - __builtin_ctz(cap));
+    s->tab = (cf_sent *)(m + (sizeof(cf_sum) + 15) / 16 * 16);
+    s->q = (uint64_t *)(s->tab + 2 * (size_t)cap);
     s->hits = s->q + cap;
-    s->slot = (uint32_t *)(s->hits + cap);
+    s->order = (uint32_t *)(s->hits + cap);
+    memset(s->tab, 0xff, (size_t)cap * 2 * sizeof(cf_sent)); /* hits too: rewritten */
     return s;
 }
 
@@ -1275,7 +1292,12 @@ static cf_sum *cf_sum_get(cf_thread *t)
     if (!s)
         return cf_sum_map(CF_SUM_FIRST);
     t->sum_free = s->next;
-    memset(s->slot, 0, (size_t)s->cap * 2 * sizeof(uint32_t));
+    if (s->n < s->cap / 8) { /* few entries to clear: only their slots */
+        for (uint32_t i = 0; i < s->n; i++)
+            s->tab[s->order[i]].q = CF_SUM_EMPTY;
+    } else {
+        memset(s->tab, 0xff, (size_t)s->cap * 2 * sizeof(cf_sent));
+    }
     s->n = 0;
     s->cut = 0;
     return s;
@@ -1306,37 +1328,63 @@ static void cf_sum_release_all(cf_thread *t)
     }
 }
 
-/* The slot of a quad in a table of 2 * cap slots: the role, size and mode (high half)
- * folded onto the offset, multiplied, the top bits (which depend on all of them). */
-static inline uint32_t cf_sum_hash(uint64_t q, uint32_t cap)
+/* The slot of a quad: the role, size and mode (high half) folded onto the offset,
+ * multiplied, the top bits (which depend on all of them). */
+static inline uint32_t cf_sum_hash(uint64_t q, uint32_t shift)
 {
-    uint64_t x = (q ^ q >> 32) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> (63 - __builtin_ctz(cap)));
+    return (uint32_t)(((q ^ q >> 32) * 0x9E3779B97F4A7C15ull) >> shift);
 }
 
-/* Twice the room (NULL: no memory; s stays as it is). */
+/* Twice the room (NULL: no memory; s stays as it is).  The entries keep their order. */
 static cf_sum *cf_sum_grow(cf_sum *s)
 {
     cf_sum *g = cf_sum_map(s->cap * 2);
     if (!g)
         return NULL;
     uint32_t mask = g->cap * 2 - 1;
-    memcpy(g->q, s->q, (size_t)s->n * sizeof *s->q);
-    memcpy(g->hits, s->hits, (size_t)s->n * sizeof *s->hits);
     g->n = s->n;
     g->cut = s->cut;
-    for (uint32_t i = 0; i < g->n; i++) {
-        uint32_t h = cf_sum_hash(g->q[i], g->cap);
-        while (g->slot[h])
+    for (uint32_t i = 0; i < s->n; i++) {
+        const cf_sent *e = &s->tab[s->order[i]];
+        uint32_t h = cf_sum_hash(e->q, g->shift);
+        while (g->tab[h].q != CF_SUM_EMPTY)
             h = (h + 1) & mask;
-        g->slot[h] = i + 1;
+        g->tab[h] = *e;
+        g->order[i] = h;
     }
     munmap(s, s->bytes);
     return g;
 }
 
-/* Fold n quads into the summary *sp (made when NULL).  The arrays are read through locals
- * (the quads could alias them as far as the compiler knows), written back on growth. */
+/* A quad not in the table at slot h (the empty slot its probe ended at): a new entry with
+ * `inc` hits, after growing the table if it is full, or `inc` more accesses cut.  Returns
+ * the summary (a new mapping when it grew). */
+static __attribute__((noinline)) cf_sum *cf_sum_insert(cf_sum *s, uint64_t x, uint64_t inc,
+                                                       uint32_t h)
+{
+    if (s->n >= cf_max_distinct) {
+        s->cut += inc;
+        return s;
+    }
+    if (s->n == s->cap) {
+        cf_sum *g = cf_sum_grow(s);
+        if (!g) {
+            s->cut += inc;
+            return s;
+        }
+        s = g;
+        uint32_t mask = s->cap * 2 - 1;
+        h = cf_sum_hash(x, s->shift);
+        while (s->tab[h].q != CF_SUM_EMPTY)
+            h = (h + 1) & mask;
+    }
+    s->tab[h].q = x;
+    s->tab[h].hits = inc;
+    s->order[s->n++] = h;
+    return s;
+}
+
+/* Fold n quads into the summary *sp (made when NULL), each with weight w[i] (w NULL: 1). */
 static void cf_sum_fold_w(cf_thread *t, cf_sum **sp, const uint64_t *q, const uint64_t *w,
                           uint32_t n)
 {
@@ -1345,62 +1393,72 @@ static void cf_sum_fold_w(cf_thread *t, cf_sum **sp, const uint64_t *q, const ui
         return;
     if (!s && !(s = *sp = t ? cf_sum_get(t) : cf_sum_map(CF_SUM_FIRST)))
         return;
-    uint64_t *sq = s->q, *hits = s->hits;
-    uint32_t *slot = s->slot;
-    uint32_t mask = s->cap * 2 - 1, cnt = s->n, cap = s->cap, limit = cf_max_distinct;
-    uint64_t cut = 0;
-    uint64_t prev = ~q[0]; /* the previous quad and its entry: runs of one access */
-    uint32_t last = 0;
+    cf_sent *tab = s->tab;
+    uint32_t shift = s->shift, mask = s->cap * 2 - 1;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t x = q[i];
         uint64_t inc = w ? w[i] : 1;
-        if (x == prev) {
-            hits[last] += inc;
-            continue;
-        }
-        uint32_t h = cf_sum_hash(x, cap), e;
-        while ((e = slot[h]) && sq[e - 1] != x)
-            h = (h + 1) & mask;
-        if (CF_LIKELY(e)) {
-            hits[e - 1] += inc;
-            prev = x;
-            last = e - 1;
-            continue;
-        }
-        if (cnt >= limit) {
-            cut += inc;
-            continue;
-        }
-        if (cnt == cap) {
-            s->n = cnt;
-            cf_sum *g = cf_sum_grow(s);
-            if (!g) {
-                cut += inc;
-                continue;
+        uint32_t h = cf_sum_hash(x, shift);
+        for (;;) {
+            uint64_t k = tab[h].q;
+            if (CF_LIKELY(k == x)) {
+                tab[h].hits += inc;
+                break;
             }
-            s = *sp = g;
-            sq = s->q;
-            hits = s->hits;
-            slot = s->slot;
-            cap = s->cap;
-            mask = cap * 2 - 1;
-            h = cf_sum_hash(x, cap);
-            while (slot[h])
-                h = (h + 1) & mask;
+            if (k == CF_SUM_EMPTY) {
+                s = *sp = cf_sum_insert(s, x, inc, h);
+                tab = s->tab;
+                shift = s->shift;
+                mask = s->cap * 2 - 1;
+                break;
+            }
+            h = (h + 1) & mask;
         }
-        sq[cnt] = x;
-        hits[cnt] = inc;
-        slot[h] = ++cnt;
-        prev = x;
-        last = cnt - 1;
     }
-    s->n = cnt;
-    s->cut += cut;
 }
 
-static inline void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
+/* The same with weight 1 each: the fold of a full buffer, the one loop that runs for every
+ * access of a long invocation.  The slot is computed as a byte offset into the table (the
+ * top bits of the hash, shifted 4 less and masked), so a quad already in its home slot
+ * costs a load, a multiply, three shifts or masks, a compare and an add. */
+static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
 {
-    cf_sum_fold_w(t, sp, q, NULL, n);
+    cf_sum *s = *sp;
+    if (!n)
+        return;
+    if (!s && !(s = *sp = cf_sum_get(t)))
+        return;
+    char *tab = (char *)s->tab;
+    uint64_t shift = s->shift - 4, mask = ((uint64_t)s->cap * 2 - 1) * sizeof(cf_sent);
+    for (const uint64_t *end = q + n; q < end; q++) {
+        uint64_t x = *q;
+        uint64_t off = ((x ^ x >> 32) * 0x9E3779B97F4A7C15ull) >> shift & mask;
+        for (;;) {
+            cf_sent *e = (cf_sent *)(tab + off);
+            if (CF_LIKELY(e->q == x)) {
+                e->hits++;
+                break;
+            }
+            if (e->q == CF_SUM_EMPTY) {
+                s = *sp = cf_sum_insert(s, x, 1, (uint32_t)(off / sizeof(cf_sent)));
+                tab = (char *)s->tab;
+                shift = s->shift - 4;
+                mask = ((uint64_t)s->cap * 2 - 1) * sizeof(cf_sent);
+                break;
+            }
+            off = (off + sizeof(cf_sent)) & mask;
+        }
+    }
+}
+
+/* The summary's list in order of first occurrence into q and hits. */
+static void cf_sum_flat(cf_sum *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) {
+        const cf_sent *e = &s->tab[s->order[i]];
+        s->q[i] = e->q;
+        s->hits[i] = e->hits;
+    }
 }
 
 /* When the table of sequences and summaries is full (max_sequences), an invocation whose
@@ -1535,6 +1593,7 @@ static void cf_sum_end(cf_thread *t, cf_sum **sp, uint32_t type, int entry, int 
         return;
     if (s->cut)
         __atomic_fetch_add(&cf_st_distinct[type], 1, __ATOMIC_RELAXED);
+    cf_sum_flat(s);
     if (renumber)
         cf_renumber(t, s->q, s->n, s->q);
     if (s->n)
@@ -2132,9 +2191,10 @@ void cf_dump_now(void)
         }
         for (int i = 0; i < CF_MAX_TYPES; i++)
             for (int e = 0; e <= CF_MAX_ENTRIES; e++) {
-                const cf_sum *s = cf_overflow[i][e];
+                cf_sum *s = cf_overflow[i][e];
                 if (!s || !s->n)
                     continue;
+                cf_sum_flat(s);
                 cf_out_fmt(o, "sum %d %d %llu %u", i, e - 1,
                            (unsigned long long)cf_overflow_n[i][e], s->n);
                 for (uint32_t k = 0; k < s->n; k++) {
