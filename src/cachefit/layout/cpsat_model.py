@@ -8,8 +8,9 @@ chains, `first` and side rules are constraints; interchangeable units are ordere
 
 Lines: per unit and object start s, one-hot booleans for the line its first byte is in and
 a boolean for "spills into one more line"; per footprint and line a boolean "occupied"
-implied by the units that cover it. Objectives are minimised one after another (lines,
-dirty lines, size, order changes), each stage fixing the previous
+implied by the units that cover it, counted with the start's weight (1 each in the uniform
+placement model; the observed distribution's, issue 26). Objectives are minimised one after
+another (lines, dirty lines, size, order changes), each stage fixing the previous
 optimum. Deterministic: one worker, fixed seed, budgets in deterministic time. This module
 does not decide when the model is small enough to use (see `optimizer`). Every CP-SAT
 solver of cachefit is made by `new_solver`, which leaves Ctrl-C to cachefit.
@@ -411,7 +412,7 @@ class LayoutModel:
         for fp in fps:
             total_terms: list[cp_model.LinearExprT] = []
             total_const = 0
-            for s in self.p.starts:
+            for s, w in self.p.weighted_starts():
                 fixed = fixed_lines(self.p, fp, s)
                 items: dict[int, list[tuple[Lit, ...]]] = {}
                 for u in fp.units:
@@ -434,13 +435,14 @@ class LayoutModel:
                 bound = footprint_bound(self.p, fp, s)
                 if ys and bound > count:
                     self.m.add(sum(ys) >= bound - count)
-                constant += fp.weight * count
+                constant += fp.weight * w * count
                 total_const += count
                 if ys:
-                    terms.append(fp.weight * sum(ys))
+                    terms.append(fp.weight * w * sum(ys))
                     total_terms.append(sum(ys))
             need = footprint_bound_total(self.p, fp) - total_const
-            if total_terms and need > 0 and len(self.p.starts) > 1:
+            if total_terms and need > 0 and len(self.p.starts) > 1 \
+                    and not self.p.start_weights:
                 self.m.add(sum(total_terms) >= need)
         return sum(terms) + constant if terms else constant
 

@@ -2,8 +2,10 @@
 
 A footprint occupies the lines its units' bytes (and its fixed-area spans) fall in, for an
 object starting at offset `s` of a line; totals are weighted by footprint counts and summed
-over all start offsets of the placement model (so the expected value is total / number of
-starts). This module does not place units nor search; it only measures.
+over the start offsets of the placement model, each start weighted by its weight (1 in
+the uniform model; the observed distribution's weight when the profile recorded where
+the objects start, issue 26), so the expected value is total / total start weight. This
+module does not place units nor search; it only measures.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from cachefit.layout.result import KindFigures, LineFigures
 
 @dataclass(frozen=True)
 class CostTotals:
-    """Weighted line counts: `lines`/`dirty` summed over starts, `*_worst` the worst start."""
+    """Weighted line counts: `lines`/`dirty` summed over starts (times the starts'
+    weights), `*_worst` the worst start."""
 
     lines: int
     dirty: int
@@ -47,15 +50,26 @@ def weighted_lines(problem: LayoutProblem, fps: Sequence[WeightedFootprint],
             for s in problem.starts]
 
 
+def over_starts(problem: LayoutProblem, per_start: Sequence[int]) -> int:
+    """Values per start (in `problem.starts` order) summed with the starts' weights."""
+    if problem.start_weights:
+        return sum(w * v for w, v in zip(problem.start_weights, per_start, strict=True))
+    return sum(per_start)
+
+
 def footprint_lines_total(problem: LayoutProblem, fp: WeightedFootprint,
                           offsets: Sequence[int]) -> int:
-    """`footprint_lines` summed over all start offsets, in one pass.
+    """`footprint_lines` summed over all start offsets (with their weights), in one pass.
 
-    With granules of g = min(object_align, line) bytes and G = line / g starts, the sum
-    over starts equals the size of the union of the windows (k - G, k] over the touched
+    Observed starts: the weighted sum of `footprint_lines`. Uniform model: with granules
+    of g = min(object_align, line) bytes and G = line / g starts, the sum over starts
+    equals the size of the union of the windows (k - G, k] over the touched
     granules k: G for the first granule, then per further granule the distance to the
     previous touched one, capped at G.
     """
+    if problem.start_weights:
+        return sum(w * footprint_lines(problem, fp, offsets, s)
+                   for s, w in problem.weighted_starts())
     gran = min(problem.object_align, problem.line)
     big_g = problem.line // gran
     runs: list[tuple[int, int]] = [(b // gran, (e - 1) // gran) for b, e in fp.fixed]
@@ -94,14 +108,14 @@ def cost_totals(problem: LayoutProblem, offsets: Sequence[int],
                 dirty_fp: Sequence[WeightedFootprint]) -> CostTotals:
     per_lines = weighted_lines(problem, lines_fp, offsets)
     per_dirty = weighted_lines(problem, dirty_fp, offsets)
-    return CostTotals(sum(per_lines), sum(per_dirty), max(per_lines, default=0),
-                      max(per_dirty, default=0))
+    return CostTotals(over_starts(problem, per_lines), over_starts(problem, per_dirty),
+                      max(per_lines, default=0), max(per_dirty, default=0))
 
 
 def per_invocation(problem: LayoutProblem, total: int) -> float:
-    """A total summed over sequences (weighted by count) and start offsets, per invocation
-    and averaged over the start offsets."""
-    return total / (max(problem.total_count, 1) * len(problem.starts))
+    """A total summed over sequences (weighted by count) and start offsets (with their
+    weights), per invocation and expected over the start offsets."""
+    return total / (max(problem.total_count, 1) * problem.start_weight_total)
 
 
 def line_figures(problem: LayoutProblem, totals: CostTotals) -> LineFigures:
@@ -136,13 +150,17 @@ def footprint_bytes(problem: LayoutProblem, fp: WeightedFootprint) -> int:
 
 
 def footprint_bound_total(problem: LayoutProblem, fp: WeightedFootprint) -> int:
-    """Lines `fp` needs at least, summed over all start offsets of the placement model.
+    """Lines `fp` needs at least, summed over all start offsets of the placement model
+    (with their weights).
 
-    With G = line / object_align starts, the sum over starts of the lines a set of bytes
+    Observed starts: the weighted sum of the per-start bounds. Uniform model: with
+    G = line / object_align starts, the sum over starts of the lines a set of bytes
     occupies equals the size of the union of the windows (g - G, g] over the touched
     object_align-sized granules g; m distinct granules give at least G - 1 + m, and
     m >= ceil(bytes / object_align). Also at least the sum of the per-start bounds.
     """
+    if problem.start_weights:
+        return sum(w * footprint_bound(problem, fp, s) for s, w in problem.weighted_starts())
     per_start = sum(footprint_bound(problem, fp, s) for s in problem.starts)
     g = len(problem.starts)
     if g == 1:
@@ -161,10 +179,10 @@ def kind_figures(problem: LayoutProblem, offsets: Sequence[int]) -> tuple[KindFi
     expected over start offsets) and its per-footprint lower bounds."""
     out = []
     for k in problem.kinds:
-        n = max(k.count, 1) * len(problem.starts)
+        n = max(k.count, 1) * problem.start_weight_total
         out.append(KindFigures(
             k.entry, k.count,
-            sum(weighted_lines(problem, k.lines_fp, offsets)) / n,
-            sum(weighted_lines(problem, k.dirty_fp, offsets)) / n,
+            over_starts(problem, weighted_lines(problem, k.lines_fp, offsets)) / n,
+            over_starts(problem, weighted_lines(problem, k.dirty_fp, offsets)) / n,
             simple_bound(problem, k.lines_fp) / n, simple_bound(problem, k.dirty_fp) / n))
     return tuple(out)

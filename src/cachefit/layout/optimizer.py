@@ -1,8 +1,12 @@
 """The layout optimizer behind `cachefit reorder`: choose a member order for one record.
 
-`optimize_layout` builds the problem (units, constraints, footprints), collects candidate
-orders and keeps the best valid one by (lines, dirty lines, size, order changes of cold
-fields, then of hot fields):
+`optimize_layout` builds the problem (units, constraints, footprints, the object starts:
+by default where the profile saw the objects, issue 26), collects candidate orders and
+keeps the best valid one by (lines, dirty lines, size, order changes of cold fields, then
+of hot fields). Objects seen at one offset s != 0 of a line are solved as cache-aligned
+objects behind s untouched bytes (`start_shift`, exact), so everything below for
+cache-aligned objects applies to them; other observed distributions have only the
+heuristics and the exact model (which weighs each start):
 
 * the original order (valid whenever the caller's constraints describe the source);
 * line clustering + local search over lines, realised by cold fill (fast, any size);
@@ -68,6 +72,7 @@ from cachefit.layout.placement import (
 from cachefit.layout.problem import LayoutProblem, build_problem
 from cachefit.layout.realize import compact_tail, realize
 from cachefit.layout.result import LayoutEvaluation, LayoutResult
+from cachefit.layout.start_shift import shifted_view
 from cachefit.model.record_layout import Record
 from cachefit.trace.profile_format import TypeProfile
 
@@ -325,7 +330,11 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                             constraints=constraints, allow_growth=allow_growth, merge=merge,
                             entry_weights=entry_weights)
     warnings = list(problem.warnings)
-    cands = _Candidates(problem)
+    # Objects observed at one offset s != 0 of a line: solved as cache-aligned objects
+    # behind s untouched bytes (start_shift; the same cost for every order).
+    shifted = shifted_view(problem)
+    solved = shifted[0] if shifted is not None else problem
+    cands = _Candidates(solved)
     original = _original_order(problem)
     reproduced = place_order(problem, original, natural=True)
     if reproduced.offsets != original_placement(problem).offsets:
@@ -338,11 +347,15 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                         "can be reduced")
     stages: list[list[StageOutcome]] = []
     if problem.units and problem.hot:
-        stages = _search(problem, cands, began, time_limit)
+        stages = _search(solved, cands, began, time_limit)
     chosen = cands.best()
     if chosen is None:
         raise UserError(f"no layout of {record.name} satisfies the constraints",
                         "; ".join(cands.rejected[:3]) or "check the constraints")
+    if shifted is not None:
+        real = _Candidates(problem).add(chosen.placement.order, chosen.method)
+        assert real is not None and real.cost == chosen.cost, "start_shift is not exact"
+        chosen = real
     return _result(problem, chosen, stages, warnings, time.monotonic() - began)
 
 
@@ -385,7 +398,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         # Objects that may start inside a line: the line models of the same record as if
         # it were cache-aligned give starting points (judged by the real cost; their
         # bounds do not apply here).
-        view = replace(problem, starts=(0,), object_align=problem.line)
+        view = replace(problem, starts=(0,), object_align=problem.line, start_weights=())
         _line_models(view, cands, began + wall * 0.4, det_total * 0.2, prove=False)
     work = len(problem.units) + sum(len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
     evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
@@ -705,7 +718,9 @@ def _result(problem: LayoutProblem, chosen: _Candidate, stages: list[list[StageO
         start_offsets=len(p.starts), invocations=p.invocations, warnings=tuple(warnings),
         bitfield_barriers=_barriers(p, chosen.placement),
         kinds_before=kind_figures(p, before_place.offsets),
-        kinds_after=kind_figures(p, chosen.placement.offsets))
+        kinds_after=kind_figures(p, chosen.placement.offsets),
+        start_distribution=dict(zip(p.starts, p.start_weights, strict=True))
+        if p.start_weights else {})
 
 
 def evaluate_order(record: Record, profile_type: TypeProfile, order: Sequence[str], *,

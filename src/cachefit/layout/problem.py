@@ -17,7 +17,11 @@ From a `Record`, a profile type entry and the caller's options this builds the o
   of lines per operation summed over the kinds of operation weighted by their invocations;
   `entry_weights` gives a kind another weight in the same unit (`weigh_sequences`). The
   footprints of each kind alone, unweighted, are kept for the per-kind figures;
-* the placement model: cache line, object start offsets, size limit.
+* the placement model: cache line, object start offsets, size limit. By default the
+  starts are the profile's recorded base offsets of the objects modulo the line, weighted
+  by how often each was seen (`observed_starts`, issue 26); without a recorded
+  distribution (or with an explicit `object_align`), every multiple of the object
+  alignment in a line, equally likely, as before.
 
 It does not search for layouts or count lines; it raises `UserError` for inputs it
 cannot model (unions, virtual bases, contradictory constraints).
@@ -46,6 +50,10 @@ from cachefit.trace.profile_format import TypeProfile
 WEIGHT_RESOLUTION = 1 << 24
 """With `entry_weights`, the weights become integers summing to about this when exact
 integers would be larger (the solvers' objectives are 64-bit integers)."""
+START_RESOLUTION = 1 << 12
+"""The observed start offsets' weights are their counts divided by their greatest common
+divisor, or, when those still sum to more than this, rounded to this resolution (a start
+seen at all keeps weight 1 at least)."""
 
 
 def align_up(value: int, align: int) -> int:
@@ -143,6 +151,20 @@ class LayoutProblem:
     size_min: int = 0        # sizeof at least this (an asserted exact size)
     kinds: tuple[KindFootprints, ...] = ()
     invocations: int = 0     # counted invocations (total_count is the sum of the weights)
+    start_weights: tuple[int, ...] = ()
+    """Empty: the starts are equally likely (the uniform placement model). Otherwise one
+    weight per start: the objects' observed distribution (`observed_starts`)."""
+
+    @property
+    def start_weight_total(self) -> int:
+        """What the totals over starts are divided by for an expected value."""
+        return sum(self.start_weights) if self.start_weights else len(self.starts)
+
+    def weighted_starts(self) -> list[tuple[int, int]]:
+        """(start, weight) pairs; weight 1 each in the uniform model."""
+        if self.start_weights:
+            return list(zip(self.starts, self.start_weights, strict=True))
+        return [(s, 1) for s in self.starts]
 
     @property
     def movable(self) -> list[int]:
@@ -434,6 +456,57 @@ def _kinds(sequences: tuple[SequenceFootprint, ...],
     return tuple(sorted(out, key=lambda k: (-k.count, k.entry or "")))
 
 
+# ------------------------------------------------------------------ object starts
+
+
+@dataclass(frozen=True)
+class ObservedStarts:
+    """Where the objects start, from the profile (issue 26): `starts` (offsets into a
+    line, ascending) with `weights`, or, when the distribution is the uniform model of
+    some alignment (all at 0: cache-aligned), `weights` empty and `object_align` that
+    alignment. `object_align` is otherwise the largest power of two dividing every
+    start (the line for 0)."""
+
+    starts: tuple[int, ...]
+    weights: tuple[int, ...]
+    object_align: int
+    warnings: tuple[str, ...] = ()
+
+
+def _lowbit(value: int, line: int) -> int:
+    return line if value == 0 else min(value & -value, line)
+
+
+def observed_starts(profile_type: TypeProfile, line: int,
+                    record_align: int) -> ObservedStarts | None:
+    """The placement model the profile's recorded alignment gives, None when it records
+    none (or records it modulo a shorter line than `line`)."""
+    counts = profile_type.alignment
+    if not counts or line > profile_type.alignment_line:
+        return None
+    per: dict[int, int] = {}
+    for mod, n in counts.items():
+        if n > 0:
+            per[mod % line] = per.get(mod % line, 0) + n
+    if not per:
+        return None
+    starts = tuple(sorted(per))
+    align = min(_lowbit(s, line) for s in starts)
+    warnings: tuple[str, ...] = ()
+    if align < record_align:
+        warnings = (f"objects of {profile_type.name} were seen at offsets not aligned to its "
+                    f"alignment {record_align} ({', '.join(map(str, starts))} mod {line})",)
+    values = [per[s] for s in starts]
+    if starts == tuple(range(0, line, align)) and len(set(values)) == 1:
+        return ObservedStarts(starts, (), align, warnings)      # the uniform model
+    g = math.gcd(*values)
+    weights = [v // g for v in values]
+    total = sum(weights)
+    if total > START_RESOLUTION:
+        weights = [max(1, round(w * START_RESOLUTION / total)) for w in weights]
+    return ObservedStarts(starts, tuple(weights), align, warnings)
+
+
 # ----------------------------------------------------------------------- constraints
 
 
@@ -538,11 +611,19 @@ def build_problem(record: Record, profile_type: TypeProfile, *, cache_line: int,
     prefix_end = _fixed_area_end(record)
     record_align = max(record.align, 1)
     line = cache_line
-    obj_align = object_align if object_align is not None else record_align
-    starts = (0,) if obj_align >= line else tuple(range(0, line, obj_align))
-
-    footprints = read_footprints(record, profile_type, prefix_end)
+    footprints = read_footprints(record, profile_type, prefix_end)   # validates the entry
     warnings = list(footprints.warnings)
+    observed = observed_starts(profile_type, line, record_align) \
+        if object_align is None else None
+    start_weights: tuple[int, ...] = ()
+    if observed is not None:
+        obj_align = observed.object_align
+        starts = observed.starts
+        start_weights = observed.weights
+        warnings += observed.warnings
+    else:
+        obj_align = object_align if object_align is not None else record_align
+        starts = (0,) if obj_align >= line else tuple(range(0, line, obj_align))
     # Members of a packed (or #pragma pack) record are aligned to at most the record's.
     natural = {f.name: max(1, min(f.align, record_align)) for f in fields}
 
@@ -630,7 +711,7 @@ def build_problem(record: Record, profile_type: TypeProfile, *, cache_line: int,
         sides=tuple(sides), relaxed=relaxed, merged=merged, honoured=tuple(honoured),
         warnings=tuple(warnings), field_unit=field_unit, size_min=size_min,
         kinds=_kinds(footprints.sequences, field_unit),
-        invocations=footprints.total_count)
+        invocations=footprints.total_count, start_weights=start_weights)
 
 
 def _describe(record: Record, units: list[Unit], fam: Field | None, prefix_end: int,

@@ -1,8 +1,9 @@
 """Results of the layout optimizer and of evaluating a given order, as plain data.
 
 Line counts are per invocation: the weighted average over the profile's sequences (weight =
-count, or the kinds' `entry_weights`) of the lines all object roles touch, averaged over
-the object start offsets of the placement model (`*_worst`: the worst start offset).
+count, or the kinds' `entry_weights`) of the lines all object roles touch, expected over
+the object start offsets of the placement model: equally likely, or as the profile
+observed them (`start_distribution`, issue 26) (`*_worst`: the worst start offset).
 `KindFigures` are the same per kind of operation (entry function), weighted by count.
 Offsets are what the C placement model predicts; the source rewriter re-checks them with
 the compiler. This module holds data and serialises it; it computes nothing.
@@ -103,11 +104,18 @@ class LayoutResult:
     kinds_before: tuple[KindFigures, ...] = ()
     kinds_after: tuple[KindFigures, ...] = ()
     """Per kind of operation, heaviest first: figures of the original and the new layout."""
+    start_distribution: dict[int, int] = field(default_factory=dict)
+    """The observed start offsets in a line -> weight (issue 26: where the profile saw the
+    objects); empty in the uniform model (every multiple of `object_align`)."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         if all(k.entry is None for k in self.kinds_before):
             del out["kinds_before"], out["kinds_after"]      # a profile without kinds
+        if not self.start_distribution:
+            del out["start_distribution"]                     # the uniform model
+        else:
+            out["start_distribution"] = {str(k): v for k, v in self.start_distribution.items()}
         out["order"] = list(self.order)
         out["merged"] = [asdict(m) for m in self.merged]
         out["constraints_honoured"] = list(self.constraints_honoured)

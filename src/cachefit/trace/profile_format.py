@@ -140,6 +140,9 @@ class TypeProfile:
     """Base address of the objects modulo the cache line -> how many (invocation, object)
     pairs had an object there (issue 26); None when unknown (version 1, the QEMU backend,
     runtimes before it). Keys ascending, counts >= 1."""
+    alignment_line: int = 64
+    """The modulus of `alignment`: the cache line of the profile holding the type (set
+    when a profile is loaded, converted or merged)."""
 
     @property
     def counted(self) -> int:
@@ -418,7 +421,8 @@ def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
             runaway=t.dropped.runaway, outside_objects=t.dropped.outside_objects,
             table_full=t.dropped.table_full,
             alignment=_alignment(t.alignment, doc.cache_line, path,
-                                 f"$.types[{name!r}].alignment"))
+                                 f"$.types[{name!r}].alignment"),
+            alignment_line=doc.cache_line)
     metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
     return Profile(types=types, invocations=doc.invocations, cache_line=doc.cache_line,
                    metadata=metadata, entry_invocations=dict(doc.entry_invocations))
@@ -551,7 +555,8 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
         for name, t in prof.types.items():
             have = out.types.get(name)
             if have is None:
-                have = out.types[name] = TypeProfile(name, t.size, list(t.fields))
+                have = out.types[name] = TypeProfile(name, t.size, list(t.fields),
+                                                     alignment_line=cache_line)
                 buckets[name] = {}
             elif have.size == 0 and not have.fields:
                 have.size, have.fields = t.size, list(t.fields)   # layout was unknown

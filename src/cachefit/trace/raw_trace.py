@@ -249,7 +249,8 @@ def raw_to_profile(raw: RawTrace, cache_line: int = 64) -> Profile:
         types[name] = TypeProfile(name=name, size=int(lay.get("size", 0)), fields=fields,
                                   runaway=runaway, outside_objects=outside, table_full=full,
                                   alignment=profile_alignment(raw.alignment.get(tid),
-                                                              cache_line))
+                                                              cache_line),
+                                  alignment_line=cache_line)
     for s in raw.sequences:
         name = raw.types.get(s.type_id)
         if name is None:
