@@ -10,7 +10,7 @@ chooses no layout and prints nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.line_cost import (
@@ -29,7 +29,8 @@ from cachefit.trace.profile_format import TypeProfile
 
 @dataclass(frozen=True)
 class MeasuredLayout:
-    """Per invocation, averaged over the placement model's object start offsets."""
+    """Per invocation, expected over the placement model's object start offsets (the
+    observed ones, with their weights, when the profile recorded them: issue 26)."""
 
     lines: float
     dirty: float
@@ -40,6 +41,8 @@ class MeasuredLayout:
     warnings: tuple[str, ...]
     kinds: tuple[KindFigures, ...] = ()
     """The same per kind of operation (count-weighted within the kind)."""
+    start_distribution: dict[int, int] = field(default_factory=dict)
+    """Observed start offset -> weight; empty in the uniform model."""
 
 
 def measure_record(record: Record, profile_type: TypeProfile, *, cache_line: int,
@@ -56,4 +59,6 @@ def measure_record(record: Record, profile_type: TypeProfile, *, cache_line: int
         lines_lower_bound=per_invocation(p, simple_bound(p, p.report_lines_fp)),
         dirty_lower_bound=per_invocation(p, simple_bound(p, p.report_dirty_fp)),
         object_align=p.object_align, start_offsets=len(p.starts), warnings=p.warnings,
-        kinds=kind_figures(p, offsets))
+        kinds=kind_figures(p, offsets),
+        start_distribution=dict(zip(p.starts, p.start_weights, strict=True))
+        if p.start_weights else {})

@@ -1,6 +1,7 @@
 """The terminal form of `cachefit report`: per type, where each layout came from, lines and
 dirty lines per invocation before / after / lower bound (in total and, when several kinds
-of operation touched the type, per kind), and the heaviest sequences with
+of operation touched the type, per kind), where the objects start (as the profile saw
+them, with what line-aligned objects would save, issue 26), and the heaviest sequences with
 field names (named as `cachefit profile show` names them) and the line each access falls in
 before and after. Formatting only: it takes `TypeReport`s and returns text.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cachefit.report.layout_view import place
-from cachefit.report.type_report import SkippedType, TypeReport
+from cachefit.report.type_report import SAVING_EPSILON, SkippedType, TypeReport
 from cachefit.trace.profile_format import Profile
 from cachefit.trace.profile_show import describe_access
 
@@ -23,6 +24,38 @@ def _num(x: float) -> str:
     return f"{x:.2f}"
 
 
+def _observed_starts(r: TypeReport) -> list[str]:
+    """Where the profile saw the objects, and what line-aligned objects would save."""
+    line = r.cache_line
+    observed = r.alignment.observed if r.alignment is not None else {}
+    total = sum(observed.values())
+    if len(r.start_distribution) == 1:
+        (mod,) = r.start_distribution
+        seen = f"{total} objects touched" if total else "the objects"
+        out = [f"  objects start at {mod} mod {line} (traced: {seen}): figures are for "
+               "that start"]
+    else:
+        where = ", ".join(f"{m} ({100 * n / total:.1f}%)" for m, n in observed.items()) \
+            if total else ", ".join(map(str, r.start_distribution))
+        out = [f"  objects start at offsets mod {line} (traced: {where}): figures are "
+               "expected over them"]
+    a = r.alignment
+    if a is None:
+        return out
+    if a.saving > SAVING_EPSILON:
+        out.append(f"  {line}-byte aligned objects (aligned_alloc({line}, ...), "
+                   f"alignas({line})) would save {_num(a.saving)} lines per invocation: "
+                   f"{_num(r.lines_before)} before, {_num(r.lines_after)} after as traced; "
+                   f"{_num(a.aligned_before)} before, {_num(a.aligned_after)} after aligned "
+                   f"({a.aligned_after_source})")
+    else:
+        out.append(f"  {line}-byte aligned objects would save no lines per invocation: "
+                   f"{_num(r.lines_after)} after as traced, at best "
+                   f"{_num(a.aligned_after)} aligned ({a.aligned_after_source}); "
+                   f"{_num(a.aligned_before)} before aligned")
+    return out
+
+
 def render_type_text(r: TypeReport, top: int) -> list[str]:
     tp = r.profile
     line = r.cache_line
@@ -31,7 +64,9 @@ def render_type_text(r: TypeReport, top: int) -> list[str]:
            f"  layout before: {r.before.origin}",
            f"  layout after:  {r.after.origin}",
            f"  new order:     {r.after_source}"]
-    if r.start_offsets > 1:
+    if r.start_distribution:
+        out += _observed_starts(r)
+    elif r.start_offsets > 1:
         out.append(f"  objects aligned to {r.object_align} bytes: figures average "
                    f"{r.start_offsets} start offsets in a {line}-byte line")
     else:

@@ -6,14 +6,16 @@ optimizer (run here, with a time limit). The new layout's offsets are the compil
 the caller passes the record read from an optimized binary (`after_record`), otherwise the
 C placement model's prediction, and the views say which. Figures per invocation come from
 `cachefit.layout` (the same numbers `cachefit reorder` prints), in total and per kind of
-operation (entry function: `KindLines`); per-sequence figures count lines with the object
-at a line start. This module prints nothing and writes no files.
+operation (entry function: `KindLines`), expected over where the objects start: where the
+profile saw them when it recorded that (issue 26), and then `AlignmentAdvice` says what
+line-aligned objects (aligned_alloc, alignas) would give; per-sequence figures count
+lines with the object at a line start. This module prints nothing and writes no files.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
@@ -66,6 +68,26 @@ def _kind_lines(before: tuple[KindFigures, ...],
 
 
 @dataclass(frozen=True)
+class AlignmentAdvice:
+    """Where the profile saw the objects start (`observed`: offset in a line -> objects
+    touched there, counted per invocation) and the lines per invocation with line-aligned
+    objects instead: the old layout's (`aligned_before`) and the best layout's for them
+    (`aligned_after`: the optimizer's for that alignment, or the given new layout's,
+    `aligned_after_source`). `saving` is the main figures' lines after minus
+    `aligned_after` (> 0: aligning the objects saves that many lines per invocation)."""
+
+    observed: dict[int, int]
+    aligned_before: float
+    aligned_after: float
+    aligned_after_source: str
+    saving: float
+
+
+SAVING_EPSILON = 1e-9
+"""Savings of lines per invocation below this are none (float noise)."""
+
+
+@dataclass(frozen=True)
 class TypeReport:
     """The report of one type. Line figures are per invocation (see module docstring)."""
 
@@ -89,6 +111,11 @@ class TypeReport:
     kinds: tuple[KindLines, ...] = ()
     """Per kind of operation, heaviest first (one kind, entry None, for a profile
     without kinds)."""
+    start_distribution: dict[int, int] = field(default_factory=dict)
+    """The observed start offsets the figures are for (offset -> weight); empty in the
+    uniform model (`object_align`, `start_offsets`)."""
+    alignment: AlignmentAdvice | None = None
+    """Set when the figures are for observed starts that are not all at a line start."""
 
     @property
     def has_kinds(self) -> bool:
@@ -217,6 +244,12 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
             dirty_after=touched_lines(tp, after_view, s.accesses, cache_line,
                                       written_only=True))
         for i, s in enumerate(tp.sequences))
+    advice = None
+    if before.start_distribution and set(before.start_distribution) != {0}:
+        advice = _alignment_advice(tp, found, after_record, choice, lines_after,
+                                   res_lines=lines_after if choice.plan_order is None
+                                   and after_record is None else None,
+                                   cache_line=cache_line, entry_weights=entry_weights)
     return TypeReport(
         name=tp.name, profile=tp, cache_line=cache_line, record_origin=found.origin,
         before=before_view, after=after_view, after_source=source,
@@ -224,4 +257,40 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         dirty_before=before.dirty, dirty_after=dirty_after, dirty_lower_bound=dirty_lb,
         object_align=before.object_align, start_offsets=before.start_offsets,
         sequences=seqs, warnings=tuple(dict.fromkeys(warnings)),
-        kinds=_kind_lines(before.kinds, kinds_after))
+        kinds=_kind_lines(before.kinds, kinds_after),
+        start_distribution=before.start_distribution, alignment=advice)
+
+
+def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRecord | None,
+                      choice: AfterChoice, lines_after: float, *,
+                      res_lines: float | None, cache_line: int,
+                      entry_weights: Mapping[str, float] | None) -> AlignmentAdvice:
+    """The lines per invocation with objects aligned to the line (`object_align` =
+    `cache_line`), for the old layout and for the new one: the optimizer's best layout for
+    aligned objects when the report ran the optimizer (`res_lines` set; only when the
+    bound for aligned objects is below `lines_after`, else nothing can be saved), else
+    the given new layout (plan order or compiled record) measured at a line start."""
+    observed: dict[int, int] = {}
+    for mod, n in (tp.alignment or {}).items():
+        observed[mod % cache_line] = observed.get(mod % cache_line, 0) + n
+    aligned = measure_record(found.record, tp, cache_line=cache_line, object_align=cache_line,
+                             entry_weights=entry_weights)
+    if after_record is not None:
+        after = measure_record(after_record.record, tp, cache_line=cache_line,
+                               object_align=cache_line, entry_weights=entry_weights).lines
+        source = "the compiled new layout"
+    elif choice.plan_order is not None:
+        after = evaluate_order(found.record, tp, choice.plan_order, cache_line=cache_line,
+                               object_align=cache_line, allow_growth=True,
+                               entry_weights=entry_weights).lines
+        source = "the plan's layout"
+    elif res_lines is not None and aligned.lines_lower_bound < res_lines - SAVING_EPSILON:
+        res = optimize_layout(found.record, tp, cache_line=cache_line, object_align=cache_line,
+                              time_limit=choice.time_limit, entry_weights=entry_weights)
+        after = res.lines_after
+        source = "the optimizer's layout for line-aligned objects"
+    else:
+        after = aligned.lines_lower_bound
+        source = "the lower bound for them"
+    return AlignmentAdvice(dict(sorted(observed.items())), aligned.lines, after, source,
+                           lines_after - after)
