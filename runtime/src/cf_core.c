@@ -1498,6 +1498,26 @@ static void cf_renumber(cf_thread *t, const uint64_t *q, uint32_t n, uint64_t *o
         map[(q[i] >> 48) & 0x7fff] = 0;
 }
 
+/* The n >= 1 quads q with their roles numbered by first touch among them: q itself when
+ * they all have role 0 (an inner invocation on the outer one's first object), else a
+ * copy in the thread's scratch buffer; one role R throughout is role 0 there. */
+static const uint64_t *cf_renumbered(cf_thread *t, const uint64_t *q, uint32_t n)
+{
+    const uint64_t role_bits = (uint64_t)0x7fff << 48;
+    uint64_t r0 = q[0] & role_bits, diff = 0;
+    for (uint32_t i = 0; i < n; i++)
+        diff |= q[i] ^ r0;
+    if (!(diff & role_bits)) {
+        if (!r0)
+            return q;
+        for (uint32_t i = 0; i < n; i++)
+            t->scratch[i] = q[i] ^ r0;
+        return t->scratch;
+    }
+    cf_renumber(t, q, n, t->scratch);
+    return t->scratch;
+}
+
 /* The process's table of distinct summaries, by type, kind of operation and the ordered
  * list of distinct quads (the hits are summed); under cf_seq_mu (summaries end long
  * invocations: rare), allocated from the sequences' arena. */
@@ -1678,10 +1698,8 @@ static void cf_frame_end(cf_thread *t)
         const uint64_t *q = cf_slice(t, type) + s;
         uint32_t n = len - s;
         if (!(f->folded & bit) && n <= max) {
-            if (n) {
-                cf_renumber(t, q, n, t->scratch);
-                cf_seq_count_recent(t, type, f->entry, n, t->scratch);
-            }
+            if (n)
+                cf_seq_count_recent(t, type, f->entry, n, cf_renumbered(t, q, n));
         } else {
             cf_sum_fold(t, &f->sum[type], q, n);
             cf_sum_end(t, &f->sum[type], type, f->entry, 1);
@@ -2121,6 +2139,41 @@ __attribute__((format(printf, 2, 3))) static void cf_out_fmt(cf_out *o, const ch
         cf_out_bytes(o, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
 }
 
+/* The decimal digits of v at p; returns the end. */
+static char *cf_utoa(char *p, uint64_t v)
+{
+    char d[20];
+    int n = 0;
+    do {
+        d[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        *p++ = d[--n];
+    return p;
+}
+
+/* One access of a `seq` line (" ROLE:OFFSET:SIZE:MODE") or, with hits, of a `sum` line
+ * (":HITS" after it): what "%u:%u:%u:%c" and ":%llu" would print, without printf (a
+ * snapshot writes every access of every sequence and summary). */
+static void cf_out_quad(cf_out *o, uint64_t q, int with_hits, uint64_t hits)
+{
+    char tmp[96], *p = tmp;
+    *p++ = ' ';
+    p = cf_utoa(p, (q >> 48) & 0x7fff);
+    *p++ = ':';
+    p = cf_utoa(p, (uint32_t)q);
+    *p++ = ':';
+    p = cf_utoa(p, (q >> 32) & 0xffff);
+    *p++ = ':';
+    *p++ = (q >> 63) ? 'w' : 'r';
+    if (with_hits) {
+        *p++ = ':';
+        p = cf_utoa(p, hits);
+    }
+    cf_out_bytes(o, tmp, (size_t)(p - tmp));
+}
+
 void cf_dump_now(void)
 {
     if (!cf_trace_dir[0])
@@ -2171,22 +2224,15 @@ void cf_dump_now(void)
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
             cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
                        (unsigned long long)RD(s->count), s->len);
-            for (uint32_t k = 0; k < s->len; k++) {
-                uint64_t q = s->q[k];
-                cf_out_fmt(o, " %u:%u:%u:%c", (unsigned)((q >> 48) & 0x7fff), (unsigned)(uint32_t)q,
-                           (unsigned)((q >> 32) & 0xffff), (q >> 63) ? 'w' : 'r');
-            }
+            for (uint32_t k = 0; k < s->len; k++)
+                cf_out_quad(o, s->q[k], 0, 0);
             cf_out_bytes(o, "\n", 1);
         }
         for (cf_sumrec *s = cf_sum_all; s; s = s->all) {
             cf_out_fmt(o, "sum %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
                        (unsigned long long)s->count, s->n);
-            for (uint32_t k = 0; k < s->n; k++) {
-                uint64_t q = s->q[k];
-                cf_out_fmt(o, " %u:%u:%u:%c:%llu", (unsigned)((q >> 48) & 0x7fff),
-                           (unsigned)(uint32_t)q, (unsigned)((q >> 32) & 0xffff),
-                           (q >> 63) ? 'w' : 'r', (unsigned long long)s->hits[k]);
-            }
+            for (uint32_t k = 0; k < s->n; k++)
+                cf_out_quad(o, s->q[k], 1, s->hits[k]);
             cf_out_bytes(o, "\n", 1);
         }
         for (int i = 0; i < CF_MAX_TYPES; i++)
@@ -2197,12 +2243,8 @@ void cf_dump_now(void)
                 cf_sum_flat(s);
                 cf_out_fmt(o, "sum %d %d %llu %u", i, e - 1,
                            (unsigned long long)cf_overflow_n[i][e], s->n);
-                for (uint32_t k = 0; k < s->n; k++) {
-                    uint64_t q = s->q[k];
-                    cf_out_fmt(o, " %u:%u:%u:%c:%llu", (unsigned)((q >> 48) & 0x7fff),
-                               (unsigned)(uint32_t)q, (unsigned)((q >> 32) & 0xffff),
-                               (q >> 63) ? 'w' : 'r', (unsigned long long)s->hits[k]);
-                }
+                for (uint32_t k = 0; k < s->n; k++)
+                    cf_out_quad(o, s->q[k], 1, s->hits[k]);
                 cf_out_bytes(o, "\n", 1);
             }
         cf_out_bytes(o, "end\n", 4);
