@@ -1125,6 +1125,7 @@ class UnitInstrumenter:
         self._insert(c.extent.end.offset, f", {total}, &__cachefit_site_{site})", closing=True,
                      depth=depth)
         self.report.allocation_sites += 1
+        self._note(c, "new", xtype, "new")
 
     def _delete(self, c: ci.Cursor, depth: int) -> None:
         if self.lang != "c++":
