@@ -30,6 +30,10 @@
  *    deduplicated in a table of its own.  Objects beyond max_objects, distinct accesses
  *    beyond max_distinct and entries nested too deep are left out and counted (guards);
  *    the invocation still counts.
+ *  - The objects' real alignment (issue 26): at the end of every invocation (any kind)
+ *    each object it touched counts 1 at its base address modulo 64 in the thread's
+ *    counters (one increment on the inline end of __cachefit_leave), added to the
+ *    process's with the invocation counts (cf_publish); raw trace `align` lines.
  *  - At invocation end each per-type sequence is compared with the thread's recent
  *    ones (a two-way slot per length and last quad), else hashed and looked up (lock-free) in a table of unique sequences, and
  *    its counter incremented; only a new sequence takes
@@ -605,12 +609,13 @@ static CF_TLS int cf_stack_known;
 
 enum { CF_RMAP = 0x8000 };
 
-/* One mapping per thread: roles, frames, the renumbering map, the scratch sequence and
- * the per-type buffers (2 * max_accesses quads each; only the pages used are touched). */
+/* One mapping per thread: roles, frames, the renumbering map, the alignment counters,
+ * the scratch sequence and the per-type buffers (2 * max_accesses quads each; only the pages used are touched). */
 static size_t cf_thread_bytes(void)
 {
     return (size_t)cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
-           CF_RMAP * sizeof(uint16_t) + (size_t)cf_max_accesses * sizeof(uint64_t) +
+           CF_RMAP * sizeof(uint16_t) + CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
+           (size_t)cf_max_accesses * sizeof(uint64_t) +
            (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
 }
 
@@ -635,6 +640,7 @@ static void cf_thread_release(void *arg)
         munmap(t->roles, cf_thread_bytes());
         t->roles = NULL;
         t->frames = NULL;
+        t->align = NULL;
         t->nest = 0;
         t->nroles = 0;
         t->rolesmax = 0;
@@ -655,6 +661,8 @@ static int cf_thread_setup(cf_thread *t)
     mem += CF_MAX_FRAMES * sizeof(cf_frame);
     t->rmap = (uint16_t *)mem;
     mem += CF_RMAP * sizeof(uint16_t);
+    t->align = (uint32_t *)mem;
+    mem += CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t);
     t->scratch = (uint64_t *)mem;
     mem += (size_t)cf_max_accesses * sizeof(uint64_t);
     t->buf = (uint64_t *)mem;
@@ -1066,6 +1074,9 @@ static uint64_t cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
  * deeper than CF_MAX_FRAMES invocations. */
 static uint64_t cf_st_objects[CF_MAX_TYPES], cf_st_distinct[CF_MAX_TYPES], cf_st_deep;
 static uint32_t cf_max_distinct = 65536;
+/* Objects' base addresses modulo CF_ALIGN_LINE, per type: one per invocation (of any
+ * kind) and object of the type it touched (raw trace `align` lines). */
+static uint64_t cf_st_align[CF_MAX_TYPES][CF_ALIGN_LINE];
 
 static cf_seq *cf_seq_find(const cf_stab *st, uint32_t type, uint64_t hash, uint64_t key,
                            const uint64_t *q)
@@ -1482,39 +1493,74 @@ static void cf_overflow_add_locked(uint32_t type, int entry, const uint64_t *q,
     cf_overflow_n[type][entry + 1]++;
 }
 
-/* The roles of n quads numbered by first touch among them (role bits 48..62), into out. */
-static void cf_renumber(cf_thread *t, const uint64_t *q, uint32_t n, uint64_t *out)
+/* Count the object of role `role` of `type` (a role of the active outermost invocation)
+ * in the thread's alignment counters. */
+static void cf_align_role(cf_thread *t, uint32_t type, uint32_t role)
+{
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        const cf_role *r = &t->roles[i];
+        if (r->role == role && r->type == type) {
+            t->align[type * CF_ALIGN_LINE + (r->base & (CF_ALIGN_LINE - 1))]++;
+            return;
+        }
+    }
+}
+
+/* Count every object of the ending outermost invocation (roles[0 .. nroles), each touched;
+ * the caller has settled or dropped armed roles never touched). */
+static void cf_align_roles(cf_thread *t)
+{
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        const cf_role *r = &t->roles[i];
+        t->align[r->type * CF_ALIGN_LINE + (r->base & (CF_ALIGN_LINE - 1))]++;
+    }
+}
+
+/* The roles of n quads of `type` numbered by first touch among them (role bits 48..62),
+ * into out (which may be q); each distinct role's object is counted in the alignment
+ * counters (the quads are a nested invocation's). */
+static void cf_renumber(cf_thread *t, uint32_t type, const uint64_t *q, uint32_t n,
+                        uint64_t *out)
 {
     const uint64_t role_bits = (uint64_t)0x7fff << 48;
     uint16_t *map = t->rmap;
     uint16_t next = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = (uint32_t)(q[i] >> 48) & 0x7fff;
-        if (!map[r])
+        if (!map[r]) {
             map[r] = ++next;
+            cf_align_role(t, type, r);
+        }
         out[i] = (q[i] & ~role_bits) | (uint64_t)(map[r] - 1) << 48;
     }
-    for (uint32_t i = 0; i < n; i++)
-        map[(q[i] >> 48) & 0x7fff] = 0;
+    if (out != q) {
+        for (uint32_t i = 0; i < n; i++)
+            map[(q[i] >> 48) & 0x7fff] = 0;
+    } else { /* renumbered in place: the roles were the invocation's */
+        for (uint32_t i = 0; i < t->nroles; i++)
+            map[t->roles[i].role & 0x7fff] = 0;
+    }
 }
 
 /* The n >= 1 quads q with their roles numbered by first touch among them: q itself when
  * they all have role 0 (an inner invocation on the outer one's first object), else a
  * copy in the thread's scratch buffer; one role R throughout is role 0 there. */
-static const uint64_t *cf_renumbered(cf_thread *t, const uint64_t *q, uint32_t n)
+static const uint64_t *cf_renumbered(cf_thread *t, uint32_t type, const uint64_t *q,
+                                     uint32_t n)
 {
     const uint64_t role_bits = (uint64_t)0x7fff << 48;
     uint64_t r0 = q[0] & role_bits, diff = 0;
     for (uint32_t i = 0; i < n; i++)
         diff |= q[i] ^ r0;
     if (!(diff & role_bits)) {
+        cf_align_role(t, type, (uint32_t)(r0 >> 48));
         if (!r0)
             return q;
         for (uint32_t i = 0; i < n; i++)
             t->scratch[i] = q[i] ^ r0;
         return t->scratch;
     }
-    cf_renumber(t, q, n, t->scratch);
+    cf_renumber(t, type, q, n, t->scratch);
     return t->scratch;
 }
 
@@ -1615,7 +1661,7 @@ static void cf_sum_end(cf_thread *t, cf_sum **sp, uint32_t type, int entry, int 
         __atomic_fetch_add(&cf_st_distinct[type], 1, __ATOMIC_RELAXED);
     cf_sum_flat(s);
     if (renumber)
-        cf_renumber(t, s->q, s->n, s->q);
+        cf_renumber(t, type, s->q, s->n, s->q);
     if (s->n)
         cf_sum_count(type, entry, s->n, s->q, s->hits);
     cf_sum_put(t, s);
@@ -1699,7 +1745,7 @@ static void cf_frame_end(cf_thread *t)
         uint32_t n = len - s;
         if (!(f->folded & bit) && n <= max) {
             if (n)
-                cf_seq_count_recent(t, type, f->entry, n, cf_renumbered(t, q, n));
+                cf_seq_count_recent(t, type, f->entry, n, cf_renumbered(t, type, q, n));
         } else {
             cf_sum_fold(t, &f->sum[type], q, n);
             cf_sum_end(t, &f->sum[type], type, f->entry, 1);
@@ -1777,6 +1823,16 @@ static __attribute__((noinline, cold)) void cf_publish(cf_thread *t)
     t->pend_emask = 0;
     t->pend_n = 0;
     t->pend_recorded = 0;
+    uint32_t *al = t->align;
+    if (al) {
+        int nt = __atomic_load_n(&cf_ntypes, __ATOMIC_ACQUIRE);
+        for (int i = 0; i < nt; i++, al += CF_ALIGN_LINE)
+            for (int j = 0; j < CF_ALIGN_LINE; j++)
+                if (al[j]) {
+                    __atomic_fetch_add(&cf_st_align[i][j], al[j], __ATOMIC_RELAXED);
+                    al[j] = 0;
+                }
+    }
 }
 
 /* Count the sequences and summaries of every type the outermost invocation touched (the
@@ -1818,6 +1874,8 @@ static void cf_flush(cf_thread *t)
         t->nroles = 0;
         t->touched = 0;
     }
+    if (t->armed != 1 || t->len[t->roles[0].type]) /* else: its armed role never touched */
+        cf_align_roles(t);
     t->fsize2 = 0; /* a role of this invocation only */
     t->armed = 0;
     t->rearmed = 0;
@@ -2046,6 +2104,7 @@ static __attribute__((noinline)) void cf_leave_pair(void)
     uint32_t len = t->len[type];
     if (t->armed == 2)
         cf_settle_armed(t); /* len > 0: at least one of the two was touched */
+    cf_align_roles(t);
     cf_leave_rearm(t, type, slice);
     cf_leave_count(t, type, len, slice);
 }
@@ -2076,6 +2135,7 @@ void __cachefit_leave(int *scope)
         return;
     }
     /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+    t->align[type * CF_ALIGN_LINE + (t->fbase & (CF_ALIGN_LINE - 1))]++;
     t->fpos = slice;
     t->armed = 1;
     t->rearmed = 1;
@@ -2221,6 +2281,20 @@ void cf_dump_now(void)
                        (unsigned long long)RD(cf_st_full[i]),
                        (unsigned long long)RD(cf_st_objects[i]),
                        (unsigned long long)RD(cf_st_distinct[i]));
+        for (int i = 0; i < cf_ntypes; i++) {
+            int any = 0;
+            for (int j = 0; j < CF_ALIGN_LINE; j++) {
+                uint64_t c = RD(cf_st_align[i][j]);
+                if (!c)
+                    continue;
+                if (!any)
+                    cf_out_fmt(o, "align %d", i);
+                any = 1;
+                cf_out_fmt(o, " %d:%llu", j, (unsigned long long)c);
+            }
+            if (any)
+                cf_out_bytes(o, "\n", 1);
+        }
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
             cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
                        (unsigned long long)RD(s->count), s->len);
@@ -2398,6 +2472,9 @@ static void cf_fork_child(void)
     cf_st_deep = 0;
     memset(cf_st_objects, 0, sizeof cf_st_objects);
     memset(cf_st_distinct, 0, sizeof cf_st_distinct);
+    memset(cf_st_align, 0, sizeof cf_st_align);
+    if (cf_self.align)
+        memset(cf_self.align, 0, CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t));
     memset(cf_self.recent, 0, sizeof cf_self.recent); /* entries of the parent's table */
     cf_self.pend_n = 0; /* the parent adds what its thread held back */
     cf_self.pend_recorded = 0;

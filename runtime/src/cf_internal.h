@@ -32,6 +32,8 @@ enum { CF_MAX_FRAMES = 8 };
 #define CF_OUT_COUNT 0x3fffffffu
 enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
+/* The line size of the alignment histogram (raw trace `align` lines). */
+enum { CF_ALIGN_LINE = 64 };
 enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8 };
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
@@ -147,6 +149,10 @@ typedef struct cf_thread {
     uint64_t pend_recorded;
     uint64_t pend_emask;
     uint32_t pend_entry[CF_MAX_ENTRIES];
+    /* Objects' base addresses modulo the line, per type (CF_ALIGN_LINE counters a type, in
+     * the thread's mapping): each invocation counts each object it touched once; added to
+     * the process totals with the counters above (stat `align`). */
+    uint32_t *align;
     /* Sequences this thread counted recently, per type, direct-mapped by length and last
      * quad (cf_core.c). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
