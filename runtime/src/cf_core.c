@@ -1508,12 +1508,12 @@ static void cf_align_role(cf_thread *t, uint32_t type, uint32_t role)
 
 /* Count every object of the ending outermost invocation (roles[0 .. nroles), each touched;
  * the caller has settled or dropped armed roles never touched). */
-static void cf_align_roles(cf_thread *t)
+static inline void cf_align_roles(cf_thread *t)
 {
-    for (uint32_t i = 0; i < t->nroles; i++) {
-        const cf_role *r = &t->roles[i];
-        t->align[r->type * CF_ALIGN_LINE + (r->base & (CF_ALIGN_LINE - 1))]++;
-    }
+    const cf_role *r = t->roles, *end = r + t->nroles; /* locals: the counters are uint32_t */
+    uint32_t *align = t->align;
+    for (; r < end; r++)
+        align[r->type * CF_ALIGN_LINE + (r->base & (CF_ALIGN_LINE - 1))]++;
 }
 
 /* The roles of n quads of `type` numbered by first touch among them (role bits 48..62),
@@ -1826,12 +1826,18 @@ static __attribute__((noinline, cold)) void cf_publish(cf_thread *t)
     uint32_t *al = t->align;
     if (al) {
         int nt = __atomic_load_n(&cf_ntypes, __ATOMIC_ACQUIRE);
-        for (int i = 0; i < nt; i++, al += CF_ALIGN_LINE)
+        for (int i = 0; i < nt; i++, al += CF_ALIGN_LINE) {
+            uint32_t any = 0;
+            for (int j = 0; j < CF_ALIGN_LINE; j++)
+                any |= al[j];
+            if (!any)
+                continue;
             for (int j = 0; j < CF_ALIGN_LINE; j++)
                 if (al[j]) {
                     __atomic_fetch_add(&cf_st_align[i][j], al[j], __ATOMIC_RELAXED);
                     al[j] = 0;
                 }
+        }
     }
 }
 
