@@ -1339,11 +1339,12 @@ static void cf_sum_release_all(cf_thread *t)
     }
 }
 
-/* The slot of a quad: the role, size and mode (high half) folded onto the offset,
- * multiplied, the top bits (which depend on all of them). */
+/* The slot of a quad: the top bits of its product with an odd constant (bit i of the quad
+ * reaches bits i .. 63 of the product, so they depend on the role, size and mode too). */
+#define CF_SUM_MUL 0x9E3779B97F4A7C15ull
 static inline uint32_t cf_sum_hash(uint64_t q, uint32_t shift)
 {
-    return (uint32_t)(((q ^ q >> 32) * 0x9E3779B97F4A7C15ull) >> shift);
+    return (uint32_t)((q * CF_SUM_MUL) >> shift);
 }
 
 /* Twice the room (NULL: no memory; s stays as it is).  The entries keep their order. */
@@ -1431,7 +1432,7 @@ static void cf_sum_fold_w(cf_thread *t, cf_sum **sp, const uint64_t *q, const ui
 /* The same with weight 1 each: the fold of a full buffer, the one loop that runs for every
  * access of a long invocation.  The slot is computed as a byte offset into the table (the
  * top bits of the hash, shifted 4 less and masked), so a quad already in its home slot
- * costs a load, a multiply, three shifts or masks, a compare and an add. */
+ * costs a load, a multiply, a shift, a mask, a compare and an add. */
 static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n)
 {
     cf_sum *s = *sp;
@@ -1443,7 +1444,7 @@ static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n
     uint64_t shift = s->shift - 4, mask = ((uint64_t)s->cap * 2 - 1) * sizeof(cf_sent);
     for (const uint64_t *end = q + n; q < end; q++) {
         uint64_t x = *q;
-        uint64_t off = ((x ^ x >> 32) * 0x9E3779B97F4A7C15ull) >> shift & mask;
+        uint64_t off = (x * CF_SUM_MUL) >> shift & mask;
         for (;;) {
             cf_sent *e = (cf_sent *)(tab + off);
             if (CF_LIKELY(e->q == x)) {
