@@ -126,6 +126,13 @@ void rel_local(void *ptr) { char *real = (char *)ptr - 8; free(real); }
 void rel_moved(void *ptr) { ptr = (char *)ptr + 1; free((char *)ptr - 8); }
 struct list { struct obj *items; };
 void clear(struct list *l) { free(l->items); }
+typedef void *(*realloc_fn)(void *ud, void *p, size_t o, size_t n);
+struct G { realloc_fn frealloc; void *ud; };
+void drop(struct G *g, struct holder *h) {
+  (*g->frealloc)(g->ud, (char *)h + 0, sizeof(struct holder), 0);
+  (void)g->frealloc(g->ud, h, sizeof(struct holder), 0);
+  if (h) { alloc(sizeof(struct obj)); }
+}
 """
 
 
@@ -133,7 +140,9 @@ void clear(struct list *l) { free(l->items); }
 @pytest.mark.parametrize("compiler", ["clang-19", "gcc"])
 def test_typed_site_edits(tmp_path: Path, compiler: str) -> None:
     """Which calls are registered, which are noted only, and which free wrappers forget
-    their parameter; the edited unit compiles without warnings."""
+    their parameter; calls whose result is discarded (Lua's free of its main block,
+    `(*g->frealloc)(g->ud, fromstate(L), sizeof(LG), 0);`) are not noted; the edited
+    unit compiles without warnings."""
     if shutil.which(compiler) is None:
         pytest.skip(f"no {compiler}")
     src = tmp_path / "u.c"

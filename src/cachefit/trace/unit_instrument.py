@@ -294,6 +294,10 @@ class UnitInstrumenter:
         self._fn_sizes: list[int] = []      # cursors walked in each of them so far
         # Calls whose result the code uses as a pointer (extent -> the pointee type).
         self._dest: dict[tuple[int, int], ci.Type] = {}
+        # Calls whose result the code discards (a statement of its own, a `(void)` cast):
+        # no object comes from them (Lua's `(*g->frealloc)(g->ud, fromstate(L),
+        # sizeof(LG), 0);` frees), so they are not noted as missed allocation sites.
+        self._discarded: set[tuple[int, int]] = set()
         self.copies = CopyFinder(lang, self._pure, self._tokens, self._src,
                                  lambda t: bool(self.occurrences(t))) \
             if struct_copies or by_value_copies else None
@@ -633,6 +637,11 @@ class UnitInstrumenter:
             return
         if c._kind_id in _DEST_KIND_IDS:
             self._destination(c, kind)
+        elif kind == CK.COMPOUND_STMT:
+            for stmt in children(c):
+                call = self._under(stmt)
+                if call is not None:
+                    self._discarded.add((call.extent.start.offset, call.extent.end.offset))
         if kind in _COPY_KINDS and self.copies is not None and self._fn_stack and \
                 self._fn_stack[-1] and self._struct_copy(c, kind, depth):
             return
@@ -932,19 +941,28 @@ class UnitInstrumenter:
             t = c.type
         if value is None:
             return
-        while value.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR):
-            inner = children(value)
-            if len(inner) != 1:
-                return
-            value = inner[0]
-        if value.kind != CK.CALL_EXPR:
+        value = self._under(value)
+        if value is None:
             return
         canon = t.get_canonical()
+        if canon.kind == TK.VOID and kind in (CK.CSTYLE_CAST_EXPR, CK.CXX_STATIC_CAST_EXPR):
+            self._discarded.add((value.extent.start.offset, value.extent.end.offset))
+            return
         if canon.kind != TK.POINTER:
             return
         if kind == CK.BINARY_OPERATOR and self._binary_op(c) != "=":
             return
         self._dest[(value.extent.start.offset, value.extent.end.offset)] = canon.get_pointee()
+
+    @staticmethod
+    def _under(value: ci.Cursor) -> ci.Cursor | None:
+        """The call that `value` is, through parentheses and implicit conversions."""
+        while value.kind in (CK.PAREN_EXPR, CK.UNEXPOSED_EXPR):
+            inner = children(value)
+            if len(inner) != 1:
+                return None
+            value = inner[0]
+        return value if value.kind == CK.CALL_EXPR else None
 
     def _same_type(self, a: ci.Type, b: ci.Type) -> bool:
         ca, cb = a.get_canonical(), b.get_canonical()
@@ -998,7 +1016,11 @@ class UnitInstrumenter:
 
     def _unconverted(self, call: ci.Cursor, name: str, args: list[ci.Cursor]) -> None:
         """Note a call with a `sizeof(X)` size argument (X traced or holding one) whose
-        result is not used as an `X *`: naming it in `allocators` would register it."""
+        result is not used as an `X *`: naming it in `allocators` would register it. A
+        call whose result is discarded allocates nothing the program uses (Lua frees its
+        main block with `(*g->frealloc)(g->ud, fromstate(L), sizeof(LG), 0);`)."""
+        if (call.extent.start.offset, call.extent.end.offset) in self._discarded:
+            return
         for a in args:
             sized = self._size_of(a, 1)     # no local variables followed: every call
             if sized is not None and self.occurrences(sized[0]):
