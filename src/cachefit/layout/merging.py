@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cachefit.layout.profile_footprints import SequenceFootprint
+from cachefit.layout.profile_footprints import RoleFootprint, SequenceFootprint
 
 
 @dataclass(frozen=True)
@@ -38,15 +38,25 @@ def merge_by_inclusion(
     """Return the kept sequences (with increased counts) and what was merged into what.
 
     Sequences are visited from heaviest to lightest (ties: profile order); each is merged
-    into the heaviest already kept sequence that includes it, if any. Deterministic.
+    into the heaviest already kept sequence that includes it, if any. Deterministic; the
+    inclusion tests are made once per distinct footprint.
     """
     order = sorted(sequences, key=lambda s: (-s.count, s.index))
     kept: list[SequenceFootprint] = []
     extra: dict[int, int] = {}
     merged: list[MergedSequence] = []
+    # Sequences with the same footprint go to the same place (issue 26: thousands of
+    # summaries share a few dozen footprints): the first of them, heaviest, finds it.
+    # If it is kept, a later one is included in it and in no kept sequence before it;
+    # if it is merged into a host, the later one is included in that host and in no
+    # kept sequence before the host.
+    place: dict[tuple[tuple[str, RoleFootprint], ...], SequenceFootprint] = {}
     for seq in order:
-        # `kept` is heaviest first, so the first host found is the heaviest one.
-        host = next((k for k in kept if _included(seq, k)), None) if seq.roles else None
+        host = place.get(seq.roles) if seq.roles else None
+        if host is None and seq.roles and seq.roles not in place:
+            # `kept` is heaviest first, so the first host found is the heaviest one.
+            host = next((k for k in kept if _included(seq, k)), None)
+            place[seq.roles] = seq if host is None else host
         if host is None:
             kept.append(seq)
             continue

@@ -40,6 +40,7 @@ from cachefit.layout.constraints import LayoutConstraints
 from cachefit.layout.merging import MergedSequence, merge_by_inclusion
 from cachefit.layout.profile_footprints import (
     ProfileFootprints,
+    RoleFootprint,
     SequenceFootprint,
     Span,
     read_footprints,
@@ -392,17 +393,22 @@ def _relaxed_alignment(f: Field, natural: int, fps: ProfileFootprints) -> int:
 def _aggregate(sequences: tuple[SequenceFootprint, ...], field_unit: dict[str, int],
                written: bool) -> tuple[WeightedFootprint, ...]:
     weights: dict[tuple[tuple[int, ...], tuple[Span, ...]], int] = {}
+    # Sequences share their footprints' objects (and often their footprints): the unit
+    # set of each distinct footprint is made once (issue 26).
+    keys: dict[RoleFootprint, tuple[tuple[int, ...], tuple[Span, ...]] | None] = {}
     for seq in sequences:
         if seq.count == 0:
             continue
         for _role, fp in seq.roles:
-            names = fp.written if written else fp.touched
-            spans = fp.fixed_written if written else fp.fixed_touched
-            units = tuple(sorted({field_unit[n] for n in names if n in field_unit}))
-            if not units and not spans:
-                continue
-            key = (units, spans)
-            weights[key] = weights.get(key, 0) + seq.count
+            if fp in keys:
+                key = keys[fp]
+            else:
+                names = fp.written if written else fp.touched
+                spans = fp.fixed_written if written else fp.fixed_touched
+                units = tuple(sorted({field_unit[n] for n in names if n in field_unit}))
+                key = keys[fp] = (units, spans) if units or spans else None
+            if key is not None:
+                weights[key] = weights.get(key, 0) + seq.count
     return tuple(WeightedFootprint(u, s, w) for (u, s), w in sorted(weights.items()))
 
 

@@ -5,11 +5,14 @@ reads the file). Every sequence is one weighted item: a literal sequence and a s
 long invocations alike (a summary's footprint is its distinct accesses, exactly as a
 literal sequence's), with its count and kind of operation (entry). Accesses are mapped to
 fields by byte overlap with the layout stored in the profile (the layout at trace time),
-then matched to the current record by field name. The result says, for every sequence and
-object role, which fields were touched and which written, plus the access widths per field
-(for relaxed alignment). Accesses to the fixed area before the first field (vptr, bases)
-are kept as byte spans. This module does not look at cache lines or choose layouts;
-malformed input raises `UserError`.
+then matched to the current record by field name; each distinct access of the type is
+mapped once and a sequence's footprint is the union over its distinct accesses
+(`access_sets`), so the time goes with the distinct accesses and footprints, not with the
+length of the summaries (issue 26). The result says, for every sequence and object role,
+which fields were touched and which written (sequences with equal footprints share the
+objects), plus the access widths per field (for relaxed alignment). Accesses to the fixed
+area before the first field (vptr, bases) are kept as byte spans. This module does not look
+at cache lines or choose layouts; malformed input raises `UserError`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cachefit.errors import UserError
+from cachefit.layout.access_sets import access_table
 from cachefit.model.record_layout import Record
-from cachefit.trace.profile_format import TypeProfile
+from cachefit.trace.profile_format import Access, AccessSequence, TypeProfile
 
 Span = tuple[int, int]
 
@@ -140,6 +144,65 @@ class _Mapper:
         return hits
 
 
+def _checked(acc: Access, where: str) -> None:
+    """Raise for an access the profile format does not allow (wrong mode, size 0)."""
+    if acc.mode not in ("r", "w"):
+        raise _bad(f"{where} must be [role, offset, size, 'r'|'w']")
+    _int(acc.offset, f"{where} offset")
+    _int(acc.size, f"{where} size", 1)
+
+
+def _valid(acc: Access) -> bool:
+    try:
+        _checked(acc, "")
+    except UserError:
+        return False
+    return True
+
+
+def _first_error(sequences: list[AccessSequence]) -> None:
+    """Raise the error of the first bad count or access, in profile order."""
+    for qi, seq in enumerate(sequences):
+        _int(seq.count, f"sequences[{qi}].count")
+        for ai, acc in enumerate(seq.accesses):
+            _checked(acc, f"sequences[{qi}].accesses[{ai}]")
+
+
+@dataclass(frozen=True)
+class _Token:
+    """What one distinct access contributes to a footprint."""
+
+    role: str
+    fields: tuple[str, ...]        # current fields it overlaps
+    write: bool
+    fixed: Span | None             # the part in the fixed area
+
+
+def _roles(tokens: list[_Token]) -> tuple[tuple[str, RoleFootprint], ...]:
+    """The footprints per role of a sequence whose accesses have these tokens."""
+    touched: dict[str, set[str]] = {}
+    written: dict[str, set[str]] = {}
+    fixed_t: dict[str, list[Span]] = {}
+    fixed_w: dict[str, list[Span]] = {}
+    for tok in tokens:
+        touched.setdefault(tok.role, set()).update(tok.fields)
+        w = written.setdefault(tok.role, set())
+        if tok.write:
+            w.update(tok.fields)
+        if tok.fixed is not None:
+            fixed_t.setdefault(tok.role, []).append(tok.fixed)
+            if tok.write:
+                fixed_w.setdefault(tok.role, []).append(tok.fixed)
+    roles = []
+    for role in sorted(touched):
+        fp = RoleFootprint(frozenset(touched[role]), frozenset(written[role]),
+                           _merge_spans(fixed_t.get(role, [])),
+                           _merge_spans(fixed_w.get(role, [])))
+        if fp.touched or fp.fixed_touched:
+            roles.append((role, fp))
+    return tuple(roles)
+
+
 def read_footprints(record: Record, entry: TypeProfile, prefix_end: int) -> ProfileFootprints:
     """Map one type of a profile onto `record` (fields matched by name).
 
@@ -173,54 +236,48 @@ def read_footprints(record: Record, entry: TypeProfile, prefix_end: int) -> Prof
     mapper = _Mapper(stored)
     shapes: dict[str, set[tuple[int, int]]] = {}
     straddled: set[str] = set()
-    unmapped = 0
+    table = access_table(sequences)
+    if not all(_valid(table.accesses[i]) for i in table.used()) or not all(
+            isinstance(s.count, int) and not isinstance(s.count, bool) and s.count >= 0
+            for s in sequences):
+        _first_error(sequences)
+    # Each distinct access is mapped to fields once; a sequence's footprint is the union
+    # over the tokens of its distinct accesses (issue 26: thousands of summaries, each of
+    # up to thousands of accesses, hit a few dozen fields).
+    unmapped_set: set[Access] = set()
+
+    def token(acc: Access) -> _Token:
+        begin, end = acc.offset, acc.offset + acc.size
+        fixed: Span | None = None
+        mapped = False
+        if begin < fixed_limit:
+            fixed = (begin, min(end, fixed_limit))
+            mapped = True
+        names = []
+        for f in mapper.overlapping(begin, end):
+            if f.name not in current:
+                continue
+            mapped = True
+            names.append(f.name)
+            if f.offset <= begin and end <= f.end:
+                shapes.setdefault(f.name, set()).add((begin - f.offset, acc.size))
+            else:
+                straddled.add(f.name)
+        if not mapped:
+            unmapped_set.add(acc)
+        return _Token(str(acc.role), tuple(names), acc.mode == "w", fixed)
+
+    tokens = table.tokens(token)
+    roles_of: dict[frozenset[int], tuple[tuple[str, RoleFootprint], ...]] = {}
     result: list[SequenceFootprint] = []
-    for qi, seq in enumerate(sequences):
-        count = _int(seq.count, f"sequences[{qi}].count")
-        accesses = seq.accesses
-        touched: dict[str, set[str]] = {}
-        written: dict[str, set[str]] = {}
-        fixed_t: dict[str, list[Span]] = {}
-        fixed_w: dict[str, list[Span]] = {}
-        for ai, acc in enumerate(accesses):
-            where = f"sequences[{qi}].accesses[{ai}]"
-            if acc.mode not in ("r", "w"):
-                raise _bad(f"{where} must be [role, offset, size, 'r'|'w']")
-            role = str(acc.role)
-            begin = _int(acc.offset, f"{where} offset")
-            size = _int(acc.size, f"{where} size", 1)
-            end = begin + size
-            is_write = acc.mode == "w"
-            touched.setdefault(role, set())
-            written.setdefault(role, set())
-            mapped = False
-            if begin < fixed_limit:
-                span = (begin, min(end, fixed_limit))
-                fixed_t.setdefault(role, []).append(span)
-                if is_write:
-                    fixed_w.setdefault(role, []).append(span)
-                mapped = True
-            for f in mapper.overlapping(begin, end):
-                if f.name not in current:
-                    continue
-                mapped = True
-                touched[role].add(f.name)
-                if is_write:
-                    written[role].add(f.name)
-                if f.offset <= begin and end <= f.end:
-                    shapes.setdefault(f.name, set()).add((begin - f.offset, size))
-                else:
-                    straddled.add(f.name)
-            if not mapped:
-                unmapped += 1
-        roles = []
-        for role in sorted(touched):
-            fp = RoleFootprint(frozenset(touched[role]), frozenset(written[role]),
-                               _merge_spans(fixed_t.get(role, [])),
-                               _merge_spans(fixed_w.get(role, [])))
-            if fp.touched or fp.fixed_touched:
-                roles.append((role, fp))
-        result.append(SequenceFootprint(qi, count, tuple(roles), seq.entry))
+    unmapped = 0
+    for qi, (seq, toks) in enumerate(zip(sequences, table.token_sets(tokens), strict=True)):
+        roles = roles_of.get(toks)
+        if roles is None:
+            roles = roles_of[toks] = _roles([tokens.values[t] for t in toks])
+        result.append(SequenceFootprint(qi, seq.count, roles, seq.entry))
+        if unmapped_set and not unmapped_set.isdisjoint(seq.accesses):
+            unmapped += sum(1 for a in seq.accesses if a in unmapped_set)
     if unmapped:
         warnings.append(f"{unmapped} access(es) hit no field of the record (padding or "
                         "removed fields); ignored")

@@ -4,15 +4,17 @@ For every field of a `LayoutView`: reads and writes (accesses weighted by sequen
 an access spanning several fields counts once for each) and the invocations that touch it.
 For every cache line (object at a line start): the invocations that touch it and that write
 it, lines counted as the optimizer counts them (a touched field costs all its lines). And
-the holes of the layout. Arithmetic only: no files, no output.
+the holes of the layout. Each distinct access of the profile is placed once
+(`cachefit.layout.access_sets`, issue 26). Arithmetic only: no files, no output.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cachefit.layout.access_sets import access_table
 from cachefit.report.layout_view import LayoutView, place
-from cachefit.trace.profile_format import TypeProfile
+from cachefit.trace.profile_format import Access, TypeProfile
 
 
 @dataclass(frozen=True)
@@ -44,14 +46,17 @@ def field_heat(tp: TypeProfile, view: LayoutView) -> list[FieldHeat]:
     reads = {s.name: 0 for s in view.spans}
     writes = dict(reads)
     touching = dict(reads)
-    for seq in tp.sequences:
+    table = access_table(tp.sequences)
+    # Per distinct access (issue 26): the fields its pieces hit, and whether it writes.
+    tokens = table.tokens(lambda a: (tuple(p.field for p in place(tp, view, a)
+                                           if p.field is not None), a.mode == "w"))
+    for k, seq in enumerate(tp.sequences):
         hit: set[str] = set()
-        for a in seq.accesses:
-            for piece in place(tp, view, a):
-                if piece.field is None:
-                    continue
-                hit.add(piece.field)
-                (writes if a.mode == "w" else reads)[piece.field] += seq.count
+        for t, n in table.token_counts(k, seq, tokens).items():
+            fields, write = tokens.values[t]
+            for name in fields:
+                hit.add(name)
+                (writes if write else reads)[name] += seq.count * n
         for name in hit:
             touching[name] += seq.count
     return [FieldHeat(s.name, s.offset, s.size, reads[s.name], writes[s.name],
@@ -64,25 +69,37 @@ def line_heat(tp: TypeProfile, view: LayoutView, cache_line: int) -> list[LineHe
     touched = [0] * n_lines
     written = [0] * n_lines
     spans = {s.name: s for s in view.spans}
-    for seq in tp.sequences:
+
+    def lines_of(a: Access) -> tuple[tuple[int, ...], bool]:
         hit: set[int] = set()
-        dirty: set[int] = set()
-        for a in seq.accesses:
-            for piece in place(tp, view, a):
-                if piece.field is not None:
-                    begin, size = spans[piece.field].offset, spans[piece.field].size
-                else:
-                    begin, size = piece.offset, piece.size
-                lines = range(begin // cache_line, (begin + max(size, 1) - 1) // cache_line + 1)
+        for piece in place(tp, view, a):
+            if piece.field is not None:
+                begin, size = spans[piece.field].offset, spans[piece.field].size
+            else:
+                begin, size = piece.offset, piece.size
+            hit.update(range(begin // cache_line,
+                             (begin + max(size, 1) - 1) // cache_line + 1))
+        return tuple(sorted(ln for ln in hit if ln < n_lines)), a.mode == "w"
+
+    table = access_table(tp.sequences)
+    tokens = table.tokens(lines_of)
+    # Sequences whose accesses cost the same lines count alike (issue 26).
+    lines_memo: dict[frozenset[int], tuple[frozenset[int], frozenset[int]]] = {}
+    for seq, toks in zip(tp.sequences, table.token_sets(tokens), strict=True):
+        got = lines_memo.get(toks)
+        if got is None:
+            hit: set[int] = set()
+            dirty: set[int] = set()
+            for t in toks:
+                lines, write = tokens.values[t]
                 hit.update(lines)
-                if a.mode == "w":
+                if write:
                     dirty.update(lines)
-        for ln in hit:
-            if ln < n_lines:
-                touched[ln] += seq.count
-        for ln in dirty:
-            if ln < n_lines:
-                written[ln] += seq.count
+            got = lines_memo[toks] = (frozenset(hit), frozenset(dirty))
+        for ln in got[0]:
+            touched[ln] += seq.count
+        for ln in got[1]:
+            written[ln] += seq.count
     return [LineHeat(i, touched[i], written[i]) for i in range(n_lines)]
 
 

@@ -5,7 +5,9 @@ traced one, or a new order). Accesses were recorded against the traced layout; `
 splits an access at field boundaries of the traced layout and moves each piece with its
 field (bytes outside every field, such as a vtable pointer or padding, stay where they
 were). `touched_lines` counts lines the way the layout optimizer does: a touched field costs
-all the lines it spans. This module holds data and does arithmetic on it; it reads no files
+all the lines it spans; `sequence_lines` gives that count for every sequence of a profile,
+placing each distinct access once (issue 26: thousands of summaries of thousands of
+accesses). This module holds data and does arithmetic on it; it reads no files
 and decides no layout.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from cachefit.layout.access_sets import access_table
 from cachefit.trace.profile_format import Access, FieldSpan, TypeProfile
 
 
@@ -120,21 +123,54 @@ def touched_lines(tp: TypeProfile, view: LayoutView, accesses: Iterable[Access],
     A touched field costs all the lines of its span in `view`; bytes outside fields cost
     their own lines (the layout optimizer's convention)."""
     spans = {s.name: s for s in view.spans}
-    _, line_memo = _memo(tp, view)
     seen: set[tuple[int, int]] = set()
     for a in accesses:
         if written_only and a.mode != "w":
             continue
-        key = (a.offset, a.end, cache_line)
-        lines = line_memo.get(key)
-        if lines is None:
-            hit: set[int] = set()
-            for at, size, name in _pieces(tp, view, a):
-                if name is not None:
-                    span = spans[name]
-                    hit.update(_lines(span.offset, span.size, cache_line))
-                else:
-                    hit.update(_lines(at, size, cache_line))
-            lines = line_memo[key] = tuple(sorted(hit))
-        seen.update((a.role, ln) for ln in lines)
+        seen.update((a.role, ln) for ln in _access_lines(tp, view, a, cache_line, spans))
     return len(seen)
+
+
+def _access_lines(tp: TypeProfile, view: LayoutView, a: Access, cache_line: int,
+                  spans: Mapping[str, FieldSpan]) -> tuple[int, ...]:
+    """The lines one access costs in `view` (its fields' whole spans, else its bytes)."""
+    _, line_memo = _memo(tp, view)
+    key = (a.offset, a.end, cache_line)
+    lines = line_memo.get(key)
+    if lines is None:
+        hit: set[int] = set()
+        for at, size, name in _pieces(tp, view, a):
+            if name is not None:
+                span = spans[name]
+                hit.update(_lines(span.offset, span.size, cache_line))
+            else:
+                hit.update(_lines(at, size, cache_line))
+        lines = line_memo[key] = tuple(sorted(hit))
+    return lines
+
+
+def sequence_lines(tp: TypeProfile, view: LayoutView, cache_line: int, *,
+                   written_only: bool = False) -> list[int]:
+    """`touched_lines` of every sequence of `tp`, in order (issue 26: each distinct access
+    is placed once, and sequences that touch the same (role, lines) share the count)."""
+    spans = {s.name: s for s in view.spans}
+    table = access_table(tp.sequences)
+
+    def token(a: Access) -> tuple[int, tuple[int, ...]]:
+        if written_only and a.mode != "w":
+            return (a.role, ())
+        return (a.role, _access_lines(tp, view, a, cache_line, spans))
+
+    tokens = table.tokens(token)
+    counted: dict[frozenset[int], int] = {}
+    out = []
+    for toks in table.token_sets(tokens):
+        n = counted.get(toks)
+        if n is None:
+            seen: set[tuple[int, int]] = set()
+            for t in toks:
+                role, lines = tokens.values[t]
+                seen.update((role, ln) for ln in lines)
+            n = counted[toks] = len(seen)
+        out.append(n)
+    return out

@@ -22,7 +22,7 @@ from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.result import KindFigures
 from cachefit.model import Record
 from cachefit.report.layout_figures import measure_record
-from cachefit.report.layout_view import LayoutView, make_view, touched_lines
+from cachefit.report.layout_view import LayoutView, make_view, sequence_lines
 from cachefit.report.record_lookup import FoundRecord
 from cachefit.trace.profile_format import AccessSequence, TypeProfile
 
@@ -234,16 +234,15 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
                                "and alignments", True)
     counted = tp.counted
     tp.sort()
+    figures = zip(sequence_lines(tp, before_view, cache_line),
+                  sequence_lines(tp, after_view, cache_line),
+                  sequence_lines(tp, before_view, cache_line, written_only=True),
+                  sequence_lines(tp, after_view, cache_line, written_only=True), strict=True)
     seqs = tuple(
         SequenceLines(
             rank=i + 1, sequence=s, share=s.count / counted if counted else 0.0,
-            lines_before=touched_lines(tp, before_view, s.accesses, cache_line),
-            lines_after=touched_lines(tp, after_view, s.accesses, cache_line),
-            dirty_before=touched_lines(tp, before_view, s.accesses, cache_line,
-                                       written_only=True),
-            dirty_after=touched_lines(tp, after_view, s.accesses, cache_line,
-                                      written_only=True))
-        for i, s in enumerate(tp.sequences))
+            lines_before=lb, lines_after=la, dirty_before=db, dirty_after=da)
+        for i, (s, (lb, la, db, da)) in enumerate(zip(tp.sequences, figures, strict=True)))
     advice = None
     if before.start_distribution and set(before.start_distribution) != {0}:
         advice = _alignment_advice(tp, found, after_record, choice, lines_after,
