@@ -216,3 +216,41 @@ def test_sizes_through_offsetof_and_local_variables(tmp_path: Path) -> None:
     unit.write_bytes(out)
     subprocess.run(["clang-19", "-c", "-x", "cpp-output", str(unit), "-o",
                     str(tmp_path / "e.o"), "-Wall", "-Werror"], check=True)
+
+
+HEADER_UNIT = """
+#include <stdlib.h>
+#include <stddef.h>
+typedef struct obj { int a; long b; } obj;
+typedef struct hdr { void *owner; obj *items; int n; } hdr;
+typedef struct flex { obj o; int n; int data[]; } flex;
+void *alloc(void *db, long n);
+#define ROUND8(x) (((x)+7)&~7)
+hdr *mk1(long n) { long nb = ROUND8(sizeof(hdr)) + sizeof(obj)*(n+1);
+                   return (hdr *)alloc(0, nb); }
+hdr *mk2(long n) { return (hdr *)malloc(sizeof(hdr) + n * sizeof(obj)); }
+hdr *mk3(long n) { return (hdr *)alloc(0, offsetof(hdr, n) + n * sizeof(obj)); }
+obj *mk4(long n) { return alloc(0, n * sizeof(obj) + 16); }
+flex *mk5(long n) { return alloc(0, sizeof(flex) + n * sizeof(int)); }
+obj *mk6(long n) { return malloc(n * sizeof(obj) + n * sizeof(char)); }
+"""
+
+
+def test_an_array_behind_a_header_is_not_registered_at_the_start(tmp_path: Path) -> None:
+    """`sizeof(Hdr) + n * sizeof(X)` (SQLite's sqlite3VdbeAllocUnpackedRecord: the Mem
+    array follows an UnpackedRecord in one block): the X objects do not start at the
+    block, so neither `malloc` nor a configured allocator registers an X there (before,
+    one X was registered over the header). An X array with untyped slack (`n *
+    sizeof(X) + 16`, `+ n * sizeof(char)`) and one X with a trailing array of ints stay
+    registered."""
+    text = preprocess(tmp_path, HEADER_UNIT)
+    trace = TraceConfig(types=("obj",), entry=("op",), allocators=("alloc",))
+    out, rep = instrument_preprocessed(text, "c", trace)
+    code = user_part(out)
+    assert "return (hdr *)alloc(0, nb);" in code
+    assert "return (hdr *)malloc(sizeof(hdr) + n * sizeof(obj));" in code
+    assert "return (hdr *)alloc(0, __builtin_offsetof(hdr, n) + n * sizeof(obj));" in code
+    assert "__cachefit_track((alloc(0, n * sizeof(obj) + 16)), (" in code
+    assert "__cachefit_track((alloc(0, sizeof(flex) + n * sizeof(int))), (" in code
+    assert "__cachefit_malloc(n * sizeof(obj) + n * sizeof(char), &__cachefit_site_" in code
+    assert rep.allocation_sites == 3

@@ -523,17 +523,40 @@ class UnitInstrumenter:
                     if got is not None:
                         found.append(got)
             elif op == "+":
-                for k in kids:
-                    off = self._offsetof_last(self._strip(k))
+                for i, k in enumerate(kids):
+                    sk = self._strip(k)
+                    off = self._offsetof_last(sk)
                     got = (off, False) if off is not None else self._size_of(k, _seen + 1)
-                    if got is not None and not got[1]:
-                        found.append((got[0], True))
+                    if got is None or got[1]:
+                        continue
+                    if off is None and sk.kind != CK.CXX_UNARY_EXPR and any(
+                            self._sizes_other_type(o, got[0])
+                            for j, o in enumerate(kids) if j != i):
+                        # `sizeof(Hdr) + n * sizeof(X)`: the X array follows a header
+                        # (SQLite's UnpackedRecord and its Mem array), no X at the start
+                        continue
+                    found.append((got[0], True))
             # `n * sizeof(char) + sizeof(X)`: the operand naming a target type counts.
             for got in found:
                 if self.occurrences(got[0]):
                     return got
             return found[0] if found else None
         return None
+
+    def _sizes_other_type(self, c: ci.Cursor, xtype: ci.Type) -> bool:
+        """Whether `c` holds a `sizeof` of a type other than X and wider than a byte, or an
+        `offsetof`: the size of something laid out next to the X array, maybe before it."""
+        for d in c.walk_preorder():
+            if d.kind == CK.CXX_UNARY_EXPR:
+                t = self._sizeof_type(d)
+                if t is not None and t.get_canonical().get_size() > 1 and \
+                        not self._same_type(t, xtype):
+                    return True
+            elif d.kind == CK.UNEXPOSED_EXPR:
+                toks = self._tokens(d)
+                if toks and toks[0].spelling == "__builtin_offsetof":
+                    return True
+        return False
 
     def _size_of_local(self, ref: ci.Cursor) -> tuple[ci.Type, bool] | None:
         """The size form of a local variable of the function being walked: its
