@@ -18,6 +18,7 @@ from cachefit.layout import (
     evaluate_order,
     optimize_layout,
 )
+from cachefit.layout.optimizer import WALL_SLACK
 
 
 def check_valid(record, result) -> None:
@@ -45,7 +46,10 @@ def test_large_record_gets_a_valid_better_layout_with_a_bound(object_align) -> N
     assert again.lines == pytest.approx(result.lines_after)
     assert again.dirty == pytest.approx(result.dirty_after)
     assert again.violations == ()
-    assert result.solver_seconds < 6.0
+    # The wall-clock backstop (WALL_SLACK times the time limit) bounds the search however
+    # loaded the machine is; the budgets end it much earlier on an idle one. One second
+    # of margin for the stage that is running when the backstop fires.
+    assert result.solver_seconds < 3.0 * WALL_SLACK + 1.0
 
 
 def test_large_record_is_deterministic() -> None:
