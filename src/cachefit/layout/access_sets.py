@@ -29,7 +29,7 @@ from cachefit.trace.profile_format import Access, AccessSequence
 
 T = TypeVar("T", bound=Hashable)
 
-KEEP_ACCESSES = 1 << 24
+KEEP_ACCESSES = 1 << 23
 """The numbering keeps the sets of at most about this many accesses (then starts over)."""
 
 
@@ -40,6 +40,10 @@ class _Numbering:
     sets: dict[int, tuple[Sequence[Access], frozenset[int]]] = field(default_factory=dict)
     next: int = 0
     kept: int = 0
+
+    def has(self, accesses: Sequence[Access]) -> bool:
+        hit = self.sets.get(id(accesses))
+        return hit is not None and hit[0] is accesses
 
     def numbers(self, accesses: Sequence[Access]) -> frozenset[int]:
         """The numbers of `accesses` (numbering the new ones)."""
@@ -109,7 +113,8 @@ def access_table(sequences: Sequence[AccessSequence]) -> AccessTable:
     """The distinct accesses of `sequences`, numbered, and each one's set of numbers."""
     global _NUMBERING
     numbering = _NUMBERING
-    if numbering.kept + sum(len(s.accesses) for s in sequences) > KEEP_ACCESSES:
+    if numbering.kept + sum(len(s.accesses) for s in sequences
+                            if not numbering.has(s.accesses)) > KEEP_ACCESSES:
         numbering = _NUMBERING = _Numbering()
     sets = tuple(numbering.numbers(s.accesses) for s in sequences)
     return AccessTable(numbering.accesses, numbering.ids, sets)
