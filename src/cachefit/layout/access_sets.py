@@ -5,14 +5,14 @@ lines, the heat map) depends on which distinct accesses a sequence makes, not on
 order (issue 26). A summary of a long invocation lists up to thousands of distinct
 accesses, yet they hit a few dozen fields, and thousands of summaries differ only in their
 first-touch order. `access_table` numbers the distinct accesses of some sequences and gives
-each sequence the set of its access numbers; a caller maps each distinct access to a
+each sequence its accesses' numbers; a caller maps each distinct access to a
 *token* once (`AccessTable.tokens`: the fields it hits, the lines it costs, ...; equal
 tokens share a number) and gets every sequence's set of token numbers through set
 operations done in C (`token_sets`, `token_counts`). The Python work per sequence is then
 proportional to its tokens, not to its accesses.
 
-The numbering is kept for the process, with each sequence's set (keyed by the identity of
-its immutable accesses tuple), so the several evaluations of one profile (layout, report
+The numbering is kept for the process, with each sequence's numbers (keyed by the identity
+of its immutable accesses tuple), so the several evaluations of one profile (layout, report
 before and after) build them once; past `KEEP_ACCESSES` a new numbering starts (tables
 already handed out keep theirs). This module decides nothing about layouts.
 """
@@ -30,14 +30,15 @@ from cachefit.trace.profile_format import Access, AccessSequence
 T = TypeVar("T", bound=Hashable)
 
 KEEP_ACCESSES = 1 << 23
-"""The numbering keeps the sets of at most about this many accesses (then starts over)."""
+"""The numbering keeps the numbers of at most about this many accesses (then starts
+over)."""
 
 
 @dataclass
 class _Numbering:
     ids: dict[Access, int] = field(default_factory=dict)
     accesses: dict[int, Access] = field(default_factory=dict)
-    sets: dict[int, tuple[Sequence[Access], frozenset[int]]] = field(default_factory=dict)
+    sets: dict[int, tuple[Sequence[Access], tuple[int, ...]]] = field(default_factory=dict)
     next: int = 0
     kept: int = 0
 
@@ -45,15 +46,15 @@ class _Numbering:
         hit = self.sets.get(id(accesses))
         return hit is not None and hit[0] is accesses
 
-    def numbers(self, accesses: Sequence[Access]) -> frozenset[int]:
-        """The numbers of `accesses` (numbering the new ones)."""
+    def numbers(self, accesses: Sequence[Access]) -> tuple[int, ...]:
+        """The numbers of `accesses`, in order (numbering the new ones)."""
         hit = self.sets.get(id(accesses))
         if hit is not None and hit[0] is accesses:
             return hit[1]
         known = len(self.ids)
         # One pass in C: a new access gets its position's number (numbers need not be
         # dense), a known one keeps its own.
-        got = frozenset(map(self.ids.setdefault, accesses, count(self.next)))
+        got = tuple(map(self.ids.setdefault, accesses, count(self.next)))
         self.next += len(accesses)
         for a, i in islice(reversed(self.ids.items()), len(self.ids) - known):
             self.accesses[i] = a
@@ -76,16 +77,16 @@ class Tokens(Generic[T]):
 
 @dataclass(frozen=True)
 class AccessTable:
-    """Some sequences' distinct accesses by number: `accesses[i]` is access number i,
-    `sets[k]` the numbers of sequence k's accesses."""
+    """Some sequences' accesses by number: `accesses[i]` is access number i, `numbers[k]`
+    the numbers of sequence k's accesses in order (a tuple of numbers takes a fraction of
+    the memory of a set)."""
 
     accesses: dict[int, Access]
-    ids: dict[Access, int]
-    sets: tuple[frozenset[int], ...]
+    numbers: tuple[tuple[int, ...], ...]
 
     def used(self) -> frozenset[int]:
         """The numbers of the accesses the sequences make."""
-        return frozenset().union(*self.sets)
+        return frozenset().union(*self.numbers)
 
     def tokens(self, token: Callable[[Access], T]) -> Tokens[T]:
         """`token` of every access the sequences make, each computed once; equal tokens
@@ -98,23 +99,19 @@ class AccessTable:
     def token_sets(self, tokens: Tokens[T]) -> list[frozenset[int]]:
         """Per sequence, the set of its accesses' token numbers."""
         get = tokens.of.__getitem__
-        return [frozenset(map(get, s)) for s in self.sets]
+        return [frozenset(map(get, s)) for s in self.numbers]
 
-    def token_counts(self, k: int, seq: AccessSequence, tokens: Tokens[T]) -> Counter[int]:
-        """How many of sequence k's (`seq`'s) accesses, repeats included, have each token
-        number."""
-        unique = self.sets[k]
-        if len(unique) == len(seq.accesses):   # no repeats (every summary)
-            return Counter(map(tokens.of.__getitem__, unique))
-        return Counter(tokens.of[self.ids[a]] for a in seq.accesses)
+    def token_counts(self, k: int, tokens: Tokens[T]) -> Counter[int]:
+        """How many of sequence k's accesses, repeats included, have each token number."""
+        return Counter(map(tokens.of.__getitem__, self.numbers[k]))
 
 
 def access_table(sequences: Sequence[AccessSequence]) -> AccessTable:
-    """The distinct accesses of `sequences`, numbered, and each one's set of numbers."""
+    """The distinct accesses of `sequences`, numbered, and each one's numbers."""
     global _NUMBERING
     numbering = _NUMBERING
     if numbering.kept + sum(len(s.accesses) for s in sequences
                             if not numbering.has(s.accesses)) > KEEP_ACCESSES:
         numbering = _NUMBERING = _Numbering()
-    sets = tuple(numbering.numbers(s.accesses) for s in sequences)
-    return AccessTable(numbering.accesses, numbering.ids, sets)
+    return AccessTable(numbering.accesses,
+                       tuple(numbering.numbers(s.accesses) for s in sequences))

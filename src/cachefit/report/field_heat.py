@@ -52,7 +52,7 @@ def field_heat(tp: TypeProfile, view: LayoutView) -> list[FieldHeat]:
                                            if p.field is not None), a.mode == "w"))
     for k, seq in enumerate(tp.sequences):
         hit: set[str] = set()
-        for t, n in table.token_counts(k, seq, tokens).items():
+        for t, n in table.token_counts(k, tokens).items():
             fields, write = tokens.values[t]
             for name in fields:
                 hit.add(name)
