@@ -35,7 +35,14 @@ struct __cachefit_site {
 
 enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2 };
 
-static void cf_site_register(void *p, unsigned long total, const struct __cachefit_site *s)
+/* Register the objects of an allocated block.  `heap`: the block is fresh memory (malloc
+ * & co, configured allocators, typed allocation sites, new-expressions), so the objects
+ * registered before that overlap it are stale and are forgotten first (issue 27: pools
+ * re-carving their buffer, free lists, reuse without a free cachefit saw; see
+ * cf_forget_overlapping in cf_core.c).  Constructors are not: a member's constructor has
+ * registered it inside its enclosing object, and forgets nothing. */
+static void cf_site_register(void *p, unsigned long total, const struct __cachefit_site *s,
+                             int heap)
 {
     if (!p || !s || !s->xsize)
         return;
@@ -43,6 +50,18 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
     unsigned long n = s->single ? 1 : total / s->xsize;
     if (!n)
         return;
+    if (heap) {
+        uint64_t types = 0;
+        for (unsigned long k = 0; k < s->nocc; k++) {
+            int type = cf_type_id(s->occ[k].type);
+            if (type >= 0 && type < 64)
+                types |= (uint64_t)1 << type;
+        }
+        unsigned long len = n <= (unsigned long)-1 / s->xsize ? n * s->xsize : total;
+        if (len < total)
+            len = total;
+        cf_forget_overlapping((uintptr_t)p, len, types);
+    }
     for (unsigned long k = 0; k < s->nocc; k++) {
         const struct __cachefit_occ *o = &s->occ[k];
         int type = cf_type_id(o->type);
@@ -63,7 +82,7 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
 void *__cachefit_malloc(unsigned long size, const struct __cachefit_site *site)
 {
     void *p = malloc(size);
-    cf_site_register(p, size, site);
+    cf_site_register(p, size, site, 1);
     return p;
 }
 
@@ -71,7 +90,7 @@ void *__cachefit_calloc(unsigned long n, unsigned long size, const struct __cach
 {
     void *p = calloc(n, size);
     if (p && (!size || n <= (unsigned long)-1 / size))
-        cf_site_register(p, n * size, site);
+        cf_site_register(p, n * size, site, 1);
     return p;
 }
 
@@ -80,7 +99,7 @@ void *__cachefit_realloc(void *old, unsigned long size, const struct __cachefit_
     if (old)
         cf_forget((uintptr_t)old, -1);
     void *p = realloc(old, size);
-    cf_site_register(p, size, site);
+    cf_site_register(p, size, site, 1);
     return p;
 }
 
@@ -88,7 +107,7 @@ void *__cachefit_aligned_alloc(unsigned long align, unsigned long size,
                                const struct __cachefit_site *site)
 {
     void *p = aligned_alloc(align, size);
-    cf_site_register(p, size, site);
+    cf_site_register(p, size, site, 1);
     return p;
 }
 
@@ -105,7 +124,7 @@ void *__cachefit_track(void *p, unsigned long total, const struct __cachefit_sit
 {
     if (p && site && (site->flags & CF_SITE_HEAP_ONLY) && cf_on_own_stack((uintptr_t)p))
         return p;
-    cf_site_register(p, total, site);
+    cf_site_register(p, total, site, 1);
     return p;
 }
 
@@ -126,7 +145,7 @@ void __cachefit_ctor(const void *self, const struct __cachefit_site *site)
         return;
     if (!(site->flags & CF_SITE_HAS_DTOR) && cf_on_own_stack((uintptr_t)self))
         return;
-    cf_site_register((void *)(uintptr_t)self, site->xsize, site);
+    cf_site_register((void *)(uintptr_t)self, site->xsize, site, 0);
 }
 
 void __cachefit_dtor(const void *self, const char *type)

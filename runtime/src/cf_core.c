@@ -6,7 +6,17 @@
  *    Small objects live in a hash table keyed by 256-byte granule, large and
  *    strided ones in a sorted array.  Writers (registration, free) take a mutex and
  *    bump a sequence counter (seqlock); the per-access path reads without locks and
- *    retries if a writer was active.
+ *    retries if a writer was active.  Registering an object replaces one of its type at
+ *    its base.  A heap block (malloc & co, configured allocators, typed allocation sites,
+ *    new-expressions; cf_alloc.c) is fresh memory, so before its objects are registered
+ *    every object overlapping it is forgotten, of any type (issue 27: a pool that
+ *    re-carves its buffer at other offsets, SQLite's lookaside, free lists, a chunk
+ *    reused for another type without a free cachefit saw; a stale object would take the
+ *    new one's accesses), except one that encloses the block from a lower base and is
+ *    of another type (a container the block is carved from) or an array of the block's
+ *    type on whose element grid it starts (an element handed out: same attribution);
+ *    cf_forget_overlapping.  Constructors and globals forget nothing.  Objects
+ *    registered are counted per type (raw trace `objects` lines).
  *  - Invocation: per-thread state; objects touched get role numbers per type in
  *    order of first touch (the previous invocation's first object is armed as the fast
  *    role when an invocation begins and disarmed if another object comes first; it
@@ -188,6 +198,9 @@ static pthread_mutex_t cf_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_htab *cf_htable;
 static cf_rtab *cf_rtable;
 static uintptr_t cf_reg_hi;
+/* Objects registered per type (an array counts its elements; raw trace `objects` lines,
+ * issue 27): tells "no object of T was registered" from "none was touched". */
+static uint64_t cf_st_registered[CF_MAX_TYPES];
 
 static inline size_t cf_ghash(uintptr_t key)
 {
@@ -562,6 +575,7 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
         ok = cf_r_insert_locked(&o);
     }
     if (ok) {
+        WR(cf_st_registered[type], cf_st_registered[type] + count);
         uintptr_t lo = RD(cf_lo), hi = cf_reg_hi;
         if (base < lo)
             lo = base;
@@ -574,6 +588,91 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
         WR(cf_lo, lo);
     }
     cf_seq_write_end();
+    pthread_mutex_unlock(&cf_reg_mu);
+}
+
+/* Is the registered object `o` stale once a heap block [lo, hi) holding objects of the
+ * types in the mask `types` is registered?  Every object overlapping the block is, except
+ * one that encloses it from a lower base and is either of another type (a container the
+ * block was carved from) or an array of one of the block's types on whose element grid
+ * the block starts (a pool of elements handing one out: the same attribution). */
+static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t types)
+{
+    if (o->base >= hi || o->base + o->span <= lo)
+        return 0;
+    if (o->base < lo && o->base + o->span >= hi) {
+        if (o->type >= 64 || !((types >> o->type) & 1))
+            return 0;
+        if (o->span > o->stride && (lo - o->base) % o->stride == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Forget the objects a new heap block [base, base + len) makes stale (issue 27; see
+ * cf_stale_under): a pool that carves objects at other offsets of its buffer, a free list
+ * or a chunk reused for another type without a free cachefit saw.  Writers only: the
+ * registry is scanned under the mutex, and the write section (which invalidates the
+ * readers' cached roles) is opened only when something is removed.  The hash table is
+ * probed at each granule of the block (or scanned whole when the block has more granules
+ * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
+void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
+{
+    if (!base || !len || base + len < base)
+        return;
+    uintptr_t lo = base, hi = base + len;
+    int writing = 0;
+    pthread_mutex_lock(&cf_reg_mu);
+    if (lo < cf_reg_hi && hi > RD(cf_lo)) {
+        cf_htab *t;
+    again:
+        t = cf_htable;
+        if (t) {
+            uintptr_t g0 = lo >> CF_GRAN_SHIFT, g1 = (hi - 1) >> CF_GRAN_SHIFT;
+            if (g1 - g0 >= t->mask) {
+                for (size_t i = 0; i <= t->mask; i++)
+                    if (t->s[i].key && cf_stale_under(&t->s[i].o, lo, hi, types)) {
+                        cf_obj v = t->s[i].o;
+                        if (!writing++)
+                            cf_seq_write_begin();
+                        if (!cf_remove_locked(v.base, (int)v.type))
+                            goto done;
+                        goto again; /* slots moved: scan again */
+                    }
+            } else {
+                for (uintptr_t g = g0; g <= g1; g++) {
+                    size_t i = cf_ghash(g + 1) & t->mask;
+                    for (size_t n = 0; n <= t->mask && t->s[i].key; n++, i = (i + 1) & t->mask) {
+                        if (t->s[i].key != g + 1 || !cf_stale_under(&t->s[i].o, lo, hi, types))
+                            continue;
+                        cf_obj v = t->s[i].o;
+                        if (!writing++)
+                            cf_seq_write_begin();
+                        if (!cf_remove_locked(v.base, (int)v.type))
+                            goto done;
+                        goto again; /* slots moved: probe again (removals are rare) */
+                    }
+                }
+            }
+        }
+        cf_rtab *r = cf_rtable;
+        if (r)
+            for (size_t i = 0; i < r->n;) {
+                if (cf_stale_under(&r->e[i], lo, hi, types)) {
+                    cf_obj v = r->e[i];
+                    if (!writing++)
+                        cf_seq_write_begin();
+                    if (!cf_remove_locked(v.base, (int)v.type))
+                        goto done;
+                    goto again;
+                } else {
+                    i++;
+                }
+            }
+    }
+done:
+    if (writing)
+        cf_seq_write_end();
     pthread_mutex_unlock(&cf_reg_mu);
 }
 
@@ -2302,6 +2401,8 @@ void cf_dump_now(void)
             if (any)
                 cf_out_bytes(o, "\n", 1);
         }
+        for (int i = 0; i < cf_ntypes; i++)
+            cf_out_fmt(o, "objects %d %llu\n", i, (unsigned long long)RD(cf_st_registered[i]));
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
             cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
                        (unsigned long long)RD(s->count), s->len);

@@ -328,6 +328,9 @@ const char *cf_parse_global(const char *s, cf_blob_global *g) CF_HIDDEN;
 void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
                  uint32_t flags) CF_HIDDEN;
 int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */
+/* Before a heap block is registered: forget the objects it makes stale (types: mask of
+ * the type ids the block holds). */
+void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
 int cf_is_registered(uintptr_t base) CF_HIDDEN;
 int cf_on_own_stack(uintptr_t a) CF_HIDDEN;
 

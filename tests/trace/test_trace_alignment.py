@@ -44,10 +44,11 @@ def test_alignment_histogram_of_the_objects(tmp_path: Path, compiler: str) -> No
     path = raw_trace(tmp_path, compiler)
     lines = path.read_text().splitlines()
     assert "align 0 0:4 8:4 16:10 48:3" in lines
-    # after the stat lines, before the sequences
+    # after the stat lines, before the objects lines (issue 27) and the sequences
     kinds = [line.split(" ", 1)[0] for line in lines]
     at = kinds.index("align")
-    assert kinds[at - 1] == "stat" and kinds[at + 1] in ("seq", "sum")
+    assert kinds[at - 1] == "stat" and kinds[at + 1] == "objects"
+    assert kinds[at + 2] in ("seq", "sum")
     raw = parse_raw(path)
     assert raw.alignment == {0: EXPECTED}
     # one count per invocation and object touched: 17 invocations (one 7, two 1, maybe 2,
