@@ -40,7 +40,7 @@ def test_build_names_the_allocation_site_it_missed(tmp_path: Path) -> None:
     proc = subprocess.run([*CACHEFIT, "build", "--step", "profile", "--step", "trace"],
                           cwd=project, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    wanted = ("obj: no object of obj was touched during an invocation",
+    wanted = ("obj: no object of obj was registered",
               "missed_alloc.c:28 (pool_get)",
               'add `allocators = ["pool_get"]` to [trace] in cachefit.toml')
     (note,) = [line for line in proc.stdout.splitlines() if line.startswith("note: obj:")]

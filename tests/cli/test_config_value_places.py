@@ -44,6 +44,7 @@ WRONG: dict[str, dict[str, list[str]]] = {
         "max_accesses": ['"many"', "0"],
         "max_objects": ["40000"],
         "max_sequences": ["1.5"],
+        "max_distinct": ["0", "16777217"],
         "cache_line": ["true"],
         "backend": ['"gcc"', "5"],
     },

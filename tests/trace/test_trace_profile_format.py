@@ -396,3 +396,27 @@ def test_raw_align_lines_become_the_profile_alignment(tmp_path: Path) -> None:
     bad = raw(3, "align 0 64:1\n")
     with pytest.raises(UserError, match="bad alignment word 64:1"):
         parse_raw(bad)
+
+
+def test_raw_objects_lines_become_registered_metadata(tmp_path: Path) -> None:
+    """`objects TYPE REGISTERED` (issue 27) per process, summed over processes into the
+    profile's `registered` metadata by type name; absent when a file has none."""
+    from cachefit.trace.raw_trace import parse_raw, profile_from_raw
+
+    def raw(pid: int, objects: str) -> Path:
+        path = tmp_path / f"cachefit-{pid}.raw"
+        path.write_text(
+            f"cachefit-raw 2\npid {pid}\ninvocations 1\nrecorded 1\n"
+            "type 0 obj\ntype 1 other\nentry 0 1 op\nstat 0 0 0 0 0\nstat 1 0 0 0 0\n"
+            f"{objects}seq 0 0 1 1 0:0:4:r\nend\n")
+        return path
+
+    first = raw(1, "objects 0 3\nobjects 1 0\n")
+    second = raw(2, "objects 0 2\nobjects 1 0\n")
+    old = raw(3, "")
+    assert parse_raw(first).registered == {0: 3, 1: 0}
+    assert parse_raw(old).registered is None
+    assert profile_from_raw([first, second]).metadata["registered"] == {"obj": 5, "other": 0}
+    assert "registered" not in profile_from_raw([first, old]).metadata
+    with pytest.raises(UserError, match="bad object count"):
+        parse_raw(raw(4, "objects 0 -1\n"))

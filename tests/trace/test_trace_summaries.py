@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 from test_trace_nested import Key, entry_counts, kinds
-from trace_helpers import build, needs_clang, needs_gcc
+from trace_helpers import CACHEFIT, build, needs_clang, needs_gcc, run
 
-from cachefit.trace.raw_trace import parse_raw
+from cachefit.build.project_config import parse_config
+from cachefit.trace.profile_format import Profile, TypeProfile, load
+from cachefit.trace.raw_trace import guard_notes, parse_raw
 
 R, W = "r", "w"
 LIMITS = "max_accesses = 100\nmax_objects = 4\n"
@@ -124,3 +126,44 @@ def test_a_full_table_still_keeps_a_summary(tmp_path: Path) -> None:
     assert prof.types["obj"].table_full == 300 + 1 + 1 + 1
     assert prof.metadata["guards"] == {"types": {"obj": {"objects": 1, "distinct": 2}}}
     assert prof.invocations == 307
+
+
+@needs_clang
+def test_guards_that_fired_are_noted_with_the_setting_to_raise(tmp_path: Path) -> None:
+    """max_distinct and max_sequences from cachefit.toml (max_distinct reaches the runtime
+    through the blob, no environment variable): `cachefit trace` prints one note per
+    guard that fired, with what was lost and the [trace] key to raise (issue 26)."""
+    b = build(tmp_path, ["long_ops.c"], types=["obj"], entry=ENTRIES,
+              config_extra=LIMITS + "max_distinct = 3\nmax_sequences = 2\n")
+    proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], tmp_path, b.env)
+    prof = load(tmp_path / "p.json")
+    assert prof.metadata["guards"] == {"types": {"obj": {"objects": 1, "distinct": 2}}}
+    assert prof.types["obj"].table_full == 303
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("cachefit: note:")]
+    assert notes == [f"cachefit: note: {n}" for n in guard_notes(prof)]
+    assert len(notes) == 3
+    assert notes[0].startswith("cachefit: note: obj: in 1 invocation, objects beyond "
+                               "max_objects were left out")
+    assert notes[0].endswith("raise [trace] max_objects in cachefit.toml")
+    assert notes[1].startswith("cachefit: note: obj: 2 summaries of long invocations "
+                               "reached max_distinct")
+    assert notes[1].endswith("raise [trace] max_distinct in cachefit.toml")
+    assert notes[2].startswith("cachefit: note: obj: 303 invocations did not fit")
+    assert notes[2].endswith("raise [trace] max_sequences in cachefit.toml")
+    assert "runaway" not in proc.stderr
+
+
+def test_guard_notes_of_deep_entries_and_none() -> None:
+    prof = Profile(types={"obj": TypeProfile(name="obj", size=24)},
+                   metadata={"guards": {"deep": 5}})
+    (note,) = guard_notes(prof)
+    assert note.startswith("5 entry function calls nested deeper than the runtime's 8")
+    assert guard_notes(Profile(types={"obj": TypeProfile(name="obj", size=24)})) == []
+
+
+def test_max_distinct_in_cachefit_toml() -> None:
+    cfg = parse_config('[trace]\ntypes = ["obj"]\nentry = ["op"]\nmax_distinct = 3\n',
+                       Path("cachefit.toml"))
+    assert cfg.trace.max_distinct == 3
+    assert parse_config('[trace]\ntypes = ["obj"]\n',
+                        Path("cachefit.toml")).trace.max_distinct == 65536

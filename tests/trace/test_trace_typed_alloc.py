@@ -17,6 +17,7 @@ from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, build, needs_clang, ru
 
 from cachefit.build.project_config import TraceConfig
 from cachefit.trace.alloc_sites import SiteNote, parse_section, type_notes
+from cachefit.trace.profile_format import load
 from cachefit.trace.unit_instrument import instrument_preprocessed
 
 R, W = "r", "w"
@@ -65,8 +66,7 @@ def test_missed_objects_are_named_with_the_line_to_add(tmp_path: Path) -> None:
     first.mkdir()
     b = build(first, ["missed_alloc.c"], types=["obj"], entry=["op"])
     proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], first, b.env)
-    assert "cachefit: note: obj: no object of obj was touched during an invocation" \
-        in proc.stderr
+    assert "cachefit: note: obj: no object of obj was registered" in proc.stderr
     assert "missed_alloc.c:28 (pool_get)" in proc.stderr
     assert 'add `allocators = ["pool_get"]` to [trace] in cachefit.toml' in proc.stderr
     assert seqs(b.trace(), "obj") == {}
@@ -94,6 +94,41 @@ def test_notes_of_a_touched_type_name_unregistered_sites_only() -> None:
     assert "d.c" not in note
     (note,) = type_notes("gone", False, notes)
     assert "the build shows no allocation site of gone" in note
+
+
+def test_notes_tell_unregistered_from_untouched() -> None:
+    """With the runtime's count of registered objects (issue 27): none registered, some
+    registered but none touched, or unknown (a raw trace without `objects` lines)."""
+    notes = [SiteNote("obj", "a.c", 3, "malloc", "malloc"),
+             SiteNote("obj", "b.c", 9, "pool_get", "unconverted")]
+    (note,) = type_notes("obj", False, notes, registered=0)
+    assert note.startswith("obj: no object of obj was registered; ")
+    assert "a.c:3 (malloc) (none of them ran)" in note
+    assert 'add `allocators = ["pool_get"]`' in note
+    (note,) = type_notes("obj", False, notes, registered=3)
+    assert note.startswith("obj: 3 objects of obj were registered, but none was touched "
+                           "during an invocation; check that the [trace] entry functions")
+    assert "allocators" not in note
+    (note,) = type_notes("obj", False, [], registered=1)
+    assert note.startswith("obj: 1 object of obj was registered, but none was touched")
+    (note,) = type_notes("obj", False, notes)
+    assert note.startswith("obj: no object of obj was touched during an invocation; ")
+
+
+@needs_clang
+def test_registered_objects_no_invocation_touched(tmp_path: Path) -> None:
+    """The objects are registered (pool_get named as an allocator) but the entry function
+    (pool_get itself) never touches one: the note says so instead of naming sites
+    (issue 27); the profile counts the registered objects."""
+    b = build(tmp_path, ["missed_alloc.c"], types=["obj"], entry=["pool_get"],
+              config_extra='allocators = ["pool_get"]\n')
+    proc = run([*CACHEFIT, "trace", "-o", "p.json", "--", str(b.program)], tmp_path, b.env)
+    assert ("cachefit: note: obj: 1 object of obj was registered, but none was touched "
+            "during an invocation") in proc.stderr
+    assert "allocators = " not in proc.stderr
+    prof = load(tmp_path / "p.json")
+    assert prof.invocations == 1
+    assert prof.metadata["registered"] == {"obj": 1}
 
 
 # --------------------------------------------------------------------------- the edits
@@ -226,3 +261,18 @@ def test_typed_site_edits_cxx(tmp_path: Path, compiler: str) -> None:
     unit.write_bytes(out)
     subprocess.run([compiler, "-c", "-x", "c++-cpp-output", str(unit), "-o",
                     str(tmp_path / "e.o"), "-Wall", "-Wextra", "-Werror"], check=True)
+
+
+@needs_clang
+def test_pool_recarving_forgets_stale_objects(tmp_path: Path) -> None:
+    """A pool carving objects at other offsets of one buffer, never freeing (issue 27):
+    each new object forgets the older ones it overlaps, of its type or another (a
+    partly overlapping obj, an array it starts off the grid of, an obj under an
+    `other`), so every access is attributed to the object the code used."""
+    b = build(tmp_path, ["pool_recarve.c"], types=["obj", "other"], entry=["op", "op_other"])
+    assert b.run() == "1 2\n"
+    prof = b.trace()
+    assert seqs(prof, "obj") == {((0, 8, 8, W),): 4}
+    assert seqs(prof, "other") == {((0, 8, 8, W),): 1}
+    assert prof.invocations == 5
+    assert prof.types["obj"].outside_objects == prof.types["other"].outside_objects == 0

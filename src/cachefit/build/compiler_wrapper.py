@@ -304,7 +304,8 @@ class ProfileBuild:
                     "entry": list(self.trace.entry)}
             limits = {"max_accesses": self.trace.max_accesses,
                       "max_objects": self.trace.max_objects,
-                      "max_sequences": self.trace.max_sequences}
+                      "max_sequences": self.trace.max_sequences,
+                      "max_distinct": self.trace.max_distinct}
             payload = blob_text(slot.address, facts, self.trace.types, self.trace.entry,
                                 limits, meta, got)
             if len(payload) + 1 <= slot.capacity:

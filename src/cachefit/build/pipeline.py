@@ -306,9 +306,11 @@ def step_trace(config: PipelineConfig, tree: OutputTree,
                config.root, env, tree.trace_log, "llvm-profdata merge")
     # Traced types whose objects were not found: the allocation sites the build saw, and
     # the allocators line to add (cachefit.trace.alloc_sites; also said by the trace).
+    # The memory guards that fired (what was lost, which setting to raise; issue 26).
     from cachefit.trace.alloc_sites import missed_notes
+    from cachefit.trace.raw_trace import guard_notes
     return {"invocations": prof.invocations, "types": sorted(prof.types),
-            "notes": missed_notes(prof)}
+            "notes": guard_notes(prof) + missed_notes(prof)}
 
 
 def _unit_sidecars(units_dir: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -32,8 +32,8 @@ Backend = Literal["auto", "sanitizer-coverage", "tsan"]
 BACKENDS: tuple[Backend, ...] = ("auto", "sanitizer-coverage", "tsan")
 
 _TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses",
-               "max_objects", "max_sequences", "allocators", "deallocators", "backend",
-               "cache_line"}
+               "max_objects", "max_sequences", "max_distinct", "allocators", "deallocators",
+               "backend", "cache_line"}
 # Every table of the project file and every key (or sub-table) some stage reads; anything
 # else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
 # the QEMU backend's sub-table (cachefit.trace.qemu_backend, docs/qemu-tracing.md).
@@ -77,6 +77,8 @@ class TraceConfig:
     max_accesses: int = 4096
     max_objects: int = 64
     max_sequences: int = 1_000_000
+    # Distinct accesses kept per summary of a long invocation (the runtime's guard).
+    max_distinct: int = 65536
     allocators: tuple[str, ...] = ()
     deallocators: tuple[str, ...] = ()
     backend: Backend = "auto"
@@ -281,7 +283,8 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
         kw["instrument"] = None if inst == "all" else \
             _names(text, path, "trace", "instrument", inst)
     for key, limit in (("max_accesses", 1 << 24), ("max_objects", 32767),
-                       ("max_sequences", 1 << 40), ("cache_line", 4096)):
+                       ("max_sequences", 1 << 40), ("max_distinct", 1 << 24),
+                       ("cache_line", 4096)):
         if key in trace_raw:
             kw[key] = _positive(text, path, key, trace_raw[key], limit)
     if "backend" in trace_raw:

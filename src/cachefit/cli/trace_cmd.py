@@ -1,11 +1,12 @@
 """`cachefit trace [-o PROFILE] -- COMMAND...`: run a profile build and write its profile.
 
 Parses the command line, runs cachefit.trace.trace_run and reports what was written,
-with notes on runaway invocations and on traced types whose objects were not found (the
-allocation sites the build saw, cachefit.trace.alloc_sites). The exit status is the
-traced command's, so scripts see its failures. Interrupted, it keeps the raw traces of
-the processes that finished (in --keep-raw DIR, else in PROFILE.raw/) and says where
-(exit 130).
+with notes on the runtime's memory guards that fired (what was lost, which setting to
+raise; cachefit.trace.raw_trace.guard_notes, issue 26) and on traced types whose objects
+were not found (the allocation sites the build saw, cachefit.trace.alloc_sites). The exit
+status is the traced command's, so scripts see its failures. Interrupted, it keeps the raw
+traces of the processes that finished (in --keep-raw DIR, else in PROFILE.raw/) and says
+where (exit 130).
 """
 
 from __future__ import annotations
@@ -13,14 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cachefit.cli.arg_checks import refuse_negative
 
 # The work's modules are imported when the command runs, not by --help (issue 29).
-if TYPE_CHECKING:
-    from cachefit.trace.profile_format import Profile
-
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
@@ -40,10 +37,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "finished in the new directory DIR (default PROFILE.raw; with "
                         "--keep-raw, they stay there)")
     p.add_argument("--max-accesses", type=int, metavar="N",
-                   help="runaway cut-off: longest sequence per type and invocation "
-                        "(overrides cachefit.toml)")
+                   help="longest invocation kept as a literal access sequence per type; "
+                        "longer ones are summaries (overrides cachefit.toml)")
     p.add_argument("--max-objects", type=int, metavar="N",
-                   help="most objects one invocation may touch before it counts as runaway")
+                   help="most objects of one invocation that are recorded; the accesses "
+                        "to more are left out and counted (overrides cachefit.toml)")
     p.add_argument("--qemu", action="store_true",
                    help="trace an unmodified binary in QEMU instead (docs/qemu-tracing.md)")
     p.set_defaults(func=run)
@@ -81,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if prof.invocations == 0:
         print("cachefit: note: no entry function ran; check [trace] entry in cachefit.toml",
               file=sys.stderr)
-    for note in runaway_notes(prof):
+    from cachefit.trace.raw_trace import guard_notes
+    for note in guard_notes(prof):
         print(f"cachefit: note: {note}", file=sys.stderr)
     if prof.invocations:
         from cachefit.trace.alloc_sites import missed_notes
@@ -91,24 +90,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"cachefit: note: the traced command exited with status {result.returncode}",
               file=sys.stderr)
     return result.returncode
-
-
-def runaway_notes(prof: Profile) -> list[str]:
-    """One line per type whose invocations were cut off as runaway. An entry function
-    that encloses the whole run does that (Lua 5.4.4's `luaD_precall`, which runs the
-    script's main chunk: 3 of 221 invocations cut off, and nothing left for two of the
-    three types), and raising the limits does not help there."""
-    notes = []
-    for name, t in sorted(prof.types.items()):
-        if not t.runaway:
-            continue
-        counted = sum(s.count for s in t.sequences)
-        notes.append(f"{name}: {t.runaway} of {t.runaway + counted} invocations were cut off "
-                     "as runaway (longer than max_accesses, or more objects than "
-                     "max_objects) and are left out; if an entry function encloses the "
-                     "whole run (main, an interpreter loop), choose entries that are one "
-                     "operation, else raise the limits (docs/cachefit-toml.md)")
-    return notes
 
 
 def run_qemu(args: argparse.Namespace) -> int:

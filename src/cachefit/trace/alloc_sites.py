@@ -9,7 +9,10 @@ in a section of its object file that is not loaded (`.cachefit.sites`, one base6
 record per unit, written by a top-level `asm`); the linker concatenates them into the
 program. After a run, `missed_notes` reads them back from the traced programs and says,
 for each traced type the profile touched no object of (or whose candidate sites were not
-registered), where its objects come from and what to add to `cachefit.toml`.
+registered), where its objects come from and what to add to `cachefit.toml`. With the
+runtime's count of objects registered per type (profile metadata `registered`, raw trace
+`objects` lines), it tells a type no object of which was registered from one whose
+registered objects no invocation touched.
 
 Nothing here parses C or runs a program; the notes are the instrumenter's, read with
 pyelftools.
@@ -126,14 +129,20 @@ def _listed(notes: Sequence[SiteNote]) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
-def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote]) -> list[str]:
+def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote],
+               registered: int | None = None) -> list[str]:
     """What to tell the user about one traced type (`touched`: the profile holds accesses
-    to its objects), given the allocation sites of that type seen in the build."""
+    to its objects), given the allocation sites of that type seen in the build and the
+    number of its objects the runtime registered during the run (None: unknown, a
+    runtime before the raw trace's `objects` lines). An untouched type is either one no
+    object of which was registered (where do its objects come from) or one whose objects
+    were registered but never touched during an invocation (the entry functions or the
+    instrumentation miss the code that uses them)."""
     mine = sorted({n for n in notes if n.type_name == type_name},
                   key=lambda n: (n.file, n.line, n.callee, n.kind))
     unconverted = [n for n in mine if n.kind == UNCONVERTED]
     unsized = [n for n in mine if n.kind in (UNSIZED, PASSES)]
-    registered = [n for n in mine if n.registered]
+    sites = [n for n in mine if n.registered]
     fix = _callees(unconverted)
     why = (f"its size is sizeof({type_name}), but its result is not used as a pointer to "
            f"{type_name}")
@@ -149,14 +158,22 @@ def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote]) -> list
             return []
         return [f"{type_name}: objects from allocation sites that cachefit does not register "
                 f"are missing from the profile: {_listed(unconverted)} ({why}){add}"]
-    parts = [f"{type_name}: no object of {type_name} was touched during an invocation"]
+    if registered:
+        objects = f"{registered} object{'s' if registered != 1 else ''}"
+        return [f"{type_name}: {objects} of {type_name} "
+                f"{'were' if registered != 1 else 'was'} registered, but none was touched "
+                "during an invocation; check that the [trace] entry functions use them "
+                "and that the code touching them is instrumented ([trace] instrument)"]
+    what = "registered" if registered == 0 else "touched during an invocation"
+    parts = [f"{type_name}: no object of {type_name} was {what}"]
     if not mine:
         parts.append(f"the build shows no allocation site of {type_name} (objects from a "
                      f"call without a sizeof({type_name}) size need CACHEFIT_OBJECT of "
                      "cachefit.h)")
-    if registered:
-        parts.append(f"objects are registered at {_listed(registered)}; if those run, "
-                     "check [trace] entry and instrument")
+    if sites:
+        parts.append(f"objects are registered at {_listed(sites)}"
+                     + (" (none of them ran)" if registered == 0 else
+                        "; if those run, check [trace] entry and instrument"))
     if unconverted:
         parts.append(f"not registered: {_listed(unconverted)} ({why}){add}")
     if unsized_text:
@@ -178,9 +195,13 @@ def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None)
         if key not in seen:
             seen.add(key)
             notes.extend(read_site_notes(p))
+    counts = profile.metadata.get("registered")
+    registered = counts if isinstance(counts, dict) else {}
     out: list[str] = []
     for name, t in sorted(profile.types.items()):
         # invocations cut off as runaway or lost to a full table touched objects too
         touched = t.counted > 0 or t.runaway > 0 or t.table_full > 0
-        out.extend(type_notes(name, touched, notes))
+        n = registered.get(name)
+        out.extend(type_notes(name, touched, notes,
+                              n if isinstance(n, int) and not isinstance(n, bool) else None))
     return out

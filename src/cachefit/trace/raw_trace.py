@@ -4,13 +4,14 @@ Each process of a profile build writes `cachefit-<pid>.raw` (docs/raw-trace-form
 counters, the blob of its program (type layouts and entry names found at link time), its
 unique literal sequences and its unique summaries of long invocations, each with its type,
 its kind of operation (entry function) and its count, and per type the distribution of its
-objects' base addresses modulo 64 (`align` lines, issue 26). This module parses those files
-(version 2, and version 1 of earlier runtimes) and builds one merged `Profile` whose
-sequences carry their entry and, for a summary, its hits, and whose types carry their
-alignment (summed over the processes). The work is proportional to the
-distinct sequences and summaries: each line is read once, and equal access words share one
-`Access`. It does not run programs and does not write files. (The QEMU backend has its own
-result format, read by cachefit.trace.qemu_backend.)
+objects' base addresses modulo 64 (`align` lines, issue 26) and the number of objects
+registered (`objects` lines, issue 27). This module parses those files (version 2, and
+version 1 of earlier runtimes) and builds one merged `Profile` whose sequences carry their
+entry and, for a summary, its hits, and whose types carry their alignment (summed over
+the processes); the guards that fired and the objects registered are metadata. The work
+is proportional to the distinct sequences and summaries: each line is read once, and equal
+access words share one `Access`. It does not run programs and does not write files. (The
+QEMU backend has its own result format, read by cachefit.trace.qemu_backend.)
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ class RawTrace:
     # per type id: base address % ALIGN_MODULUS -> (invocation, object) pairs; a type
     # without an `align` line is absent (unknown)
     alignment: dict[int, dict[int, int]] = field(default_factory=dict)
+    # per type id: objects registered during the run (`objects` lines, issue 27); None
+    # when the file has none (a runtime before them): unknown
+    registered: dict[int, int] | None = None
 
 
 def _bad(path: str, line_no: int, what: str) -> UserError:
@@ -148,6 +152,13 @@ def parse_raw(path: str | Path) -> RawTrace:
                 else:
                     tid, runaway, outside, full = words
                     raw.stats[tid] = (runaway, outside, full)
+            elif key == "objects" and v2:
+                tid, count = (int(w) for w in rest.split())
+                if count < 0:
+                    raise ValueError(f"bad object count {count}")
+                if raw.registered is None:
+                    raw.registered = {}
+                raw.registered[tid] = count
             elif key == "align" and v2:
                 raw.alignment[int(rest.split(" ", 1)[0])] = _parse_align(rest)
             elif key in ("seq", "sum") and (v2 or key == "seq"):
@@ -312,7 +323,67 @@ def profile_from_raw(files: Iterable[str | Path], cache_line: int = 64) -> Profi
     guards = _guards(raws)
     if guards:
         merged.metadata["guards"] = guards
+    registered = _registered(raws)
+    if registered is not None:
+        merged.metadata["registered"] = registered
     return merged
+
+
+def guard_notes(profile: Profile) -> list[str]:
+    """One line per memory guard of the runtime that fired during the run (issue 26):
+    what was lost and which setting to raise. From the profile's `guards` metadata (per
+    type `objects` and `distinct`, and `deep`) and each type's `table_full` count."""
+    out: list[str] = []
+    guards = profile.metadata.get("guards")
+    guards = guards if isinstance(guards, dict) else {}
+    per_type = guards.get("types")
+    per_type = per_type if isinstance(per_type, dict) else {}
+    for name in sorted(set(per_type) | set(profile.types)):
+        g = per_type.get(name)
+        g = g if isinstance(g, dict) else {}
+        objects, distinct = _count(g.get("objects")), _count(g.get("distinct"))
+        t = profile.types.get(name)
+        full = t.table_full if t is not None else 0
+        if objects:
+            out.append(f"{name}: in {_times(objects, 'invocation')}, objects beyond "
+                       "max_objects were left out (their accesses are not in the profile; "
+                       "the invocations are); raise [trace] max_objects in cachefit.toml")
+        if distinct:
+            out.append(f"{name}: {_times(distinct, 'summary', 'summaries')} of long "
+                       "invocations reached max_distinct distinct accesses (later new "
+                       "accesses were not kept); raise [trace] max_distinct in cachefit.toml")
+        if full:
+            out.append(f"{name}: {_times(full, 'invocation')} did not fit the table of "
+                       "max_sequences distinct sequences (folded into one summary per kind "
+                       "of operation, their order lost); raise [trace] max_sequences in "
+                       "cachefit.toml")
+    deep = _count(guards.get("deep"))
+    if deep:
+        out.append(f"{_times(deep, 'entry function call')} nested deeper than the runtime's "
+                   "8 active invocations counted only for the enclosing invocations (this "
+                   "depth is fixed: choose [trace] entry functions that nest less)")
+    return out
+
+
+def _count(v: object) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+
+def _times(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _registered(raws: Iterable[RawTrace]) -> dict[str, int] | None:
+    """Objects registered per type name during the run, summed over the processes (every
+    traced type, 0 included), for the missed-object note (issue 27); None when a process's
+    file has no `objects` lines (a runtime before them): unknown."""
+    out: dict[str, int] = {}
+    for r in raws:
+        if r.registered is None:
+            return None
+        for tid, name in r.types.items():
+            out[name] = out.get(name, 0) + r.registered.get(tid, 0)
+    return dict(sorted(out.items()))
 
 
 def _guards(raws: Iterable[RawTrace]) -> dict[str, Any]:
