@@ -17,7 +17,7 @@ repo=$(cd "$here/../.." && pwd)
 project=$1
 work=${2:-/tmp/cachefit-projects}/$project
 # shellcheck disable=SC1090
-source "$here/$project/project.env"       # PACKAGE, DEB_DEPS, CONFIGURE_DB, TEST_BUILD, TEST_RUN, TYPES
+source "$here/$project/project.env"       # PACKAGE, DEB_DEPS, CONFIGURE_DB, TEST_BUILD, TEST_RUN, TYPES[, EXTRA_FILES]
 export PATH="$repo/.venv/bin:$PATH"
 mkdir -p "$work" && cd "$work"
 if [ "$(id -u)" = 0 ]; then
@@ -31,6 +31,7 @@ if [ ! -d src ]; then
   cp -a src pristine
 fi
 cp "$here/$project/cachefit.toml" src/
+for f in ${EXTRA_FILES:-}; do cp "$here/$project/$f" src/; done   # e.g. a build script, a workload
 t0=$SECONDS
 (cd src && cachefit build > "$work/build.log" 2>&1)
 echo "cachefit build: $((SECONDS - t0)) s"; sed -n '/^| type/,/^$/p' src/out/cachefit/summary.md
@@ -42,6 +43,7 @@ t0=$SECONDS
 (cd src && bash -c "$TEST_RUN" > "$work/tests.log" 2>&1) && rc=0 || rc=$?
 echo "own tests on the reordered build: exit $rc ($((SECONDS - t0)) s)"; tail -3 "$work/tests.log"
 rm -rf retrace && cp -a pristine retrace && cp "$here/$project/cachefit.toml" retrace/
+for f in ${EXTRA_FILES:-}; do cp "$here/$project/$f" retrace/; done
 (cd retrace && bash -c "$CONFIGURE_DB" > /dev/null 2>&1)
 for t in $TYPES; do
   order=$(python3 -c "import json,sys; print(','.join(json.load(open(sys.argv[1]))['records'][sys.argv[2]]['order']))" "$plan" "$t")
