@@ -15,8 +15,8 @@ Steps (each in the work directory, never in the repository):
      each under GNU time for wall time and peak resident memory (of the largest process);
   3. from the profile: its size, invocations per kind, dropped (runaway) invocations and
      the memory guards per type, the numbers of sequences and summaries; from the build
-     summary and `out/cachefit/layout/<type>.json`: lines per invocation before, after and
-     the bound, per type and per kind.
+     summary: lines per invocation before, after and
+     the bound, per type, and per kind from the report (report/report.txt).
 Prints the figures as JSON (--json writes them too). Figures go to RESULTS.md by hand.
 """
 
@@ -155,13 +155,23 @@ def main() -> int:
     summary = out / "summary.json"
     if summary.exists():
         figures["summary"] = json.loads(summary.read_text()).get("types")
-    kinds: dict[str, object] = {}
-    for t in TYPES:
-        path = out / "layout" / f"{t}.json"
-        if path.exists():
-            data = json.loads(path.read_text())
-            layout = data.get("layout", data)
-            kinds[t] = {"before": layout.get("kinds_before"), "after": layout.get("kinds_after")}
+    kinds: dict[str, dict[str, list[float]]] = {}      # type -> kind -> before, after, bound
+    report = out / "report" / "report.txt"
+    current = None
+    for line in (report.read_text().splitlines() if report.exists() else []):
+        if line.startswith("type "):
+            current = line.split()[1].rstrip(":")
+        elif current and line.startswith("  lines per invocation of"):
+            kinds[current] = {}
+        elif current in kinds and line.strip() and len(line.split()) == 5 and \
+                line.startswith("  ") and not line.startswith("   "):
+            name, _count, *vals = line.split()
+            try:
+                kinds[current][name] = [float(v) for v in vals]
+            except ValueError:
+                current = None
+        elif current in kinds and not line.strip():
+            current = None
     figures["kinds"] = kinds
     figures["trace_ratio"] = round(steps["trace"]["seconds"] / plain_s, 1)
     text = json.dumps(figures, indent=2)
