@@ -13,7 +13,9 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          static objects with the executable's runtime at load and forget them at unload
          (runtime/shlib/cf_shlib_ctor.c).
          With a layout plan, the plan's `flatten` classes are flattened first, so the
-         profile describes the flattened classes.
+         profile describes the flattened classes; with CACHEFIT_PROFILE_REORDER=1 (the
+         retrace step of `cachefit build`, issue 26) the plan's member orders are applied
+         too, so the profile measures the planned layout.
 optimize applies the layout plan (cachefit.build.optimize_wrapper).
 Steps the modes share are in cachefit.build.wrapper_steps. The module runs compilers and
 edits only temporary files and the link output; the CLI (cachefit.cli.cc_cmd) prints
@@ -30,7 +32,12 @@ from pathlib import Path
 from typing import Literal
 
 from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.build.layout_plan import LAYOUTS_ENV, load_plan, plan_path
+from cachefit.build.layout_plan import (
+    LAYOUTS_ENV,
+    PROFILE_REORDER_ENV,
+    load_plan,
+    plan_path,
+)
 from cachefit.build.project_config import (
     ProjectConfig,
     effective_mode,
@@ -146,6 +153,10 @@ class ProfileBuild:
         plan_file = plan_path(config.path, config.build.layouts, env)
         self.plan = load_plan(plan_file) if plan_file is not None and (
             env.get(LAYOUTS_ENV) or plan_file.is_file()) else None
+        self.reorder = env.get(PROFILE_REORDER_ENV) == "1"
+        if self.reorder and self.plan is None:
+            raise UserError(f"{PROFILE_REORDER_ENV}=1 needs a layout plan (issue 26)",
+                            f"set {LAYOUTS_ENV} or [build] layouts")
 
     # ---------------------------------------------------------------- driver
 
@@ -210,11 +221,12 @@ class ProfileBuild:
             if code != 0:
                 return code
             text = pre.read_bytes()
-        if self.plan is not None and self.plan.flatten:
+        if self.plan is not None and (self.plan.flatten or self.reorder):
             from cachefit.build.unit_transform import apply_plan
             flat = apply_plan(text, lang, self.plan, parse_args_for_unit(lang, cmd.args),
                               tmpdir / f"flatten{unit_suffix(lang)}",
-                              "<stdin>" if src.path == "-" else src.path, reorder=False)
+                              "<stdin>" if src.path == "-" else src.path,
+                              reorder=self.reorder)
             self.warnings.extend(flat.warnings)
             text = flat.text
         edited, report = instrument_preprocessed(

@@ -22,6 +22,10 @@ from cachefit.errors import UserError
 FORMAT = "cachefit-layout-plan"
 VERSION = 1
 LAYOUTS_ENV = "CACHEFIT_LAYOUTS"
+# Set to 1 by `cachefit build --step retrace` (issue 26): a profile-mode wrapper applies the
+# plan's member orders too, not only its flattening, so the traced build has the planned
+# layout.
+PROFILE_REORDER_ENV = "CACHEFIT_PROFILE_REORDER"
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ docs/cachefit-toml.md); `write_stamp` / `read_stamp` record what a finished step
 (its time and figures) in `steps/<step>.json`, so a later `--step` run can check that the
 files it needs are there. This module only names paths and reads/writes small JSON files
 atomically; it runs nothing.
+
+`retrace` (issue 26) is a side step after `layout`: it only measures the plan, so it
+invalidates nothing but its own stamp, and a full run includes it only with `[build]
+retrace = true` (cachefit.build.pipeline).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 from cachefit.errors import UserError
 from cachefit.rewrite.edits import write_atomic
 
-STEPS: tuple[str, ...] = ("profile", "trace", "layout", "optimize", "report")
+STEPS: tuple[str, ...] = ("profile", "trace", "layout", "retrace", "optimize", "report")
+# Steps a full `cachefit build` runs when [build] retrace is not set.
+DEFAULT_STEPS: tuple[str, ...] = tuple(s for s in STEPS if s != "retrace")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,20 @@ class OutputTree:
     def optimize_dir(self) -> Path:
         """optimized build: build.log, bin/ (kept binaries)"""
         return self.root / "optimize"
+
+    @property
+    def retrace_dir(self) -> Path:
+        """retrace step (issue 26): build.log, bin/, profile.json and workload.log of the
+        profile build with the plan applied (reordered), traced"""
+        return self.root / "retrace"
+
+    @property
+    def retrace_profile(self) -> Path:
+        return self.retrace_dir / "profile.json"
+
+    @property
+    def retrace_log(self) -> Path:
+        return self.retrace_dir / "workload.log"
 
     def units_dir(self, step: str) -> Path:
         """transformed units written by the wrapper (CACHEFIT_UNITS_DIR)"""
@@ -98,6 +118,8 @@ class OutputTree:
                         self.units_dir("profile")],
             "trace": [self.profile, self.trace_log, self.pgo_dir],
             "layout": [self.plan, self.layout_dir],
+            "retrace": [self.retrace_dir / "build.log", self.retrace_dir / "bin",
+                        self.units_dir("retrace"), self.retrace_profile, self.retrace_log],
             "optimize": [self.optimize_dir / "build.log", self.optimize_dir / "bin"],
             "report": [self.report_dir],
         }[step]
@@ -141,6 +163,10 @@ def fresh_dir(path: Path) -> Path:
 
 
 def invalidate_after(tree: OutputTree, step: str) -> None:
-    """Forget the stamps of `step` and every later step (their inputs are changing)."""
+    """Forget the stamps of `step` and every later step (their inputs are changing); the
+    retrace step changes no other step's input and forgets only its own."""
+    if step == "retrace":
+        tree.stamp(step).unlink(missing_ok=True)
+        return
     for later in STEPS[STEPS.index(step):]:
         tree.stamp(later).unlink(missing_ok=True)

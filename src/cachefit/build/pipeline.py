@@ -9,7 +9,12 @@ layout plan, in optimize mode with the computed plan. Layouts are chosen by the 
 analysis (`cachefit.reorder.analysis`, `cachefit.rewrite.reorder_source`) on the
 transformed units that the profile build wrote to CACHEFIT_UNITS_DIR, so the constraints
 come from every unit of the build; the optimized binaries' layouts are then read back from
-their DWARF and compared with the plan. A type the layout step refuses (a UserError of its
+their DWARF and compared with the plan. The retrace step (issue 26; only on request:
+`--step retrace` or `[build] retrace = true`) measures the plan instead of predicting it:
+a profile build with the plan applied to the preprocessed units (flattened and reordered,
+CACHEFIT_PROFILE_REORDER), the workload traced again, and each planned type's lines per
+invocation, per kind, at the offsets its DWARF and the new profile hold and at the
+alignment the new profile observed. A type the layout step refuses (a UserError of its
 analysis or optimization) keeps its layout and is listed in the summary with the reason;
 the other types go on, and the step fails only when every type is refused.
 
@@ -49,8 +54,15 @@ from cachefit.build.build_env import (
     tailoring_flags,
     write_wrappers,
 )
-from cachefit.build.build_summary import StepTime, TypeSummary, write_summary
+from cachefit.build.build_summary import (
+    KindSummary,
+    StepTime,
+    TypeSummary,
+    write_summary,
+)
+from cachefit.build.layout_plan import PROFILE_REORDER_ENV
 from cachefit.build.output_tree import (
+    DEFAULT_STEPS,
     STEPS,
     OutputTree,
     fresh_dir,
@@ -178,25 +190,32 @@ def _stop(proc: subprocess.Popen[bytes], grace: float = SHELL_GRACE) -> None:
 
 def _run_build(config: PipelineConfig, tree: OutputTree, mode: Literal["profile", "optimize"],
                plan: Path | None, flags: list[str], log_dir: Path,
-               shown: StepDisplay) -> None:
+               shown: StepDisplay, step: str | None = None) -> None:
+    """Run the project's build through the wrappers in `mode`; `step` (default: the mode)
+    names its wrappers and units directories and what the build tree then holds. The
+    retrace step is a profile build that reorders too (PROFILE_REORDER_ENV)."""
+    step = step or mode
     log = log_dir / "build.log"
     log.unlink(missing_ok=True)
-    wrappers = write_wrappers(tree.wrappers_dir(mode), flags)
-    units = fresh_dir(tree.units_dir(mode))
+    wrappers = write_wrappers(tree.wrappers_dir(step), flags)
+    units = fresh_dir(tree.units_dir(step))
     env = build_environment(config, mode, wrappers, units, plan)
+    env.pop(PROFILE_REORDER_ENV, None)
+    if step == "retrace":
+        env[PROFILE_REORDER_ENV] = "1"
     env[NOTICE_ENV] = str(tree.cache_notice)    # one warning for the run, not per compile
     state = tree.root / "steps" / "build-tree.json"
-    write_json(state, {"build": f"{mode} (incomplete)"})   # until the build succeeds
+    write_json(state, {"build": f"{step} (incomplete)"})   # until the build succeeds
     try:
         if config.clean:
             _shell(config.clean, config.root, env, log,
-                   f"the clean command before the {mode} build")
-        _shell(config.command, config.root, env, log, f"the {mode} build")
+                   f"the clean command before the {step} build")
+        _shell(config.command, config.root, env, log, f"the {step} build")
     except UserError:       # a failed build: the warning may be part of the story
         _say_cache_notice(tree, shown)
         raise
     _say_cache_notice(tree, shown)
-    write_json(state, {"build": mode})
+    write_json(state, {"build": step})
     _keep_binaries(config, log_dir / "bin")
 
 
@@ -272,38 +291,16 @@ def check_trace(config: PipelineConfig, tree: OutputTree) -> None:
 
 def step_trace(config: PipelineConfig, tree: OutputTree,
                shown: StepDisplay = QUIET) -> dict[str, Any]:
-    env = dict(os.environ)
-    if config.pgo and compiler_family(config) == "clang":
-        env["LLVM_PROFILE_FILE"] = str(tree.pgo_dir / "raw" / "%p-%m.profraw")
-    tree.trace_log.parent.mkdir(parents=True, exist_ok=True)
-    tree.trace_log.unlink(missing_ok=True)
-    tmp = tree.profile.with_name(".profile.tmp.json")
-    kept = tree.trace_log.parent / "raw-interrupted"  # the finished processes' traces
-    cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
-           f" --keep-raw-on-interrupt {shlex.quote(str(kept))}"
-           f" -- /bin/sh -c {shlex.quote(config.workload)}")
-    try:
-        _shell(cmd, config.root, env, tree.trace_log, "the workload under `cachefit trace`")
-        os.replace(tmp, tree.profile)
-    finally:
-        tmp.unlink(missing_ok=True)     # the profile of a failed workload is not kept
-    from cachefit.trace.profile_format import load
-    prof = load(tree.profile)
-    if prof.invocations == 0:
-        raise UserError(f"{tree.profile}: the workload ran no entry function",
-                        "check [trace] entry and [build] workload in cachefit.toml")
-    missing = [t for t in config.types if prof.name_of(t) is None]
-    if missing:
-        raise UserError(f"{tree.profile}: no accesses to {', '.join(missing)}",
-                        "check [trace] types, and that the workload uses them")
-    if config.pgo and compiler_family(config) == "clang":
+    pgo = config.pgo and compiler_family(config) == "clang"
+    prof = _traced_workload(config, tree, tree.profile, tree.trace_log, pgo)
+    if pgo:
         raws = sorted((tree.pgo_dir / "raw").glob("*.profraw"))
         if not raws:
             raise UserError(f"{tree.pgo_dir / 'raw'}: the workload wrote no PGO profile",
                             "the profile build must be linked by the wrapper")
         _shell(shlex.join([llvm_profdata(config), "merge", "-o",
                            str(tree.pgo_dir / "merged.profdata"), *map(str, raws)]),
-               config.root, env, tree.trace_log, "llvm-profdata merge")
+               config.root, dict(os.environ), tree.trace_log, "llvm-profdata merge")
     # Traced types whose objects were not found: the allocation sites the build saw, and
     # the allocators line to add (cachefit.trace.alloc_sites; also said by the trace).
     # The memory guards that fired (what was lost, which setting to raise; issue 26).
@@ -311,6 +308,38 @@ def step_trace(config: PipelineConfig, tree: OutputTree,
     from cachefit.trace.raw_trace import guard_notes
     return {"invocations": prof.invocations, "types": sorted(prof.types),
             "notes": guard_notes(prof) + missed_notes(prof)}
+
+
+def _traced_workload(config: PipelineConfig, tree: OutputTree, profile: Path, log: Path,
+                     pgo: bool) -> Any:
+    """Run the workload under `cachefit trace` into `profile` (a failed run leaves none),
+    its output in `log`; the loaded profile, which must have invocations and every type.
+    `pgo`: the clang PGO build's .profraw files go to OUT/pgo/raw."""
+    env = dict(os.environ)
+    if pgo:
+        env["LLVM_PROFILE_FILE"] = str(tree.pgo_dir / "raw" / "%p-%m.profraw")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    tmp = profile.with_name(".profile.tmp.json")
+    kept = log.parent / "raw-interrupted"  # the finished processes' traces
+    cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
+           f" --keep-raw-on-interrupt {shlex.quote(str(kept))}"
+           f" -- /bin/sh -c {shlex.quote(config.workload)}")
+    try:
+        _shell(cmd, config.root, env, log, "the workload under `cachefit trace`")
+        os.replace(tmp, profile)
+    finally:
+        tmp.unlink(missing_ok=True)     # the profile of a failed workload is not kept
+    from cachefit.trace.profile_format import load
+    prof = load(profile)
+    if prof.invocations == 0:
+        raise UserError(f"{profile}: the workload ran no entry function",
+                        "check [trace] entry and [build] workload in cachefit.toml")
+    missing = [t for t in config.types if prof.name_of(t) is None]
+    if missing:
+        raise UserError(f"{profile}: no accesses to {', '.join(missing)}",
+                        "check [trace] types, and that the workload uses them")
+    return prof
 
 
 def _unit_sidecars(units_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -421,7 +450,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
         records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
-                              "size": data["size"], "warnings": data.get("warnings", [])}
+                              "size": data["size"], "warnings": data.get("warnings", []),
+                              "kinds": _outcome_kinds(outcome)}
     if refused and not records:
         _raise_all_refused(refused)
     write_plan(tree.plan, config.flatten, records)
@@ -432,12 +462,111 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
                                           for name, exc in refused.items()}}
 
 
+def _outcome_kinds(outcome: Any) -> list[dict[str, Any]]:
+    """The optimizer's per-kind figures, before and after (predicted), heaviest first."""
+    r, eb, ea = outcome.result, outcome.eval_before, outcome.eval_after
+    before, after = ((r.kinds_before, r.kinds_after) if r is not None else
+                     (eb.kinds, ea.kinds) if eb is not None and ea is not None else ((), ()))
+    after_of = {k.entry: k for k in after}
+    return [{"entry": k.entry, "invocations": k.invocations,
+             "lines": {"before": k.lines, "after": after_of[k.entry].lines
+                       if k.entry in after_of else None},
+             "dirty_lines": {"before": k.dirty, "after": after_of[k.entry].dirty
+                             if k.entry in after_of else None}}
+            for k in before]
+
+
 def _raise_all_refused(refused: dict[str, UserError]) -> None:
     """Every type was refused: the first refusal is the step's error, the others its
     details (nothing would change in the optimized build)."""
     (_, first), *others = refused.items()
     first.details += [f"{name} was refused too: {exc.message()}" for name, exc in others]
     raise first
+
+
+def check_retrace(config: PipelineConfig, tree: OutputTree) -> None:
+    require(tree, "retrace", "layout", tree.plan)
+
+
+def step_retrace(config: PipelineConfig, tree: OutputTree,
+                 shown: StepDisplay = QUIET) -> dict[str, Any]:
+    """Measure the plan (issue 26): profile-build it (flattened and reordered), trace the
+    workload, and evaluate each planned type at its new offsets and observed alignment."""
+    plan = json.loads(tree.plan.read_text())
+    for stale in (tree.retrace_profile, tree.retrace_dir / "bin"):
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink(missing_ok=True)
+    # No tailoring flags: the PGO data and the optimized build are the other steps'.
+    _run_build(config, tree, "profile", tree.plan, [], tree.retrace_dir, shown, "retrace")
+    prof = _traced_workload(config, tree, tree.retrace_profile, tree.retrace_log, False)
+    from cachefit.trace.raw_trace import guard_notes
+    return {"invocations": prof.invocations,
+            "types": _measure_plan(config, tree, plan, prof),
+            "notes": [f"retrace: {n}" for n in guard_notes(prof)]}
+
+
+def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: dict[str, Any],
+                  prof: Any) -> dict[str, Any]:
+    """Per planned type: check that the retraced build has the planned layout (the new
+    profile's field offsets and size, and the kept binaries' DWARF order), then its lines
+    and dirty lines per invocation, in all and per kind, at the alignment the new profile
+    observed (else [build] object_align, as the layout step)."""
+    from cachefit.frontend.dwarf_records import read_record
+    from cachefit.reorder.project_config import load_reorder_config
+    from cachefit.report.layout_figures import measure_record
+    from cachefit.report.record_lookup import record_from_profile
+    weights = load_reorder_config().entry_weights or None
+    out: dict[str, Any] = {}
+    for type_name, entry in plan.get("records", {}).items():
+        name = prof.name_of(type_name)
+        if name is None:
+            continue        # _traced_workload refused a [trace] type without accesses
+        tp = prof.types[name]
+        order = list(entry["order"])
+        try:
+            layout = json.loads((tree.layout_dir / f"{_slug(type_name)}.json").read_text())
+        except (OSError, ValueError):
+            layout = {}
+        planned = layout.get("offsets") or {}
+        traced = {f.name: f.offset for f in tp.fields}
+        wrong = [n for n in order if n in planned and traced.get(n) != planned[n]]
+        expected = entry.get("expected_size")
+        if wrong or (expected is not None and tp.size != expected):
+            raise UserError(
+                f"{tree.retrace_profile}: {type_name} does not have the planned layout in "
+                "the retraced build (issue 26)", f"check {tree.retrace_dir / 'build.log'}: "
+                "was every unit compiled through the wrapper?",
+                details=[f"sizeof planned {expected}, traced {tp.size}"] +
+                [f"{n}: planned offset {planned[n]}, traced {traced.get(n)}" for n in wrong])
+        record, source = None, "profile"
+        for binary in config.binaries:
+            path = tree.retrace_dir / "bin" / Path(binary).name
+            try:
+                rec = read_record(str(path), type_name)
+            except CachefitError:
+                continue            # this binary does not use the type
+            built = [f.name for f in rec.fields]
+            if built != order:
+                raise UserError(f"{path}: {type_name} does not have the planned member "
+                                "order (DWARF; issue 26)", f"check {tree.retrace_dir}/build.log",
+                                details=[f"planned: {', '.join(order)}",
+                                         f"built:   {', '.join(built)}"])
+            record, source = rec, "DWARF"
+        if record is None:
+            record = record_from_profile(tp)
+        m = measure_record(record, tp, cache_line=prof.cache_line,
+                           object_align=None if tp.alignment else config.object_align,
+                           entry_weights=weights)
+        out[type_name] = {
+            "lines": m.lines, "dirty_lines": m.dirty, "size": tp.size,
+            "layout_checked": source, "object_align": m.object_align,
+            "start_distribution": {str(k): v for k, v in m.start_distribution.items()},
+            "alignment": {str(k): v for k, v in (tp.alignment or {}).items()},
+            "kinds": [{"entry": k.entry, "invocations": k.invocations, "lines": k.lines,
+                       "dirty_lines": k.dirty} for k in m.kinds]}
+    return out
 
 
 def check_optimize(config: PipelineConfig, tree: OutputTree) -> None:
@@ -517,15 +646,18 @@ def _slug(name: str) -> str:
 STEP_FUNCTIONS: dict[str, Callable[[PipelineConfig, OutputTree, StepDisplay],
                                    dict[str, Any]]] = {
     "profile": step_profile, "trace": step_trace, "layout": step_layout,
-    "optimize": step_optimize, "report": step_report,
+    "retrace": step_retrace, "optimize": step_optimize, "report": step_report,
 }
 # What a step needs from earlier steps, checked before a run starts with that step.
 STEP_CHECKS: dict[str, Callable[[PipelineConfig, OutputTree], None]] = {
-    "trace": check_trace, "layout": check_layout, "optimize": check_optimize,
+    "trace": check_trace, "layout": check_layout, "retrace": check_retrace,
+    "optimize": check_optimize,
     "report": check_report,
 }
 STEP_TITLES = {"profile": "profile build", "trace": "workload under cachefit trace",
-               "layout": "reorder and layout plan", "optimize": "optimized build",
+               "layout": "reorder and layout plan",
+               "retrace": "planned layout traced (profile build + workload)",
+               "optimize": "optimized build",
                "report": "report"}
 
 
@@ -536,13 +668,24 @@ def _step_files(tree: OutputTree, step: str, n: int, total: int) -> StepFiles:
                          tree.units_dir(step))
     if step == "trace":
         return StepFiles(step, STEP_TITLES[step], n, total, tree.trace_log)
+    if step == "retrace":
+        return StepFiles(step, STEP_TITLES[step], n, total, tree.retrace_dir / "build.log",
+                         tree.units_dir(step))
     return StepFiles(step, STEP_TITLES[step], n, total)
 
 
-def run_pipeline(config: PipelineConfig, steps: Sequence[str] = STEPS,
+def default_steps(config: PipelineConfig) -> tuple[str, ...]:
+    """The steps of a plain `cachefit build`: all but retrace, unless [build] retrace."""
+    return STEPS if config.retrace else DEFAULT_STEPS
+
+
+def run_pipeline(config: PipelineConfig, steps: Sequence[str] | None = None,
                  progress: Progress | None = None, watch: Watch | None = None,
                  stage: Progress | None = None) -> PipelineResult:
-    """Run `steps` (in pipeline order) and write the summary; see the module docstring."""
+    """Run `steps` (in pipeline order; default `default_steps`) and write the summary; see
+    the module docstring."""
+    if steps is None:
+        steps = default_steps(config)
     bad = [s for s in steps if s not in STEPS]
     if bad:
         raise UserError(f"unknown step {bad[0]!r}", f"use one of {', '.join(STEPS)}")
@@ -589,6 +732,9 @@ def _detail(step: str, data: dict[str, Any]) -> str:
         return "".join([*(f"; {t}: {v['lines']['before']:.2f} -> {v['lines']['after']:.2f} "
                           "lines" for t, v in data["types"].items()),
                         *(f"; {t}: refused" for t in data.get("refused", {}))])
+    if step == "retrace":
+        return "".join(f"; {t}: {v['lines']:.2f} lines measured" for t, v in
+                       data["types"].items())
     if step == "report":
         return f" ({len(data['reports'])} files)" if data["reports"] else f" ({data['note']})"
     return ""
@@ -598,6 +744,7 @@ def _collect(config: PipelineConfig,
              tree: OutputTree) -> tuple[list[TypeSummary], list[Path], list[str]]:
     """Per-type figures from the stamps the steps left (whatever steps have run)."""
     layout = read_stamp(tree, "layout") or {}
+    retrace = (read_stamp(tree, "retrace") or {}).get("types", {})
     optimize = read_stamp(tree, "optimize") or {}
     report = read_stamp(tree, "report") or {}
     types = []
@@ -610,7 +757,10 @@ def _collect(config: PipelineConfig,
             dirty_before=fig["dirty_lines"]["before"], dirty_after=fig["dirty_lines"]["after"],
             size_before=fig["size"]["before"],
             size_after=sizes[0] if len(sizes) == 1 else fig["size"]["after"],
-            size_after_source="DWARF" if len(sizes) == 1 else "planned"))
+            size_after_source="DWARF" if len(sizes) == 1 else "planned",
+            lines_measured=retrace[name]["lines"] if name in retrace else None,
+            dirty_measured=retrace[name]["dirty_lines"] if name in retrace else None,
+            kinds=_kind_rows(fig.get("kinds", []), retrace.get(name, {}).get("kinds"))))
     for name, why in layout.get("refused", {}).items():
         types.append(TypeSummary(
             name=name, lines_before=None, lines_after=None, lines_lower_bound=None,
@@ -618,12 +768,34 @@ def _collect(config: PipelineConfig,
             size_after=why["size"], size_after_source="unchanged", refused=why["reason"]))
     notes = [report["note"]] if report.get("note") else []
     notes += list((read_stamp(tree, "trace") or {}).get("notes", []))
+    notes += list((read_stamp(tree, "retrace") or {}).get("notes", []))
     for name, fig in layout.get("types", {}).items():
         notes += [w if name in w else f"{name}: {w}" for w in fig.get("warnings", [])]
     if optimize:
         notes += _unchecked_notes(config, list(layout.get("types", {})),
                                   optimize.get("layouts", {}))
     return types, [Path(p) for p in report.get("reports", [])], notes
+
+
+def _kind_rows(predicted: list[dict[str, Any]],
+               measured: list[dict[str, Any]] | None) -> tuple[KindSummary, ...]:
+    """Per kind: the layout step's before and predicted after, the retrace's measured
+    after (None without a retrace, or for a kind the retrace did not run)."""
+    got = {k["entry"]: k for k in measured or []}
+    rows = [KindSummary(
+        entry=k["entry"], invocations=k["invocations"], lines_before=k["lines"]["before"],
+        lines_after=k["lines"]["after"],
+        lines_measured=got[k["entry"]]["lines"] if k["entry"] in got else None,
+        dirty_before=k["dirty_lines"]["before"], dirty_after=k["dirty_lines"]["after"],
+        dirty_measured=got[k["entry"]]["dirty_lines"] if k["entry"] in got else None,
+        measured_invocations=got[k["entry"]]["invocations"] if k["entry"] in got else None)
+        for k in predicted]
+    seen = {k["entry"] for k in predicted}
+    rows += [KindSummary(entry=e, invocations=None, lines_before=None, lines_after=None,
+                         lines_measured=k["lines"], dirty_before=None, dirty_after=None,
+                         dirty_measured=k["dirty_lines"], measured_invocations=k["invocations"])
+             for e, k in got.items() if e not in seen]
+    return tuple(rows)
 
 
 def _unchecked_notes(config: PipelineConfig, types: Sequence[str],

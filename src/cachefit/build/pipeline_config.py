@@ -3,7 +3,7 @@
 `load_pipeline_config` finds the project file like every other stage
 (cachefit.build.project_config), validates the pipeline's keys (`command`, `clean`,
 `workload`, `flatten`, `output`, `binaries`, `object_align`, `time_limit`, `march_native`,
-`lto`, `pgo`) and resolves paths against the directory of the project file, where every
+`lto`, `pgo`, `retrace`) and resolves paths against the directory of the project file, where every
 command runs. It never runs anything. An error about a value is located at that value, a
 missing key at its table's header (issue 29). Other `[build]` keys (`mode`, `cc`, `cxx`, `layouts`)
 belong to the compiler wrapper and are not checked here.
@@ -41,6 +41,7 @@ class PipelineConfig:
     march_native: bool = False
     lto: bool = False
     pgo: bool = False
+    retrace: bool = False           # a full run traces the planned layout too (issue 26)
     jobs: int | None = None         # worker processes of the code-base scan (None: CPUs)
     scan_cache: bool = True         # the per-unit scan cache (docs/cache.md)
 
@@ -117,7 +118,8 @@ def pipeline_config(project: ProjectConfig) -> PipelineConfig:
         output=output if output.is_absolute() else root / output,
         binaries=_strings(project, build, "binaries"), object_align=align,
         time_limit=float(limit), march_native=_flag(project, build, "march_native"),
-        lto=_flag(project, build, "lto"), pgo=_flag(project, build, "pgo"))
+        lto=_flag(project, build, "lto"), pgo=_flag(project, build, "pgo"),
+        retrace=_flag(project, build, "retrace"))
 
 
 def load_pipeline_config(config_file: Path | None = None) -> PipelineConfig:

@@ -43,7 +43,8 @@ TABLES: dict[str, frozenset[str]] = {
     "trace": frozenset(_TRACE_KEYS | {"qemu"}),
     "build": frozenset({"mode", "cc", "cxx", "layouts",
                         "command", "workload", "clean", "flatten", "output", "binaries",
-                        "object_align", "time_limit", "march_native", "lto", "pgo"}),
+                        "object_align", "time_limit", "march_native", "lto", "pgo",
+                        "retrace"}),
     "reorder": frozenset({"abi"}),
     "layout": frozenset({"entry_weights"}),
 }

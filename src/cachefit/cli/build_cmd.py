@@ -6,7 +6,8 @@ Parses the arguments, loads the pipeline keys of cachefit.toml
 per step (stderr) and the summary table (stdout); on a terminal, a live line under the
 step's line shows the units compiled so far, the last line of the step's log and the
 elapsed time, and in the layout step the type and stage running
-(cachefit.cli.live_progress). The work and every file written are the
+(cachefit.cli.live_progress). Without --step, the steps are those of a full run (the
+retrace step only with `[build] retrace = true`; issue 26). The work and every file written are the
 pipeline's; this module only prints.
 """
 
@@ -35,7 +36,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
               "[--no-scan-cache]")
     p.add_argument("--step", action="append", choices=STEPS, metavar="STEP",
                    help=f"run only this step ({', '.join(STEPS)}; repeatable), using the "
-                        "files earlier steps left in the output directory")
+                        "files earlier steps left in the output directory; retrace (a "
+                        "profile build with the layout plan applied, traced: the plan's "
+                        "measured figures) runs only when named, or with [build] retrace = "
+                        "true")
     p.add_argument("--config", type=Path, metavar="FILE",
                    help="the project file (default: CACHEFIT_CONFIG, else cachefit.toml here "
                         "or in a parent directory)")
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     scan = scan_options(args)
     config = dataclasses.replace(config, jobs=scan.jobs, scan_cache=scan.cache)
     with BuildProgress(terminal_console()) as shown:
-        result = run_pipeline(config, args.step or STEPS, progress=shown.line,
+        result = run_pipeline(config, args.step or None, progress=shown.line,
                               watch=shown.watch, stage=shown.stage)
     print(format_summary(result.types, result.steps))
     for note in result.notes:
