@@ -37,7 +37,12 @@
  *    max_accesses fold them into per-invocation summaries (each distinct quad once, in
  *    first-occurrence order, with its hits; cf_make_room).  An invocation of at most
  *    max_accesses accesses is a literal sequence as before; a longer one a summary,
- *    deduplicated in a table of its own.  Objects beyond max_objects, distinct accesses
+ *    deduplicated in a table of its own.  Roles are per thread, shared by nested
+ *    invocations; an object a nested invocation touches beyond max_objects (an enclosing
+ *    long invocation holds them all) is a role of the innermost invocation only, at
+ *    roles[max_objects ..) (max_objects more at most), recorded for it, lost for the
+ *    enclosing ones (their folds skip its quads: cf_fold_frame) and taken out of the
+ *    buffers when it ends (cf_release_own).  Objects beyond that, distinct accesses
  *    beyond max_distinct and entries nested too deep are left out and counted (guards);
  *    the invocation still counts.
  *  - The objects' real alignment (issue 26): at the end of every invocation (any kind)
@@ -103,8 +108,17 @@ static uint64_t cf_env_u64(const char *name, uint64_t dflt, uint64_t lo, uint64_
         return dflt;
     char *end;
     unsigned long long v = strtoull(s, &end, 0);
-    if (*end || v < lo || v > hi)
+    if (*end || v < lo || v > hi) {
+        /* Said once (at start-up), not silently: write(2), no stdio (no malloc here). */
+        char msg[256];
+        int n = snprintf(msg, sizeof msg,
+                         "cachefit: %s=%s is not in %llu..%llu; using %llu\n", name, s,
+                         (unsigned long long)lo, (unsigned long long)hi,
+                         (unsigned long long)dflt);
+        if (n > 0)
+            (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
         return dflt;
+    }
     return v;
 }
 
@@ -712,7 +726,7 @@ enum { CF_RMAP = 0x8000 };
  * the scratch sequence and the per-type buffers (2 * max_accesses quads each; only the pages used are touched). */
 static size_t cf_thread_bytes(void)
 {
-    return (size_t)cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
+    return (size_t)2 * cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
            CF_RMAP * sizeof(uint16_t) + CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
            (size_t)cf_max_accesses * sizeof(uint64_t) +
            (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
@@ -754,7 +768,7 @@ static int cf_thread_setup(cf_thread *t)
         return 0;
     t->roles = (cf_role *)mem;
     t->rolesmax = 0;
-    mem += (size_t)cf_max_objects * sizeof(cf_role);
+    mem += (size_t)2 * cf_max_objects * sizeof(cf_role); /* see cf_resolve */
     mem += (16 - (uintptr_t)mem % 16) % 16;
     t->frames = (cf_frame *)mem;
     mem += CF_MAX_FRAMES * sizeof(cf_frame);
@@ -813,6 +827,16 @@ static inline __attribute__((always_inline)) void cf_type_start(cf_thread *t, ui
     t->nrole[type] = n;
     t->outside[type] = 0;
     t->cap[type] = cf_max_accesses;
+}
+
+/* Invocations frames[0 .. n) lost an object of `type` (beyond max_objects): the max_objects
+ * guard counts each of them once per type (the outermost one at its end through
+ * outside[], the nested ones in cf_frame_end). */
+static void cf_lost(cf_thread *t, uint32_t type, uint32_t n)
+{
+    t->outside[type] |= CF_OUT_OBJCUT;
+    for (uint32_t k = 1; k < n; k++)
+        t->frames[k].objcut |= 1ull << type;
 }
 
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
@@ -887,8 +911,13 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         }
     }
     if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
-        t->outside[type] |= CF_OUT_OBJCUT; /* too many objects: this one is not recorded */
-        return NULL;
+        /* Too many objects.  Inside a nested invocation (up to max_objects more roles in
+         * all) it is a role of the innermost one only: recorded for it, lost for the
+         * enclosing ones, released when it ends (cf_release_own); else lost for all. */
+        int own = t->nest && t->nroles < 2 * cf_max_objects && t->nrole[type] < 0x7fff;
+        cf_lost(t, type, own ? t->nest : t->nest + 1);
+        if (!own)
+            return NULL;
     }
     cf_role *r = &t->roles[t->nroles];
     r->base = ebase;
@@ -914,13 +943,15 @@ static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uint32_t n = t->nroles;
     uint32_t end = t->rolesmax < n + CF_INLINE_ROLES ? t->rolesmax : n + CF_INLINE_ROLES;
+    if (end > cf_max_objects) /* beyond: roles of nested invocations only (cf_resolve) */
+        end = cf_max_objects;
     for (uint32_t j = n; j < end; j++) {
         cf_role *c = &t->roles[j];
         if (a - c->base >= c->size || c->seq != now)
             continue;
         uint32_t type = c->type;
         cf_touch(t, type);
-        if (t->nrole[type] >= 0x7fff) { /* n < rolesmax <= max_objects */
+        if (t->nrole[type] >= 0x7fff) { /* n < max_objects */
             t->outside[type] |= CF_OUT_OBJCUT;
             return NULL;
         }
@@ -1776,6 +1807,50 @@ static inline uint32_t cf_frame_start(const cf_thread *t, uint32_t k, uint32_t t
     return k && (f->started >> type & 1) ? f->start[type] : 0;
 }
 
+/* The lowest role number of `type` among roles[from .. nroles) (roles of nested
+ * invocations beyond max_objects: each type's are numbered after all others of the type,
+ * in the order of the invocations that own them), or UINT32_MAX when none is. */
+static uint32_t cf_own_min(const cf_thread *t, uint32_t type, uint32_t from)
+{
+    uint32_t lo = UINT32_MAX;
+    for (uint32_t i = from; i < t->nroles; i++)
+        if (t->roles[i].type == type && t->roles[i].role < lo)
+            lo = t->roles[i].role;
+    return lo;
+}
+
+/* Where the roles of invocations nested in frames[k] begin that are beyond max_objects
+ * (theirs only, not frames[k]'s). */
+static inline uint32_t cf_own_from(const cf_thread *t, uint32_t k)
+{
+    uint32_t m = t->frames[k + 1].rmark;
+    return m > cf_max_objects ? m : cf_max_objects;
+}
+
+/* cf_sum_fold of frames[k]'s n quads q of `type`, without those of roles that invocations
+ * nested in it own (beyond max_objects: not frames[k]'s objects). */
+static void cf_fold_frame(cf_thread *t, uint32_t k, uint32_t type, const uint64_t *q, uint32_t n)
+{
+    cf_sum **sp = &t->frames[k].sum[type];
+    uint32_t lo = k < t->nest && t->nroles > cf_max_objects
+                      ? cf_own_min(t, type, cf_own_from(t, k)) : UINT32_MAX;
+    if (lo == UINT32_MAX) {
+        cf_sum_fold(t, sp, q, n);
+        return;
+    }
+    uint32_t max = cf_max_accesses, o = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (((uint32_t)(q[i] >> 48) & 0x7fff) >= lo)
+            continue;
+        t->scratch[o++] = q[i];
+        if (o == max) {
+            cf_sum_fold(t, sp, t->scratch, o);
+            o = 0;
+        }
+    }
+    cf_sum_fold(t, sp, t->scratch, o);
+}
+
 /* The type's buffer is full (len == cap; the fast role is detached): the first time in an
  * invocation it doubles (2 * max_accesses: an invocation is kept literally up to
  * max_accesses accesses, so no literal one is lost); after that it is compacted.  Every
@@ -1803,7 +1878,7 @@ static __attribute__((noinline)) void cf_make_room(cf_thread *t, uint32_t type)
     for (uint32_t k = 0; k < nf; k++) {
         cf_frame *f = &t->frames[k];
         if (k < m) {
-            cf_sum_fold(t, &f->sum[type], q + s[k], keep - s[k]);
+            cf_fold_frame(t, k, type, q + s[k], keep - s[k]);
             f->folded |= bit;
             f->start[type] = 0;
         } else {
@@ -1827,10 +1902,37 @@ static inline void cf_count_entry(cf_thread *t, int entry)
         cf_publish(t);
 }
 
+/* The end of frames[k] (the innermost one, counted): the roles it owns (from `from` on,
+ * beyond the enclosing invocations' max_objects) are released, and their quads taken out
+ * of the buffers (recorded: they were its accesses), so the enclosing invocations never
+ * see them. */
+static __attribute__((noinline)) void cf_release_own(cf_thread *t, uint32_t k, uint32_t from)
+{
+    uint64_t types = 0;
+    for (uint32_t i = from; i < t->nroles; i++)
+        types |= 1ull << t->roles[i].type;
+    for (; types; types &= types - 1) {
+        uint32_t type = (uint32_t)__builtin_ctzll(types);
+        uint32_t lo = cf_own_min(t, type, from);
+        uint64_t *q = cf_slice(t, type);
+        uint32_t len = t->len[type], o = cf_frame_start(t, k, type);
+        for (uint32_t i = o; i < len; i++)
+            if (((uint32_t)(q[i] >> 48) & 0x7fff) < lo)
+                q[o++] = q[i];
+        t->pend_recorded += len - o;
+        t->len[type] = o;
+        t->nrole[type] = lo;
+    }
+    t->nroles = from;
+    t->fsize = 0; /* the fast roles may have been among them */
+    t->fsize2 = 0;
+}
+
 /* End the innermost nested invocation (frames[nest], nest >= 1; the fast role is
  * detached): per type, its accesses are the buffer's quads from its start on (after what
  * it folded), renumbered by first touch within them; a literal sequence when it never
- * folded and they fit in max_accesses, else a summary. */
+ * folded and they fit in max_accesses, else a summary.  The roles it owns beyond
+ * max_objects are released (cf_release_own). */
 static void cf_frame_end(cf_thread *t)
 {
     uint32_t k = t->nest;
@@ -1851,6 +1953,12 @@ static void cf_frame_end(cf_thread *t)
             cf_sum_end(t, &f->sum[type], type, f->entry, 1);
         }
     }
+    for (uint64_t m = f->objcut; m; m &= m - 1)
+        __atomic_fetch_add(&cf_st_objects[__builtin_ctzll(m)], 1, __ATOMIC_RELAXED);
+    uint32_t from = f->rmark > cf_max_objects ? f->rmark : cf_max_objects;
+    if (CF_UNLIKELY(t->nroles > from))
+        cf_release_own(t, k, from);
+    f->objcut = 0;
     f->folded = 0;
     f->started = 0;
     t->nest = k - 1;
@@ -1878,6 +1986,8 @@ static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
     f->depth = (uint32_t)t->depth;
     f->frame = frame;
     f->folded = 0;
+    f->objcut = 0;
+    f->rmark = t->nroles;
     f->started = t->touched;
     for (uint64_t m = t->touched; m; m &= m - 1) {
         uint32_t type = (uint32_t)__builtin_ctzll(m);

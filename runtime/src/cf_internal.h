@@ -73,6 +73,10 @@ typedef struct cf_frame {
     uintptr_t frame;  /* address of its scope variable, 0: unknown */
     uint64_t started;
     uint64_t folded;
+    uint64_t objcut;  /* types of which it lost objects (stat `objects`; frames >= 1) */
+    uint32_t rmark;   /* cf_thread.nroles when it began: roles from max(rmark, max_objects)
+                       * on are its own (beyond the enclosing invocations' max_objects),
+                       * released when it ends (cf_core.c, cf_release_own) */
     uint32_t start[CF_MAX_TYPES];
     cf_sum *sum[CF_MAX_TYPES];
 } cf_frame;

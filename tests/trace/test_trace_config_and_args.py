@@ -122,3 +122,19 @@ def test_backend_subtables_in_trace_are_allowed() -> None:
     cfg = parse_config(text, Path("c.toml"))
     assert cfg.trace.entry == ("op",) and cfg.trace.cache_line == 32
     assert cfg.raw["trace"]["qemu"] == {"kernel": "k"}
+
+
+def test_max_objects_beyond_the_runtime_is_refused(tmp_path: Path) -> None:
+    """`cachefit trace --max-objects 65536` (issue 26): the runtime accepts 1..32767, so a
+    larger value is a one-line error (exit 2), not silently the default 64."""
+    import subprocess
+    import sys
+    cli = str(Path(sys.executable).with_name("cachefit"))
+    proc = subprocess.run([cli, "trace", "--max-objects", "65536",
+                           "-o", str(tmp_path / "p.json"), "--", "true"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("cachefit: error: --max-objects 65536")
+    assert len(proc.stderr.strip().splitlines()) == 1
+    with pytest.raises(UserError, match="max_objects"):
+        parse_config("[trace]\nmax_objects = 32768\n", Path("cachefit.toml"))

@@ -118,3 +118,32 @@ def test_entries_deeper_than_the_frames_count_for_the_enclosing_ones(tmp_path: P
     assert kinds(prof, "obj") == expected
     assert entry_counts(prof) == {e: 1 for e in entries}
     assert prof.metadata["guards"] == {"deep": 1}
+
+
+@needs_clang
+def test_nested_invocations_get_their_objects_beyond_the_enclosing_max_objects(
+        tmp_path: Path) -> None:
+    """outer() holds max_objects (64) objects after 32 iterations; the 38 inner()
+    invocations after that, and wide() nested in the last one, still record their own
+    objects (roles of the innermost invocation that touched them, while it runs), which
+    the enclosing invocations lose and count as beyond max_objects."""
+    b = build(tmp_path, ["nested_objects.c"], types=["obj"],
+              entry=["outer", "inner", "wide"])
+    assert b.run() == "69\n"
+    prof = b.trace()
+    outer = tuple(q for i in range(32)
+                  for q in ((2 * i, 0, 4, W), (2 * i + 1, 8, 8, W), (2 * i + 1, 16, 1, W)))
+    assert kinds(prof, "obj") == {
+        ("outer", outer, None): 1,
+        # the last one lost wide()'s objects: roles of wide()'s invocation only
+        ("inner", ((0, 8, 8, W), (0, 16, 1, W)), None): 71,
+        ("wide", ((0, 16, 1, W), (1, 16, 1, W), (2, 16, 1, W)), None): 1,
+    }
+    assert entry_counts(prof) == {"outer": 1, "inner": 71, "wide": 1}
+    assert prof.invocations == 73
+    # the invocations that lost objects, once each: outer (arr[32..69], fresh[32..69],
+    # arr2) and the last inner (arr2)
+    assert prof.metadata["guards"] == {"types": {"obj": {"objects": 2, "distinct": 0}}}
+    # each access recorded once: outer's 96, inner's 2 each beyond the 32nd (38 * 2 + 2
+    # from main's call), wide's 3 writes
+    assert prof.metadata["overhead"]["recorded_accesses"] == 96 + 38 * 2 + 2 + 3

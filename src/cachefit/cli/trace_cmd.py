@@ -16,6 +16,11 @@ import sys
 from pathlib import Path
 
 from cachefit.cli.arg_checks import refuse_negative
+from cachefit.errors import UserError
+
+# The most objects per invocation the runtime accepts (runtime/src/cf_core.c; [trace]
+# max_objects is checked against the same bound, cachefit.build.project_config).
+MAX_OBJECTS = 32767
 
 # The work's modules are imported when the command runs, not by --help (issue 29).
 
@@ -56,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
                     "give the longest sequence to keep per type and invocation")
     refuse_negative("--max-objects", args.max_objects,
                     "give the most objects one invocation may touch")
+    if args.max_objects and args.max_objects > MAX_OBJECTS:
+        raise UserError(f"--max-objects {args.max_objects} is more than the runtime accepts "
+                        f"({MAX_OBJECTS})", f"give 1 to {MAX_OBJECTS}")
     check_output(args.output)           # before the workload runs, not after
     if args.qemu:
         return run_qemu(args)
