@@ -568,24 +568,10 @@ class UnitInstrumenter:
                 decl.semantic_parent is None or decl.semantic_parent != fn or \
                 decl.storage_class == ci.StorageClass.STATIC:
             return None
-
-        def is_v(e: ci.Cursor) -> bool:
-            e = self._strip(e)
-            return e.kind == CK.DECL_REF_EXPR and e.referenced == decl
-
-        values: list[ci.Cursor] = [k for k in decl.get_children() if k.kind.is_expression()]
-        for d in fn.walk_preorder():
-            kids = list(d.get_children())
-            if d.kind == CK.BINARY_OPERATOR and len(kids) == 2 and is_v(kids[0]):
-                if self._binary_op(d) != "=":
-                    continue
-                values.append(kids[1])
-            elif d.kind == CK.COMPOUND_ASSIGNMENT_OPERATOR and kids and is_v(kids[0]):
-                return None
-            elif d.kind == CK.UNARY_OPERATOR and kids and is_v(kids[0]):
-                toks = [t.spelling for t in self._tokens(d)]
-                if "&" in toks or "++" in toks or "--" in toks:
-                    return None
+        assigned = self._assigned_values(decl, fn)
+        if assigned is None:
+            return None
+        values = [*(k for k in decl.get_children() if k.kind.is_expression()), *assigned]
         if not values:
             return None
         forms = [self._size_of(v, 1) for v in values]
