@@ -196,6 +196,33 @@ def test_merge_sums_identical_sequences() -> None:
     assert [s.count for s in m.types["tcb"].sequences] == [12, 4, 2]
 
 
+def test_merge_sums_the_runtime_counters_in_the_metadata(tmp_path: Path) -> None:
+    # Issue 26: `profile merge` dropped `guards` and `registered`, so the merged profile
+    # lost the notes about objects left out and about types never registered.
+    a, b = sample(), sample()
+    a.metadata.update(instrumentation="sanitizer-coverage", registered={"tcb": 3, "ns::msg": 1},
+                      guards={"types": {"tcb": {"objects": 2, "distinct": 0}}, "deep": 1})
+    a.entry_invocations = {"op": 4, "outer": 2}
+    b.metadata.update(instrumentation="sanitizer-coverage", registered={"tcb": 5},
+                      guards={"types": {"tcb": {"objects": 1, "distinct": 7},
+                                        "ns::msg": {"objects": 0, "distinct": 2}}})
+    b.entry_invocations = {"op": 1, "close": 3}
+    path = tmp_path / "m.json"
+    save(merge([a, b]), path)
+    m = load(path)
+    assert m.metadata["guards"] == {"types": {"ns::msg": {"objects": 0, "distinct": 2},
+                                              "tcb": {"objects": 3, "distinct": 7}},
+                                    "deep": 1}
+    assert m.metadata["registered"] == {"ns::msg": 1, "tcb": 8}
+    assert m.metadata["instrumentation"] == "sanitizer-coverage"
+    assert m.kind_invocations() == {"close": 3, "op": 5, "outer": 2}
+    # an input without `registered` (a runtime before it): the total is unknown
+    del b.metadata["registered"], b.metadata["guards"]
+    m = merge([a, b])
+    assert "registered" not in m.metadata
+    assert m.metadata["guards"] == a.metadata["guards"]
+
+
 def test_merge_refuses_different_layouts() -> None:
     a, b = sample(), sample()
     b.types["tcb"].fields[0] = FieldSpan("state", 0, 4)

@@ -598,12 +598,19 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
 
 def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Combine run metadata: lists are concatenated (without repeats), numbers in
-    `overhead` summed, the backend kept when all agree, the date set to now."""
+    `overhead` summed, the backend and instrumentation kept when all agree, the date set
+    to now. The runtime's counters are summed per type and counter (issue 26): `guards`
+    (`types` -> name -> `objects`/`distinct`, and `deep`) and `registered` (objects per
+    type; left out when an input lacks it, as then the total is unknown)."""
     commands: list[Any] = []
     entries: list[str] = []
     programs: list[str] = []
     backends: set[str] = set()
+    instrumentation: set[str] = set()
     overhead: dict[str, float] = {}
+    guard_types: dict[str, dict[str, int]] = {}
+    deep = 0
+    registered: dict[str, int] | None = {}
     processes = 0
     for m in metas:
         for c in m.get("commands", []):
@@ -617,6 +624,29 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 programs.append(p)
         if isinstance(m.get("backend"), str):
             backends.add(m["backend"])
+        instr = m.get("instrumentation")
+        for i in ([instr] if isinstance(instr, str) else
+                  instr if isinstance(instr, list) else []):
+            if isinstance(i, str):
+                instrumentation.add(i)
+        guards = m.get("guards")
+        if isinstance(guards, dict):
+            per_type = guards.get("types")
+            for name, g in (per_type.items() if isinstance(per_type, dict) else ()):
+                if isinstance(g, dict):
+                    got = guard_types.setdefault(name, {})
+                    for k, v in g.items():
+                        if _is_count(v):
+                            got[k] = got.get(k, 0) + v
+            if _is_count(guards.get("deep")):
+                deep += guards["deep"]
+        counts = m.get("registered")
+        if registered is not None and isinstance(counts, dict):
+            for name, n in counts.items():
+                if _is_count(n):
+                    registered[name] = registered.get(name, 0) + n
+        else:
+            registered = None
         for k, v in (m.get("overhead") or {}).items():
             if isinstance(v, int | float) and not isinstance(v, bool):
                 overhead[k] = overhead.get(k, 0) + v
@@ -631,7 +661,23 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "processes": processes,
         "programs": programs,
     }
+    if instrumentation:
+        meta["instrumentation"] = (instrumentation.pop() if len(instrumentation) == 1
+                                   else sorted(instrumentation))
+    guards_out: dict[str, Any] = {}
+    if guard_types:
+        guards_out["types"] = dict(sorted(guard_types.items()))
+    if deep:
+        guards_out["deep"] = deep
+    if guards_out:
+        meta["guards"] = guards_out
+    if registered is not None:
+        meta["registered"] = dict(sorted(registered.items()))
     return meta
+
+
+def _is_count(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def now_iso() -> str:
