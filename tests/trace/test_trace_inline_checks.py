@@ -8,8 +8,10 @@ the executable's runtime (one registry).
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 from trace_helpers import (
     CACHEFIT,
     build,
@@ -22,7 +24,7 @@ from trace_helpers import (
 )
 
 from cachefit.trace.profile_format import load
-from cachefit.trace.sancov_inline import MAX_INLINE_FUNCTION, plan
+from cachefit.trace.sancov_inline import MAX_INLINE_FUNCTION, inline_bitcode, plan
 
 R, W = "r", "w"
 
@@ -76,8 +78,37 @@ def test_shared_library_uses_the_executables_runtime(tmp_path: Path) -> None:
         tmp_path, env)
     run([*CACHEFIT, "cc", "-O2", "-g", "multi_main.c", "-L.", "-lobj", "-Wl,-rpath,$ORIGIN",
          "-o", "prog"], tmp_path, env)
-    assert "__cachefit_access" in calls_in(tmp_path / "libobj.so", "op")
+    lib_calls = calls_in(tmp_path / "libobj.so", "op")
+    assert "__cachefit_access" in lib_calls
+    # -fPIC without -fPIE: no preserve_most call through the PLT (issue 26)
+    assert "__cachefit_access_pm" not in lib_calls
     run([*CACHEFIT, "trace", "-o", "p.json", "--", "./prog"], tmp_path, env_for(tmp_path))
     prof = load(tmp_path / "p.json")
     assert seqs(prof, "obj") == {((0, 0, 4, R), (0, 0, 4, W)): 3}
     assert prof.invocations == 3
+
+
+@needs_clang
+def test_inline_bitcode_is_built_with_the_units_code_model(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 26: the bitcode was built with the compiler's default code model for every
+    # unit (PIE on Debian's clang), so cf_sancov_inline.c's __PIC__/__PIE__ test chose the
+    # preserve_most call for -fPIC (shared-library) units too.
+    monkeypatch.setenv("CACHEFIT_CACHE_DIR", str(tmp_path))
+    env = {"CACHEFIT_INLINE_CHECKS": "1"}
+
+    def callee(flags: list[str]) -> tuple[Path, str]:
+        bc = inline_bitcode(["clang-19"], ["-O2", *flags], env)
+        ir = subprocess.run(["llvm-dis-19", str(bc), "-o", "-"], capture_output=True,
+                            text=True, check=True).stdout
+        pm = "preserve_mostcc void @__cachefit_access_pm(" in ir
+        plain = "@__cachefit_access(" in ir
+        assert pm != plain, ir[-2000:]
+        return bc, "pm" if pm else "plain"
+
+    pic, pic_call = callee(["-fPIC"])
+    pie, pie_call = callee(["-fPIE"])
+    nopic, nopic_call = callee(["-fno-pic", "-mcmodel=small"])
+    assert (pic_call, pie_call, nopic_call) == ("plain", "pm", "pm")
+    assert len({pic, pie, nopic, callee([])[0]}) == 4     # one cached file per code model
+    assert callee(["-fPIE", "-fPIC"])[1] == "plain"      # the last one wins, as in the unit

@@ -6,8 +6,9 @@ registers it clobbers) costs more than the check it makes. This module compiles 
 instrumented unit in two steps instead of one:
   1. the usual instrumented compile, but to LLVM bitcode (`-c -emit-llvm`);
   2. that bitcode compiled again with the same flags and no instrumentation, with
-     runtime/inline/cf_sancov_inline.c (built once per compiler into the cache directory as
-     bitcode) linked in by `-Xclang -mlink-bitcode-file`: its callbacks are C99 inline
+     runtime/inline/cf_sancov_inline.c (built once per compiler, target and code model
+     (-fPIC, -fPIE, -mcmodel=...) into the cache directory as bitcode) linked in by
+     `-Xclang -mlink-bitcode-file`: its callbacks are C99 inline
      definitions (`available_externally`), so the optimizer inlines the "outside every
      object / no invocation active" test and only accesses inside a registered range call
      the runtime.
@@ -55,6 +56,11 @@ _FALLBACK_PREFIXES = ("-flto", "-fembed-bitcode", "-fsanitize=", "-fprofile-",
                       "-emit-llvm", "-save-temps", "-fsave-optimization-record",
                       "-fsanitize-coverage")
 _TARGET_PREFIXES = ("-m32", "-m64", "-mx32", "--target=")
+# The unit's code model, which the inline bitcode must share: cf_sancov_inline.c tests
+# __PIC__/__PIE__ to keep the preserve_most call out of shared-library code (issue 26).
+_CODE_MODEL_FLAGS = frozenset(("-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pic",
+                               "-fno-PIE", "-fno-pie"))
+_CODE_MODEL_PREFIXES = ("-mcmodel=",)
 # Cursors in one instrumented function above which the checks are not inlined (zlib's
 # inflate has 5,400; sqlite3VdbeExec 21,600, and a 14,700-cursor switch of field accesses
 # took 50 s in step 2 for 0.2 s in step 1).
@@ -86,15 +92,23 @@ def _target_flags(flags: Sequence[str]) -> list[str]:
     return out
 
 
+def _code_model_flags(flags: Sequence[str]) -> list[str]:
+    """The unit's -fPIC/-fPIE/-fno-pic/-fno-pie/-mcmodel= flags, in their order (the last
+    one of each kind wins, as for the unit)."""
+    return [a for a in flags if a in _CODE_MODEL_FLAGS or a.startswith(_CODE_MODEL_PREFIXES)]
+
+
 def inline_bitcode(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
                    writes: CacheWrites | None = None) -> Path:
-    """The callbacks' inline definitions as bitcode for this compiler and target (cached;
-    with `writes`, built for this command alone when the cache cannot be written)."""
+    """The callbacks' inline definitions as bitcode for this compiler, target and code
+    model (cached per those flags; with `writes`, built for this command alone when the
+    cache cannot be written)."""
     src = runtime_dir() / INLINE_SOURCE
     if not src.is_file():
         raise UserError(f"the cachefit runtime file {src} is missing",
                         "set CACHEFIT_RUNTIME_DIR to the runtime/ directory")
-    target = _target_flags(flags)
+    # Target and code model: a -fPIC unit gets bitcode built with -fPIC (__PIC__ defined).
+    target = _target_flags(flags) + _code_model_flags(flags)
     h = hashlib.sha256(src.read_bytes())
     h.update(" ".join([*compiler, *target]).encode())
 
