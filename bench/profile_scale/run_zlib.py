@@ -20,43 +20,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "trace"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_builds import fetch_zlib, make_input  # noqa: E402
+from scale_steps import CACHEFIT, build_steps, checkout_env, sh, timed  # noqa: E402
 
-CACHEFIT = f"{REPO / '.venv' / 'bin' / 'python'} -m cachefit.cli.main"
 LEVELS = ("-1", "-6", "-9")
-
-
-def sh(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> None:
-    proc = subprocess.run(["/bin/sh", "-c", cmd], cwd=cwd, env=env, capture_output=True,
-                          text=True, check=False)
-    if proc.returncode != 0:
-        sys.exit(f"failed: {cmd}\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
 
 def workload(binary: str, data: Path) -> str:
     return " && ".join(f"{binary} {lvl} < {data} > /dev/null" for lvl in LEVELS)
-
-
-def timed(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in KiB (GNU time: the largest process), and stderr."""
-    start = time.monotonic()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M", "/bin/sh", "-c", cmd], cwd=cwd,
-                          env=env, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - start
-    lines = proc.stderr.strip().splitlines()
-    if proc.returncode != 0:
-        sys.exit(f"failed ({proc.returncode}): {cmd}\n{proc.stderr[-3000:]}")
-    return seconds, int(lines[-1]), "\n".join(lines[:-1])
 
 
 def main() -> int:
@@ -71,11 +51,7 @@ def main() -> int:
                     help="run the cachefit of this checkout (its src/ and runtime/), e.g. a "
                          "clone of an older commit for the before figures")
     args = ap.parse_args()
-    env = dict(os.environ)
-    if args.checkout:
-        env["PYTHONPATH"] = str(args.checkout.resolve() / "src")
-        env["CACHEFIT_RUNTIME_DIR"] = str(args.checkout.resolve() / "runtime")
-        env["CACHEFIT_CACHE_DIR"] = str(args.work.resolve() / "cache-checkout")
+    env = checkout_env(args.checkout, args.work.resolve() / "cache-checkout")
     entries = args.entry or ["deflate", "longest_match"]
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -102,11 +78,7 @@ def main() -> int:
         "clean = \"make distclean >/dev/null 2>&1 || true\"\n"
         f"workload = \"{workload('./minigzip', data)}\"\n"
         "binaries = [\"minigzip\"]\n")
-    steps: dict[str, dict[str, float]] = {}
-    for step in ("profile", "trace", "layout", "report"):
-        seconds, rss, _err = timed(f"{CACHEFIT} build --step {step}", tree, env)
-        steps[step] = {"seconds": round(seconds, 2), "peak_rss_mib": round(rss / 1024, 1)}
-        print(f"{step}: {seconds:.1f} s, {rss / 1024:.0f} MiB", file=sys.stderr)
+    steps = build_steps(tree, env)
 
     out = tree / "out" / "cachefit"
     profiles = sorted(out.rglob("*profile*.json*"))
