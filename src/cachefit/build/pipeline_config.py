@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.project_config import ProjectConfig, load_config, value_place
+from cachefit.build.project_config import ProjectConfig, load_config, value_error
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
 
@@ -55,8 +55,8 @@ def _err(project: ProjectConfig, key: str, what: str, table: str = "build") -> U
     """`what` is wrong with `key` of [table]: at its value, or at the table's header when
     the key is not written."""
     assert project.path is not None
-    return UserError(f"[{table}] {key} {what}", f"see docs/cachefit-toml.md, section [{table}]",
-                     value_place(project.text, project.path, table, key))
+    return value_error(project.text, project.path, table, key, what,
+                       f"see docs/cachefit-toml.md, section [{table}]")
 
 
 def _string(project: ProjectConfig, raw: Mapping[str, Any], key: str, required: bool

@@ -111,23 +111,24 @@ class ProjectConfig:
     """The file's text, to locate a bad value (`value_place`)."""
 
 
-def _err(text: str, path: Path, table: str, key: str, what: str) -> UserError:
-    """`what` is wrong with the value of `key` in [table]: located at that value."""
-    return UserError(f"[{table}] {key} {what}", "see docs/cachefit-toml.md",
-                     value_place(text, path, table, key))
+def value_error(text: str, path: Path, table: str, key: str, what: str,
+                fix: str = "see docs/cachefit-toml.md") -> UserError:
+    """`what` is wrong with the value of `key` in [table]: located at that value (at the
+    table's header when the key is not written)."""
+    return UserError(f"[{table}] {key} {what}", fix, value_place(text, path, table, key))
 
 
 def _names(text: str, path: Path, table: str, key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _err(text, path, table, key, "must be a list of names")
+        raise value_error(text, path, table, key, "must be a list of names")
     return tuple(v.strip() for v in value)
 
 
 def _positive(text: str, path: Path, key: str, value: Any, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise _err(text, path, "trace", key, f"must be an integer from 1 to {limit}")
+        raise value_error(text, path, "trace", key, f"must be an integer from 1 to {limit}")
     return value
 
 
@@ -158,7 +159,7 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         where = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         if where is None:
-            raise _err(path, f"invalid TOML: {exc}") from exc
+            raise value_error(path, f"invalid TOML: {exc}") from exc
         raise UserError(f"invalid TOML: {str(exc)[:where.start()].strip()}",
                         "see docs/cachefit-toml.md",
                         Location(str(path), int(where[1]), int(where[2]))) from exc
@@ -290,21 +291,22 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
             kw[key] = _positive(text, path, key, trace_raw[key], limit)
     if "backend" in trace_raw:
         if trace_raw["backend"] not in BACKENDS:
-            raise _err(text, path, "trace", "backend", f"must be one of {', '.join(BACKENDS)}")
+            raise value_error(text, path, "trace", "backend",
+                              f"must be one of {', '.join(BACKENDS)}")
         kw["backend"] = trace_raw["backend"]
     bkw: dict[str, Any] = {}
     if "mode" in build_raw:
         if build_raw["mode"] not in MODES:
-            raise _err(text, path, "build", "mode", f"must be one of {', '.join(MODES)}")
+            raise value_error(text, path, "build", "mode", f"must be one of {', '.join(MODES)}")
         bkw["mode"] = build_raw["mode"]
     for key in ("cc", "cxx"):
         if key in build_raw:
             if not isinstance(build_raw[key], str) or not build_raw[key].strip():
-                raise _err(text, path, "build", key, "must be a compiler command")
+                raise value_error(text, path, "build", key, "must be a compiler command")
             bkw[key] = build_raw[key].strip()
     if "layouts" in build_raw:
         if not isinstance(build_raw["layouts"], str) or not build_raw["layouts"].strip():
-            raise _err(text, path, "build", "layouts", "must be the path of a layout plan")
+            raise value_error(text, path, "build", "layouts", "must be the path of a layout plan")
         bkw["layouts"] = build_raw["layouts"].strip()
     sections = {k: v for k, v in data.items() if k not in ("trace", "build")}
     return ProjectConfig(path=path, trace=TraceConfig(**kw), build=BuildConfig(**bkw),
