@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_errors import one_line_error
+
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 
 
@@ -28,14 +30,6 @@ def run(args: Sequence[str], cwd: Path, **extra: str) -> subprocess.CompletedPro
     return subprocess.run([*CACHEFIT, *args], cwd=cwd, env=env_for(cwd, **extra),
                           capture_output=True, text=True, check=False, timeout=120)
 
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    """The error line of a command that must fail with exit 2 and one error line."""
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cachefit: error: "), proc.stderr
-    return lines[0]
 
 
 # ---------------------------------------------------------------- 1. not UTF-8

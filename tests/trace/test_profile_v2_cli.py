@@ -13,6 +13,7 @@ import pytest
 
 from cachefit.trace.profile_format import dumps, load
 from cachefit.trace.profile_show import render
+from cli_errors import one_line_error
 
 GOLDEN = Path(__file__).parent / "golden"
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
@@ -22,13 +23,6 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CACHEFIT, *args], cwd=cwd, capture_output=True, text=True,
                           check=False, timeout=120)
 
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    assert "Traceback" not in proc.stderr, proc.stderr
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cachefit: error: "), proc.stderr
-    return lines[0]
 
 
 def test_show_json_prints_the_readable_form_which_loads(tmp_path: Path) -> None:
