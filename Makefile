@@ -40,10 +40,10 @@ demo: deps
 	@scripts/demo.sh
 
 lint: venv
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench examples
 
 test: deps test-deps
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff check src tests bench examples
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 clean:

@@ -6,7 +6,7 @@
 #    plan; optimized build; report;
 # 2. the table: cycles (rdtsc), instructions, D1 and LL misses (callgrind) per IPC for the
 #    virtual hierarchy, flattened, hand-tuned flat, alphabetical and cachefit variants,
-#    measured in the same run (cachefit.build.ipc_demo, docs/demo-summary.md).
+#    measured in the same run (examples/ipc/demo/ipc_demo.py, docs/demo-summary.md).
 # Everything goes to out/demo/; the table also to out/demo/summary.{md,json}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,4 +18,4 @@ echo "== cachefit show tcb (the mixin hierarchy of examples/ipc, as the compiler
 .venv/bin/cachefit show tcb examples/ipc/tcb_flat.h --json -- -std=c++17 > out/demo/tcb_flat.layout.json
 head -3 out/demo/tcb_mixin.layout.txt
 echo "   (full layouts: out/demo/tcb_mixin.layout.txt, out/demo/tcb_flat.layout.txt)"
-exec nice "$py" -m cachefit.build.ipc_demo --out out/demo "$@"
+exec nice "$py" examples/ipc/demo/ipc_demo.py --out out/demo "$@"

@@ -13,8 +13,8 @@ import pytest
 from compiled_helpers import set_shared_root
 
 WHOLE_MODULES = {
-    "tests/build/test_build_pipeline.py": "`built`: one `cachefit build` of examples/ipc",
-    "tests/build/test_variant_bench.py": "`measured`: pingpong variants run under valgrind",
+    "tests/pipeline/test_build_pipeline.py": "`built`: one `cachefit build` of examples/ipc",
+    "tests/pipeline/test_variant_bench.py": "`measured`: pingpong variants run under valgrind",
     "tests/trace/test_trace_shared_globals.py": "`builds`: programs and libraries per compiler",
 }
 """Modules whose tests share an expensive module-scoped fixture: each runs whole on one

@@ -7,7 +7,7 @@ Measures the two variants that exist in the repository, "virtual hierarchy"
 wrote (the flattened mixin hierarchy, an alphabetically ordered flat tcb, the
 cachefit-reordered tcb), built with -DTCB_HEADER. This script never generates or edits a
 header. Writes OUT/summary.md and OUT/summary.json and prints the table
-(cachefit.build.variant_bench has the method).
+(examples/ipc/demo/variant_bench.py has the method).
 
 Usage: .venv/bin/python bench/ipc_variants/run.py [--out DIR] [--variant NAME=HEADER]...
        [--cxx g++] [--reps 11] [--iterations 5000] [--inner-reps 21] [--valgrind-rounds 512]
@@ -20,10 +20,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from cachefit.build.variant_bench import REFERENCE_VARIANT, Variant, format_table, measure_variants
 from cachefit.errors import CachefitError
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "ipc" / "demo"))
+from variant_bench import (  # noqa: E402
+    REFERENCE_VARIANT,
+    Variant,
+    format_table,
+    measure_variants,
+)
+
 BUILTIN = [
     Variant("virtual hierarchy", ["-DTCB_VARIANT_MIXIN"]),
     Variant(REFERENCE_VARIANT, []),

@@ -34,7 +34,7 @@ PROFILE_VARIANTS = ("allowlist", "allowlist-calls", "whole")
 # Everything in runtime/ but build artefacts and the QEMU plugin (not part of profile builds).
 _RUNTIME_SKIP = ("build", "qemu")
 _ARTEFACTS = ("*.o", "*.a", "*.so", "*.bc", "*.pyc", "__pycache__")
-_CACHEFIT_PARTS = ("src/cachefit/trace", "src/cachefit/build")
+_CACHEFIT_PARTS = ("src/cachefit/trace", "src/cachefit/pipeline")
 
 
 def sh(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:

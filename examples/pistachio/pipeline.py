@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.layout_plan import LayoutPlan, RecordPlan, save_plan
 from cachefit.errors import CachefitError, UserError
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.pipeline.layout_plan import LayoutPlan, RecordPlan, save_plan
 from cachefit.trace.profile_format import Access, Profile
 from cachefit.trace.profile_format import load as load_profile
 

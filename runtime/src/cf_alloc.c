@@ -3,7 +3,7 @@
  * registration at the allocation sites and constructors the compiler wrapper rewrote,
  * and the public API of runtime/include/cachefit.h.
  *
- * The compiler wrapper (src/cachefit/build/compiler_wrapper.py) emits calls with
+ * The compiler wrapper (src/cachefit/pipeline/compiler_wrapper.py) emits calls with
  * exactly these signatures; keep the two in step.  Nothing here is on the
  * per-access path.  Memory is forgotten before it is freed so that another thread
  * reusing the address cannot have its new registration removed.

@@ -151,7 +151,7 @@ def test_unknown_qemu_keys(tmp_path: Path, command: list[str], text: str, place:
 
 def test_known_qemu_keys_pass_the_check() -> None:
     """Every key docs/qemu-tracing.md shows is accepted."""
-    from cachefit.build.project_config import parse_toml
+    from cachefit.pipeline.project_config import parse_toml
     doc = (Path(__file__).parents[2] / "docs" / "qemu-tracing.md").read_text()
     example = doc.split("## Configuration (`cachefit.toml`)")[1].split("```toml\n")[1]
     data = parse_toml(example.split("```")[0], Path("cachefit.toml"))

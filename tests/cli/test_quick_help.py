@@ -17,7 +17,7 @@ import pytest
 
 HEAVY = ("ortools", "clang", "rich", "msgspec", "zstandard", "cachefit.layout",
          "cachefit.reorder", "cachefit.flatten", "cachefit.frontend", "cachefit.trace",
-         "cachefit.report", "cachefit.build.pipeline", "cachefit.build.unit_cache")
+         "cachefit.report", "cachefit.pipeline.pipeline", "cachefit.pipeline.unit_cache")
 """Modules (and their packages) that only running a command needs."""
 
 SCRIPT = """

@@ -30,7 +30,7 @@ from trace_helpers import (
     write_config,
 )
 
-from cachefit.build.runtime_exports import (
+from cachefit.pipeline.runtime_exports import (
     EXPORTED_GLOBS,
     Linker,
     export_flags,

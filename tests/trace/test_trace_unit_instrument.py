@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.build.project_config import TraceConfig
 from cachefit.errors import ParseError
+from cachefit.pipeline.project_config import TraceConfig
 from cachefit.trace.unit_instrument import instrument_preprocessed
 
 pytestmark = pytest.mark.skipif(shutil.which("clang-19") is None, reason="needs clang-19")

@@ -2,7 +2,7 @@
 whole pipeline in one command.
 
 Parses the arguments, loads the pipeline keys of cachefit.toml
-(cachefit.build.pipeline_config), runs cachefit.build.pipeline and prints one progress line
+(cachefit.pipeline.pipeline_config), runs cachefit.pipeline.pipeline and prints one progress line
 per step (stderr) and the summary table (stdout); on a terminal, a live line under the
 step's line shows the units compiled so far, the last line of the step's log and the
 elapsed time, and in the layout step the type and stage running
@@ -18,8 +18,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from cachefit.build.output_tree import STEPS
 from cachefit.cli.scan_args import add_scan_arguments
+from cachefit.pipeline.output_tree import STEPS
 
 # The work's modules are imported when the command runs, not by --help (issue 29).
 
@@ -50,11 +50,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from cachefit.build.build_summary import format_summary
-    from cachefit.build.pipeline import run_pipeline
-    from cachefit.build.pipeline_config import load_pipeline_config
     from cachefit.cli.live_progress import BuildProgress, terminal_console
     from cachefit.cli.scan_args import scan_options
+    from cachefit.pipeline.build_summary import format_summary
+    from cachefit.pipeline.pipeline import run_pipeline
+    from cachefit.pipeline.pipeline_config import load_pipeline_config
 
     config = load_pipeline_config(args.config.resolve() if args.config else None)
     if args.output:

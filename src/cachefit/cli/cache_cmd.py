@@ -2,7 +2,7 @@
 (`--clear` also empties the scan cache of `cachefit reorder`).
 
 Only argument handling and printing live here; the cache itself (location, counters,
-eviction) is cachefit.build.unit_cache (docs/cache.md).
+eviction) is cachefit.pipeline.unit_cache (docs/cache.md).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_cache(args: argparse.Namespace) -> int:
     # imported here, not by --help (issue 29)
-    from cachefit.build.unit_cache import UnitCache
+    from cachefit.pipeline.unit_cache import UnitCache
     from cachefit.reorder import scan_cache
 
     cache = UnitCache.from_env(os.environ)

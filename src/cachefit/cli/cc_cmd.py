@@ -7,7 +7,7 @@ cachefit.toml. `main_cc` / `main_cxx` are the console scripts `cachefit-cc` and
 `--help` (or `-h`) as the only argument prints cachefit's help (`usage`), not the real
 compiler's.
 This module only prints the wrapper's warnings (cachefit.cli.main prints errors and
-handles interrupts); the work is in cachefit.build.compiler_wrapper, imported when a
+handles interrupts); the work is in cachefit.pipeline.compiler_wrapper, imported when a
 compile runs, so that the console scripts import nothing an interrupt could break.
 """
 
@@ -62,7 +62,7 @@ def run_wrapper(name: str, args: list[str]) -> int:
     if len(args) == 1 and args[0] in HELP_OPTIONS:
         sys.stdout.write(usage(name))
         return 0
-    from cachefit.build.compiler_wrapper import run
+    from cachefit.pipeline.compiler_wrapper import run
     result = run("c++" if name == "c++" else "c", list(args))
     for w in result.warnings:
         print(f"cachefit: warning: {w}", file=sys.stderr)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.live import Live
 
-    from cachefit.build.pipeline import StepFiles
+    from cachefit.pipeline.pipeline import StepFiles
 
 
 def terminal_console() -> Console | None:

@@ -5,7 +5,7 @@ directory; it is optional. `[reorder] abi = ["name", ...]` lists records whose l
 ABI (shared with files, devices or other programs) and must never be reordered.
 `[layout] entry_weights = { name = weight, ... }` weighs kinds of operation (entry
 functions) in the layout objective instead of their invocation counts (docs/layout.md).
-Read as every stage reads the project file (cachefit.build.project_config); nothing is
+Read as every stage reads the project file (cachefit.pipeline.project_config); nothing is
 written. A bad value is an error located at that value (issue 29).
 """
 
@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.project_config import (
+from cachefit.errors import UserError
+from cachefit.model.type_names import key_matches
+from cachefit.pipeline.project_config import (
     find_config,
     parse_toml,
     read_project_text,
     value_place,
 )
-from cachefit.errors import UserError
-from cachefit.model.type_names import key_matches
 
 
 @dataclass(frozen=True)

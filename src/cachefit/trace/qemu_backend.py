@@ -839,8 +839,8 @@ def trace_qemu(command: list[str], config: dict, out_path: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    from cachefit.build.project_config import parse_toml, read_project_text
     from cachefit.errors import CachefitError
+    from cachefit.pipeline.project_config import parse_toml, read_project_text
 
     ap = argparse.ArgumentParser(prog="python -m cachefit.trace.qemu_backend",
                                  description="trace a command in QEMU with the cachefit plugin")

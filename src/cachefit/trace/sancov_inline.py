@@ -35,8 +35,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachefit.build.compiler_args import CompilerCommand, select
-from cachefit.build.wrapper_steps import (
+from cachefit.cache_files import CacheWrites, build_cached, cache_dir
+from cachefit.errors import UserError
+from cachefit.pipeline.compiler_args import CompilerCommand, select
+from cachefit.pipeline.wrapper_steps import (
     Language,
     call,
     compile_preprocessed,
@@ -44,8 +46,6 @@ from cachefit.build.wrapper_steps import (
     main_file_args,
     preprocessed_x,
 )
-from cachefit.cache_files import CacheWrites, build_cached, cache_dir
-from cachefit.errors import UserError
 from cachefit.trace.runtime_build import runtime_dir
 
 INLINE_SOURCE = "inline/cf_sancov_inline.c"

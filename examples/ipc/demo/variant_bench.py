@@ -49,7 +49,7 @@ from typing import Any
 
 from cachefit.errors import ToolMissing, UnsafeTransformation, UserError
 
-PINGPONG_DIR = Path(__file__).resolve().parents[3] / "examples" / "ipc"
+PINGPONG_DIR = Path(__file__).resolve().parents[1]
 PINGPONG_SOURCE = PINGPONG_DIR / "pingpong.cc"
 REFERENCE_VARIANT = "hand-tuned flat original"
 # The demangled name of pingpong's noinline IPC entry point (README of examples/ipc).

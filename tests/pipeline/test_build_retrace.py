@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.build.pipeline_config import pipeline_config
-from cachefit.build.project_config import parse_config
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.pipeline.pipeline_config import pipeline_config
+from cachefit.pipeline.project_config import parse_config
 from cachefit.trace.profile_format import load
 from compiled_helpers import private_cache
 
@@ -178,7 +178,7 @@ def test_retrace_measures_the_predicted_figures(tmp_path: Path) -> None:
 
 
 def test_retrace_key_and_default_steps(tmp_path: Path) -> None:
-    from cachefit.build.pipeline import default_steps
+    from cachefit.pipeline.pipeline import default_steps
     path = tmp_path / "cachefit.toml"
     path.write_text(PROJECT["cachefit.toml"])
     config = pipeline_config(parse_config(path.read_text(), path))

@@ -37,7 +37,7 @@ _TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses
 # Every table of the project file and every key (or sub-table) some stage reads; anything
 # else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
 # the QEMU backend's sub-table (cachefit.trace.qemu_backend, docs/qemu-tracing.md).
-# [build]: the compiler wrapper (here) and `cachefit build` (cachefit.build.pipeline_config).
+# [build]: the compiler wrapper (here) and `cachefit build` (cachefit.pipeline.pipeline_config).
 # [reorder] and [layout]: cachefit.reorder.project_config.
 TABLES: dict[str, frozenset[str]] = {
     "trace": frozenset(_TRACE_KEYS | {"qemu"}),

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.build.build_env import tailoring_flags
-from cachefit.build.pipeline_config import pipeline_config
-from cachefit.build.project_config import parse_config
 from cachefit.errors import UserError
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.pipeline.build_env import tailoring_flags
+from cachefit.pipeline.pipeline_config import pipeline_config
+from cachefit.pipeline.project_config import parse_config
 from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]

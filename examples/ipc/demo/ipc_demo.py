@@ -2,13 +2,13 @@
 
 `run_demo(out_dir)`:
 
-1. runs `cachefit build` (cachefit.build.pipeline) with examples/ipc/cachefit.toml, its
+1. runs `cachefit build` (cachefit.pipeline.pipeline) with examples/ipc/cachefit.toml, its
    output under OUT/pipeline: profile build of the mixin `tcb` flattened by the compiler
    wrapper, pingpong under `cachefit trace`, the reorder of the flattened `tcb`, the layout
    plan, the optimized build and the report;
 2. writes the alphabetical variant with `cachefit reorder tcb --order alphabetical` on the
    hand-tuned flat class (OUT/headers/tcb_alphabetical.h);
-3. measures five variants in one run (cachefit.build.variant_bench, all with clang++-19 -O2):
+3. measures five variants in one run (examples/ipc/demo/variant_bench.py, all with clang++-19 -O2):
    virtual hierarchy; flattened (the wrapper in optimize mode with the flatten-only plan of
    step 1); hand-tuned flat original; alphabetical member order; flattened and reordered by
    cachefit (the wrapper in optimize mode with the plan of step 1). variant_bench checks
@@ -30,10 +30,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from cachefit.build.build_summary import format_summary
-from cachefit.build.pipeline import run_pipeline
-from cachefit.build.pipeline_config import load_pipeline_config
-from cachefit.build.variant_bench import (
+from variant_bench import (
     PINGPONG_DIR,
     REFERENCE_VARIANT,
     Row,
@@ -41,7 +38,11 @@ from cachefit.build.variant_bench import (
     format_table,
     measure_variants,
 )
+
 from cachefit.errors import UserError
+from cachefit.pipeline.build_summary import format_summary
+from cachefit.pipeline.pipeline import run_pipeline
+from cachefit.pipeline.pipeline_config import load_pipeline_config
 from cachefit.rewrite.edits import write_atomic
 
 VIRTUAL = "virtual hierarchy"
@@ -134,7 +135,7 @@ def _add_demo_section(out: Path, plan: Path, bad: list[str]) -> None:
                if not bad else "**Acceptance NOT met**:\n\n" + "\n".join(f"* {b}" for b in bad))
     section = "\n".join([
         "",
-        "## How the variants were made (`make demo`, cachefit.build.ipc_demo)",
+        "## How the variants were made (`make demo`, examples/ipc/demo/ipc_demo.py)",
         "",
         f"* {VIRTUAL}: examples/ipc/tcb_mixin.h as written (`-DTCB_VARIANT_MIXIN`).",
         f"* {FLATTENED}: the same sources through `cachefit c++` in optimize mode with a "

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from wrapper_helpers import CACHEFIT, cache_stats, copy_project, needs_gcc, run, wrapper_env
 
-from cachefit.build.compiler_args import parse_command
-from cachefit.build.unit_cache import UnitCache, parse_size
 from cachefit.errors import UserError
+from cachefit.pipeline.compiler_args import parse_command
+from cachefit.pipeline.unit_cache import UnitCache, parse_size
 
 GCC = shutil.which("gcc") or "cc"
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cachefit.build.output_tree import write_json
+from cachefit.pipeline.output_tree import write_json
 from cachefit.rewrite.edits import write_atomic
 
 SUMMARY_FORMAT = "cachefit-build-summary"   # summary.json, docs/build-summary.md

@@ -1,7 +1,7 @@
 """issue 29: on a terminal, `cachefit build` shows live progress (units compiled so far,
 the last line of the build log, elapsed time; in the layout step, the type and the stage
 running) under each step's line; off a terminal its output is the plain lines of before
-(tests/build/test_build_pipeline.py)."""
+(tests/pipeline/test_build_pipeline.py)."""
 
 from __future__ import annotations
 

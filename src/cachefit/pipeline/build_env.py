@@ -9,7 +9,7 @@ step. `tailoring_flags` turns `march_native`, `lto` and `pgo` into compiler flag
 real compiler's family (clang or gcc, asked with `--version`).
 
 What it must not do: decide layouts, touch the project's sources, or run the build itself
-(cachefit.build.pipeline does); flags are added only through the wrapper scripts.
+(cachefit.pipeline.pipeline does); flags are added only through the wrapper scripts.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from cachefit.build.pipeline_config import PipelineConfig
-from cachefit.build.project_config import real_compiler
 from cachefit.errors import ToolMissing
+from cachefit.pipeline.pipeline_config import PipelineConfig
+from cachefit.pipeline.project_config import real_compiler
 from cachefit.rewrite.edits import write_atomic
 
 Family = Literal["clang", "gcc"]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cachefit.build.layout_plan import LayoutPlan
-from cachefit.build.wrapper_steps import Language
 from cachefit.errors import CachefitError, Location, TypeNotFound
+from cachefit.pipeline.layout_plan import LayoutPlan
+from cachefit.pipeline.wrapper_steps import Language
 
 
 @dataclass

@@ -28,8 +28,8 @@ from wrapper_helpers import (
     write_project,
 )
 
-from cachefit.build.layout_plan import load_plan
-from cachefit.build.optimize_wrapper import OptimizeBuild
+from cachefit.pipeline.layout_plan import load_plan
+from cachefit.pipeline.optimize_wrapper import OptimizeBuild
 
 REPO = PROJECTS.parents[2]
 SOURCES = ["item.c", "main.c", "list.c"]

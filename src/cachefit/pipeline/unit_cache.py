@@ -36,10 +36,10 @@ from typing import Any
 
 import cachefit
 from cachefit.atomic_files import write_bytes_atomic
-from cachefit.build.compiler_args import CompilerCommand, select
-from cachefit.build.wrapper_steps import has_debug
 from cachefit.cache_files import cache_dir, failure_reason, report_unwritable
 from cachefit.errors import Location, UserError
+from cachefit.pipeline.compiler_args import CompilerCommand, select
+from cachefit.pipeline.wrapper_steps import has_debug
 
 DEFAULT_MAX_SIZE = 5 * 1024 ** 3
 # The files of an entry `ab/<key>.*`: the object, the compiler's messages, the transformed
@@ -71,8 +71,9 @@ def parse_size(text: str) -> int:
 # The code that decides what a transformed unit looks like; editing any of it (an upgrade
 # without a version change, a development checkout) must not reuse older objects.
 _TRANSFORM_CODE = ("flatten", "rewrite", "reorder", "frontend", "model",
-                   "build/unit_transform.py", "build/layout_plan.py", "build/wrapper_steps.py",
-                   "build/optimize_wrapper.py", "build/compiler_args.py")
+                   "pipeline/unit_transform.py", "pipeline/layout_plan.py",
+                   "pipeline/wrapper_steps.py", "pipeline/optimize_wrapper.py",
+                   "pipeline/compiler_args.py")
 _fingerprint: str | None = None
 
 

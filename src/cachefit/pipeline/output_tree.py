@@ -8,7 +8,7 @@ atomically; it runs nothing.
 
 `retrace` (issue 26) is a side step after `layout`: it only measures the plan, so it
 invalidates nothing but its own stamp, and a full run includes it only with `[build]
-retrace = true` (cachefit.build.pipeline).
+retrace = true` (cachefit.pipeline.pipeline).
 """
 
 from __future__ import annotations

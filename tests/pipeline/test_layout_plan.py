@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.build.layout_plan import (
+from cachefit.errors import UserError
+from cachefit.pipeline.layout_plan import (
     LayoutPlan,
     RecordPlan,
     find_plan,
@@ -15,8 +16,7 @@ from cachefit.build.layout_plan import (
     parse_plan,
     save_plan,
 )
-from cachefit.build.project_config import parse_config
-from cachefit.errors import UserError
+from cachefit.pipeline.project_config import parse_config
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "layout-plan-v1.json"
 
@@ -91,7 +91,7 @@ def test_discovery_env_then_project_file(tmp_path: Path) -> None:
 
 
 def test_profile_builds_take_the_plan_when_it_exists(tmp_path: Path) -> None:
-    from cachefit.build.compiler_wrapper import ProfileBuild
+    from cachefit.pipeline.compiler_wrapper import ProfileBuild
     toml = tmp_path / "cachefit.toml"
     toml.write_text('[build]\nlayouts = "plan.json"\n[trace]\ntypes = ["tcb"]\n'
                     'entry = ["ipc"]\n')

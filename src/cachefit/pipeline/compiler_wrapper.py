@@ -8,7 +8,7 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          with an allowlist; gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
          with the static objects and type layouts found in its debug information; the
-         executable exports the runtime (cachefit.build.runtime_exports). A shared library
+         executable exports the runtime (cachefit.pipeline.runtime_exports). A shared library
          gets no runtime but its own blob and a constructor/destructor that register its
          static objects with the executable's runtime at load and forget them at unload
          (runtime/shlib/cf_shlib_ctor.c).
@@ -16,8 +16,8 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          profile describes the flattened classes; with CACHEFIT_PROFILE_REORDER=1 (the
          retrace step of `cachefit build`, issue 26) the plan's member orders are applied
          too, so the profile measures the planned layout.
-optimize applies the layout plan (cachefit.build.optimize_wrapper).
-Steps the modes share are in cachefit.build.wrapper_steps. The module runs compilers and
+optimize applies the layout plan (cachefit.pipeline.optimize_wrapper).
+Steps the modes share are in cachefit.pipeline.wrapper_steps. The module runs compilers and
 edits only temporary files and the link output; the CLI (cachefit.cli.cc_cmd) prints
 what it returns.
 """
@@ -31,20 +31,22 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.build.layout_plan import (
+from cachefit.cache_files import CacheWrites, build_cached, cache_dir
+from cachefit.errors import ToolMissing, UserError
+from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
+from cachefit.pipeline.layout_plan import (
     LAYOUTS_ENV,
     PROFILE_REORDER_ENV,
     load_plan,
     plan_path,
 )
-from cachefit.build.project_config import (
+from cachefit.pipeline.project_config import (
     ProjectConfig,
     effective_mode,
     load_config,
     real_compiler,
 )
-from cachefit.build.wrapper_steps import (
+from cachefit.pipeline.wrapper_steps import (
     GUARD_ENV,
     Language,
     WrapperResult,
@@ -63,8 +65,6 @@ from cachefit.build.wrapper_steps import (
     unit_language,
     unit_suffix,
 )
-from cachefit.cache_files import CacheWrites, build_cached, cache_dir
-from cachefit.errors import ToolMissing, UserError
 from cachefit.scratch import scratch_directory
 
 __all__ = ["GUARD_ENV", "Language", "WrapperResult", "run", "ProfileBuild", "allowlist_text",
@@ -94,7 +94,7 @@ def run(language: Language, argv: list[str], env: Mapping[str, str] | None = Non
     if mode == "plain":
         return WrapperResult(_call([*compiler, *argv], env))
     if mode == "optimize":
-        from cachefit.build import optimize_wrapper
+        from cachefit.pipeline import optimize_wrapper
         return optimize_wrapper.run(language, argv, config, compiler, env)
     return ProfileBuild(config, compiler, language, env).run(argv)
 
@@ -231,7 +231,7 @@ class ProfileBuild:
                 return code
             text = pre.read_bytes()
         if self.plan is not None and (self.plan.flatten or self.reorder):
-            from cachefit.build.unit_transform import apply_plan
+            from cachefit.pipeline.unit_transform import apply_plan
             flat = apply_plan(text, lang, self.plan, parse_args_for_unit(lang, cmd.args),
                               tmpdir / f"flatten{unit_suffix(lang)}",
                               "<stdin>" if src.path == "-" else src.path,
@@ -284,7 +284,7 @@ class ProfileBuild:
             return self._link_with_blob(
                 output, SHLIB_BLOB_SYMBOL,
                 lambda capacity: [*args, str(self._shlib_object(tmpdir, capacity, cmd))])
-        from cachefit.build.runtime_exports import export_flags, linker_of
+        from cachefit.pipeline.runtime_exports import export_flags, linker_of
         from cachefit.trace.runtime_build import runtime_library
 
         runtime = runtime_library([*self.compiler], self.writes)

@@ -3,8 +3,8 @@ outputs, preprocessing one source with its dependency file, compiling a source t
 wrapper does not transform, rebuilding a link line around new objects, and keeping a
 copy of a transformed unit in CACHEFIT_UNITS_DIR.
 
-Profile mode (cachefit.build.compiler_wrapper) and optimize mode
-(cachefit.build.optimize_wrapper) are built from these. Nothing here edits code or
+Profile mode (cachefit.pipeline.compiler_wrapper) and optimize mode
+(cachefit.pipeline.optimize_wrapper) are built from these. Nothing here edits code or
 decides what a mode does with a unit; files are written only where the caller says
 (temporary directories, the user's outputs, CACHEFIT_UNITS_DIR through temp + rename).
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 from cachefit.atomic_files import write_bytes_atomic
-from cachefit.build.compiler_args import CompilerCommand, Source, dependency_options, select
 from cachefit.errors import ToolMissing
+from cachefit.pipeline.compiler_args import CompilerCommand, Source, dependency_options, select
 
 Language = Literal["c", "c++"]
 GUARD_ENV = "CACHEFIT_WRAPPER_ACTIVE"

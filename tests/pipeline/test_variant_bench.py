@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from cachefit.build.variant_bench import (
+from cachefit.errors import UserError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "ipc" / "demo"))
+from variant_bench import (  # noqa: E402
     JSON_KEYS,
     PINGPONG_DIR,
     Row,
@@ -19,7 +23,6 @@ from cachefit.build.variant_bench import (
     measure_variants,
     parse_valgrind_totals,
 )
-from cachefit.errors import UserError
 
 needs_tools = pytest.mark.skipif(
     shutil.which("g++") is None or shutil.which("valgrind") is None,
@@ -174,7 +177,7 @@ def test_variant_with_its_own_compiler_and_environment(tmp_path: Path) -> None:
 
 
 def test_demo_acceptance_rule() -> None:
-    from cachefit.build.ipc_demo import ALPHABETICAL, CACHEFIT, VIRTUAL, acceptance
+    from ipc_demo import ALPHABETICAL, CACHEFIT, VIRTUAL, acceptance
 
     def rows(ours: float, alpha: float, virt: float, flat: float) -> list[Row]:
         return [Row(VIRTUAL, 1, 1, virt, virt), Row(FLAT.name, 1, 1, flat, flat),

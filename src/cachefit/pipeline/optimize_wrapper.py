@@ -2,9 +2,9 @@
 
 For every C/C++ source of a compile command: preprocess with the real compiler and the
 same flags (this also writes the dependency file, naming the original source and
-headers), look the object up in the content cache (cachefit.build.unit_cache), and on a
+headers), look the object up in the content cache (cachefit.pipeline.unit_cache), and on a
 miss flatten the plan's classes and reorder its records in the preprocessed text
-(cachefit.build.unit_transform) and compile that text with the user's flags minus the
+(cachefit.pipeline.unit_transform) and compile that text with the user's flags minus the
 preprocessor's. Units that define none of the plan's types are compiled from the
 original source, unchanged. Assembler and other languages, link-only commands, queries,
 preprocess-only commands (-E, -M, -MM) and -fsyntax-only go to the real compiler as they
@@ -20,11 +20,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from cachefit.build.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.build.layout_plan import LayoutPlan, find_plan
-from cachefit.build.project_config import ProjectConfig
-from cachefit.build.unit_transform import apply_plan, mentioned_names
-from cachefit.build.wrapper_steps import (
+from cachefit.errors import UserError
+from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
+from cachefit.pipeline.layout_plan import LayoutPlan, find_plan
+from cachefit.pipeline.project_config import ProjectConfig
+from cachefit.pipeline.unit_transform import apply_plan, mentioned_names
+from cachefit.pipeline.wrapper_steps import (
     Language,
     WrapperResult,
     call,
@@ -41,7 +42,6 @@ from cachefit.build.wrapper_steps import (
     unit_language,
     unit_suffix,
 )
-from cachefit.errors import UserError
 from cachefit.scratch import scratch_directory
 
 
@@ -66,7 +66,7 @@ class OptimizeBuild:
         self.language = language
         self.env = dict(env)
         self.warnings: list[str] = []
-        from cachefit.build.unit_cache import UnitCache
+        from cachefit.pipeline.unit_cache import UnitCache
         self.cache = UnitCache.from_env(self.env, self.warnings)
 
     def run(self, argv: list[str]) -> WrapperResult:

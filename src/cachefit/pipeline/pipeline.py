@@ -2,9 +2,9 @@
 -> report, every file kept under the output directory (paper 000, Fig. 2).
 
 `run_pipeline(config, steps, progress)` runs the named steps in order; each step reads what
-earlier steps left in the output tree (cachefit.build.output_tree) and raises a UserError
+earlier steps left in the output tree (cachefit.pipeline.output_tree) and raises a UserError
 (exit 2) naming the missing file when it is not there. The project's build runs through
-cachefit's compiler wrapper (cachefit.build.build_env): in profile mode with a flatten-only
+cachefit's compiler wrapper (cachefit.pipeline.build_env): in profile mode with a flatten-only
 layout plan, in optimize mode with the computed plan. Layouts are chosen by the reorder
 analysis (`cachefit.reorder.analysis`, `cachefit.rewrite.reorder_source`) on the
 transformed units that the profile build wrote to CACHEFIT_UNITS_DIR, so the constraints
@@ -47,21 +47,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cachefit.atomic_files import make_output_dir
-from cachefit.build.build_env import (
+from cachefit.cache_files import NOTICE_ENV
+from cachefit.errors import CachefitError, Location, UserError
+from cachefit.pipeline.build_env import (
     build_environment,
     compiler_family,
     llvm_profdata,
     tailoring_flags,
     write_wrappers,
 )
-from cachefit.build.build_summary import (
+from cachefit.pipeline.build_summary import (
     KindSummary,
     StepTime,
     TypeSummary,
     write_summary,
 )
-from cachefit.build.layout_plan import PROFILE_REORDER_ENV
-from cachefit.build.output_tree import (
+from cachefit.pipeline.layout_plan import PROFILE_REORDER_ENV
+from cachefit.pipeline.output_tree import (
     DEFAULT_STEPS,
     STEPS,
     OutputTree,
@@ -72,10 +74,8 @@ from cachefit.build.output_tree import (
     write_json,
     write_stamp,
 )
-from cachefit.build.pipeline_config import PipelineConfig
-from cachefit.build.unit_transform import original_location
-from cachefit.cache_files import NOTICE_ENV
-from cachefit.errors import CachefitError, Location, UserError
+from cachefit.pipeline.pipeline_config import PipelineConfig
+from cachefit.pipeline.unit_transform import original_location
 from cachefit.report.report_files import write_reports
 
 PLAN_FORMAT = "cachefit-layout-plan"
@@ -132,7 +132,7 @@ def plan_document(flatten: Sequence[str], records: dict[str, dict[str, Any]]) ->
 
 def write_plan(path: Path, flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> None:
     """Validate the plan with the wrapper's own reader, then write it atomically."""
-    from cachefit.build.layout_plan import parse_plan, save_plan
+    from cachefit.pipeline.layout_plan import parse_plan, save_plan
     save_plan(parse_plan(plan_document(flatten, records), path), path)
 
 

@@ -1,1 +1,0 @@
-"""cachefit.build stage."""

@@ -1,0 +1,1 @@
+"""cachefit.pipeline stage."""
