@@ -14,7 +14,7 @@ every program on the machine).
 A new file gets the permission bits `open()` would give it, 0666 less the umask
 (`new_file_mode`; `tempfile.mkstemp` alone gives 0600), also when it replaces an existing
 one. This module decides no paths and prints nothing. It neither syncs to disk nor keeps an
-existing file's permission bits: `cachefit.rewrite.edits.write_atomic` does both, for
+existing file's permission bits: `cachefit.edits.write_atomic` does both, for
 sources the user edits.
 """
 

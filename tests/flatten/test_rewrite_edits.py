@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.errors import UserError
-from cachefit.rewrite.edits import (
+from cachefit.edits import (
     Edit,
     EditConflict,
     EditList,
@@ -20,6 +19,7 @@ from cachefit.rewrite.edits import (
     write_all_atomic,
     write_atomic,
 )
+from cachefit.errors import UserError
 
 
 def test_edits_apply_at_once_in_any_order() -> None:

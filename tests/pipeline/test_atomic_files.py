@@ -18,8 +18,8 @@ from cachefit.atomic_files import (
     save_output,
     write_bytes_atomic,
 )
+from cachefit.edits import write_atomic
 from cachefit.errors import UserError
-from cachefit.rewrite.edits import write_atomic
 
 
 def test_write_creates_directories_and_replaces(tmp_path: Path) -> None:

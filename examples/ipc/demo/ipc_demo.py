@@ -39,11 +39,11 @@ from variant_bench import (
     measure_variants,
 )
 
+from cachefit.edits import write_atomic
 from cachefit.errors import UserError
 from cachefit.pipeline.build_summary import format_summary
 from cachefit.pipeline.pipeline import run_pipeline
 from cachefit.pipeline.pipeline_config import load_pipeline_config
-from cachefit.rewrite.edits import write_atomic
 
 VIRTUAL = "virtual hierarchy"
 FLATTENED = "flattened"

@@ -65,7 +65,7 @@ def _shown_file(result: FlattenResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cachefit.rewrite.edits import display_path, write_atomic
+    from cachefit.edits import display_path, write_atomic
 
     result = _flatten(args)
     changed = result.changed_files

@@ -116,7 +116,7 @@ def _options(args: argparse.Namespace) -> ReorderOptions:
 
 def _summary(o: ReorderOutcome) -> str:
     from cachefit.cli.scan_args import scan_summary
-    from cachefit.rewrite.edits import display_path
+    from cachefit.edits import display_path
 
     r = o.result
     lines = []
@@ -160,8 +160,8 @@ def _unchanged_note(spec: str | None, o: ReorderOutcome) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from cachefit.cli.live_progress import StageProgress, terminal_console
     from cachefit.cli.scan_args import scan_options
+    from cachefit.edits import display_path, unified_diffs, write_all_atomic
     from cachefit.reorder.analysis import analyse, units_for
-    from cachefit.rewrite.edits import display_path, unified_diffs, write_all_atomic
     from cachefit.rewrite.reorder_source import reorder_source
 
     _take_output_from_passthrough(args)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
+from cachefit.edits import EditList, drop_contained, unified_diffs, write_all_atomic
 from cachefit.errors import AmbiguousType, Location, TypeNotFound, UserError
 from cachefit.flatten import cx
 from cachefit.flatten.checks import check_outside
@@ -30,7 +31,6 @@ from cachefit.frontend.clang_records import class_template_of, iter_records, qua
 from cachefit.frontend.compile_db import CompileCommand, commands_for
 from cachefit.input_files import require_file
 from cachefit.model.type_names import key_matches
-from cachefit.rewrite.edits import EditList, drop_contained, unified_diffs, write_all_atomic
 
 
 @dataclass

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
+from cachefit.edits import Edit, EditList, apply_to_slice, drop_contained
 from cachefit.flatten import cx
 from cachefit.flatten.checks import OutsideUse
 from cachefit.flatten.cx import CK, Key, Tok
@@ -28,7 +29,6 @@ from cachefit.flatten.layout import TargetLayout
 from cachefit.flatten.model import ClassInfo, Hierarchy, Member
 from cachefit.flatten.problems import PreconditionFailed, Unsupported
 from cachefit.frontend.clang_records import qualified_decl_name
-from cachefit.rewrite.edits import Edit, EditList, apply_to_slice, drop_contained
 
 _OPERATOR_WORDS = {
     "==": "eq", "!=": "ne", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "+": "plus",

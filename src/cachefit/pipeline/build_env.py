@@ -25,10 +25,10 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from cachefit.edits import write_atomic
 from cachefit.errors import ToolMissing
 from cachefit.pipeline.pipeline_config import PipelineConfig
 from cachefit.pipeline.project_config import real_compiler
-from cachefit.rewrite.edits import write_atomic
 
 Family = Literal["clang", "gcc"]
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from cachefit.edits import write_atomic
 from cachefit.pipeline.output_tree import write_json
-from cachefit.rewrite.edits import write_atomic
 
 SUMMARY_FORMAT = "cachefit-build-summary"   # summary.json, docs/build-summary.md
 SUMMARY_VERSION = 1

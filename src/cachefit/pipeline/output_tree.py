@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cachefit.edits import write_atomic
 from cachefit.errors import UserError
-from cachefit.rewrite.edits import write_atomic
 
 STEPS: tuple[str, ...] = ("profile", "trace", "layout", "retrace", "optimize", "report")
 # Steps a full `cachefit build` runs when [build] retrace is not set.

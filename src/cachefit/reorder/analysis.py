@@ -20,10 +20,13 @@ import clang.cindex as ci
 
 from cachefit.errors import Location, UnsafeTransformation, UserError
 from cachefit.frontend.clang_records import record_from_cursor
+from cachefit.frontend.clang_util import location
 from cachefit.frontend.compile_db import commands_for
+from cachefit.frontend.ctor_init_lists import InitList
+from cachefit.frontend.member_units import RecordBody, read_body
+from cachefit.frontend.record_cursor import record_usr
 from cachefit.model import Record
 from cachefit.reorder import scan_pool
-from cachefit.reorder.clang_util import location
 from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
@@ -32,9 +35,6 @@ from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
 from cachefit.reorder.scan_pool import ScanOptions
 from cachefit.reorder.untyped_memory import untyped_constraints
-from cachefit.rewrite.ctor_init_lists import InitList
-from cachefit.rewrite.member_units import RecordBody, read_body
-from cachefit.rewrite.record_cursor import record_usr
 
 Unit = tuple[str, list[str]]
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import clang.cindex as ci
 
-from cachefit.reorder.clang_util import CK, children, kind_of, location
+from cachefit.frontend.clang_util import CK, children, kind_of, location
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.offset_forms import OffsetEvaluator
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from cachefit.reorder.clang_util import CK, children, kind_of, location
+from cachefit.frontend.clang_util import CK, children, kind_of, location
 from cachefit.reorder.constraints import OrderConstraint
 from cachefit.reorder.offset_forms import SIZE, OffsetEvaluator
 

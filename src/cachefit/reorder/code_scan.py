@@ -22,14 +22,7 @@ from dataclasses import dataclass, field
 import clang.cindex as ci
 
 from cachefit.frontend.clang_parse import language_args
-from cachefit.model import Record
-from cachefit.reorder.asm_uses import (
-    Macro,
-    asm_refusal,
-    static_assert_pin,
-)
-from cachefit.reorder.asserted_size import static_assert_size
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     CAST_KINDS,
     CK,
     PAREN_LIST_INIT_ID,
@@ -37,6 +30,14 @@ from cachefit.reorder.clang_util import (
     kind_of,
     location,
 )
+from cachefit.frontend.ctor_init_lists import InitList, find_list
+from cachefit.model import Record
+from cachefit.reorder.asm_uses import (
+    Macro,
+    asm_refusal,
+    static_assert_pin,
+)
+from cachefit.reorder.asserted_size import static_assert_size
 from cachefit.reorder.constraints import OrderConstraint, Refusal, dedupe
 from cachefit.reorder.inactive_code import positional_lists, record_names
 from cachefit.reorder.init_lists import InitSite, classify_list, elided_site
@@ -46,7 +47,6 @@ from cachefit.reorder.other_definitions import DefinitionSite, definition_site
 from cachefit.reorder.pointer_casts import cast_constraint, implicit_void_constraint
 from cachefit.reorder.union_overlays import union_overlays
 from cachefit.reorder.untyped_memory import FlowCollector, FlowFacts
-from cachefit.rewrite.ctor_init_lists import InitList, find_list
 
 _RECORDS = {CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL}
 # Declarations whose array type's size may be a pre-C11 static assertion.

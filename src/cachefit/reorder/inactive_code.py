@@ -20,7 +20,7 @@ from typing import Any
 import clang.cindex as ci
 
 from cachefit.errors import Location
-from cachefit.reorder.clang_util import CK, children, kind_of
+from cachefit.frontend.clang_util import CK, children, kind_of
 
 
 class _RangeList(ctypes.Structure):

@@ -19,7 +19,7 @@ from typing import Literal
 import clang.cindex as ci
 
 from cachefit.errors import Location
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     CK,
     PAREN_LIST_INIT_ID,
     children,
@@ -29,7 +29,7 @@ from cachefit.reorder.clang_util import (
     location,
     strip,
 )
-from cachefit.rewrite.source_text import Span
+from cachefit.frontend.source_text import Span
 
 SiteKind = Literal["positional", "designated", "paren", "elided"]
 _IMPURE = {CK.CALL_EXPR, CK.COMPOUND_ASSIGNMENT_OPERATOR, CK.CXX_NEW_EXPR,

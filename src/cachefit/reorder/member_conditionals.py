@@ -26,11 +26,11 @@ from collections.abc import Sequence
 
 import clang.cindex as ci
 
-from cachefit.reorder.clang_util import CK, children, kind_of
+from cachefit.frontend.clang_util import CK, children, kind_of
+from cachefit.frontend.member_units import AccessSpec, Directive, RecordBody
+from cachefit.frontend.source_text import Span, Tok, tokens_of
 from cachefit.reorder.constraints import Refusal
 from cachefit.reorder.inactive_code import skipped_ranges
-from cachefit.rewrite.member_units import AccessSpec, Directive, RecordBody
-from cachefit.rewrite.source_text import Span, Tok, tokens_of
 
 _OPEN = {"if", "ifdef", "ifndef"}
 _NEXT = {"elif", "elifdef", "elifndef", "else"}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from cachefit.errors import Location
-from cachefit.reorder.clang_util import CAST_KINDS, CK, children, kind_of, location, strip
+from cachefit.frontend.clang_util import CAST_KINDS, CK, children, kind_of, location, strip
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.offset_forms import SIZE, Address, Form, OffsetEvaluator
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     CAST_KINDS,
     CK,
     children,

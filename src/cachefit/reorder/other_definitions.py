@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
+from cachefit.edits import display_path
 from cachefit.errors import Location
 from cachefit.reorder.constraints import Refusal
-from cachefit.rewrite.edits import display_path
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,7 @@ from collections.abc import Callable
 
 import clang.cindex as ci
 
-from cachefit.model import Record
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     CAST_KINDS,
     CK,
     FUNCTION_KINDS,
@@ -54,6 +53,7 @@ from cachefit.reorder.clang_util import (
     strip,
     unary_operator,
 )
+from cachefit.model import Record
 from cachefit.reorder.constraints import OrderConstraint
 from cachefit.reorder.memory_uses import IO_FUNCS, MEMORY_FUNCS, callee_name
 

@@ -31,12 +31,12 @@ import clang.cindex as ci
 from cachefit.errors import TypeNotFound, UserError
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.clang_records import not_found_in_any
+from cachefit.frontend.record_cursor import find_record_cursor
 from cachefit.model import Record
 from cachefit.parallel import Pending, WorkerPool
 from cachefit.reorder.asm_uses import ASM_SUFFIXES, asm_included_headers
 from cachefit.reorder.code_scan import ScanQuery, ScanResult, merge_results, scan_unit
 from cachefit.reorder.scan_cache import ScanCache, open_cache, unit_files
-from cachefit.rewrite.record_cursor import find_record_cursor
 
 Unit = tuple[str, list[str]]
 UnitKey = tuple[str, tuple[str, ...]]

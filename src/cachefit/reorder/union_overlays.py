@@ -27,8 +27,7 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from cachefit.model import Record
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     CK,
     children,
     is_anonymous_member,
@@ -37,6 +36,7 @@ from cachefit.reorder.clang_util import (
     kind_of,
     location,
 )
+from cachefit.model import Record
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 
 _ARRAYS = (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY,

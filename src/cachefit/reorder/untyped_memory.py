@@ -46,8 +46,7 @@ from typing import Any
 import clang.cindex as ci
 
 from cachefit.errors import Location
-from cachefit.model import Record
-from cachefit.reorder.clang_util import (
+from cachefit.frontend.clang_util import (
     BINARY_ASSIGN,
     CAST_KINDS,
     CK,
@@ -67,6 +66,7 @@ from cachefit.reorder.clang_util import (
     strip,
     unary_operator,
 )
+from cachefit.model import Record
 from cachefit.reorder.constraints import OrderConstraint
 from cachefit.reorder.memory_uses import IO_FUNCS, MEMORY_FUNCS, callee_name
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from cachefit.edits import Edit
 from cachefit.errors import UnsafeTransformation
 from cachefit.reorder.init_lists import InitSite
-from cachefit.rewrite.edits import Edit
 
 CXX20_STDS = ("c++20", "gnu++20", "c++2a", "gnu++2a", "c++23", "gnu++23", "c++2b", "gnu++2b",
               "c++26", "gnu++26", "c++2c", "gnu++2c")

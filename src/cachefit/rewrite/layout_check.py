@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from cachefit.errors import Location, ParseError, UnsafeTransformation
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.clang_records import record_from_cursor
+from cachefit.frontend.record_cursor import find_record_cursor
 from cachefit.model import Record
-from cachefit.rewrite.record_cursor import find_record_cursor
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import bisect
 from dataclasses import dataclass, field
 
 from cachefit.errors import UserError
-from cachefit.rewrite.member_units import (
+from cachefit.frontend.member_units import (
     MACRO_DIRECTIVES,
     Access,
     AccessSpec,
@@ -30,6 +30,16 @@ from cachefit.rewrite.member_units import (
     Item,
     OtherMember,
     RecordBody,
+)
+from cachefit.frontend.source_text import (
+    Span,
+    blank_line_before,
+    indentation,
+    line_end,
+    line_start,
+    only_blanks_after,
+    only_blanks_before,
+    skip_blanks,
 )
 from cachefit.rewrite.removed_text import (
     blank_but,
@@ -41,16 +51,6 @@ from cachefit.rewrite.removed_text import (
     merged,
     needs_blank_before,
     outside,
-)
-from cachefit.rewrite.source_text import (
-    Span,
-    blank_line_before,
-    indentation,
-    line_end,
-    line_start,
-    only_blanks_after,
-    only_blanks_before,
-    skip_blanks,
 )
 
 # Members declared between fields that fields may refer to (types, constants, templates).

@@ -9,9 +9,9 @@ analyses code nor edits text.
 from __future__ import annotations
 
 from cachefit.errors import Location, UserError
+from cachefit.frontend.member_units import RecordBody
 from cachefit.model import Record
 from cachefit.model.type_names import key_matches
-from cachefit.rewrite.member_units import RecordBody
 from cachefit.trace import profile_format
 from cachefit.trace.profile_format import FieldSpan, TypeProfile
 

@@ -10,7 +10,7 @@ They only read text; they choose no order, build no member text and write nothin
 
 from __future__ import annotations
 
-from cachefit.rewrite.source_text import (
+from cachefit.frontend.source_text import (
     Span,
     line_end,
     line_start,

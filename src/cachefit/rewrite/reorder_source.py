@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from cachefit.edits import Edit, EditList
 from cachefit.errors import UnsafeTransformation, UserError
+from cachefit.frontend.ctor_init_lists import reorder_list
 from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
 from cachefit.layout.problem import flexible_array
 from cachefit.model import Record
@@ -25,8 +27,6 @@ from cachefit.reorder.constraints import (
     layout_violation,
     to_layout_constraints,
 )
-from cachefit.rewrite.ctor_init_lists import reorder_list
-from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
 from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
 from cachefit.rewrite.layout_headers import assert_header, offsets_header

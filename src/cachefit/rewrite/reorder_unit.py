@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cachefit.edits import Edit, EditList
 from cachefit.errors import Location, UserError
+from cachefit.frontend.ctor_init_lists import reorder_list
 from cachefit.layout import evaluate_order
 from cachefit.reorder.analysis import analyse, refuse_if_needed
 from cachefit.reorder.constraints import layout_violation
 from cachefit.reorder.scan_pool import ScanOptions
-from cachefit.rewrite.ctor_init_lists import reorder_list
-from cachefit.rewrite.edits import Edit, EditList
 from cachefit.rewrite.initializers import fix_site, is_cxx20
 from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
 from cachefit.rewrite.member_order import rewrite_members

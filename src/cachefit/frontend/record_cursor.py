@@ -19,8 +19,8 @@ from cachefit.frontend.clang_records import (
     iter_records,
     qualified_decl_name,
 )
+from cachefit.frontend.clang_util import location
 from cachefit.model.type_names import key_matches
-from cachefit.reorder.clang_util import location
 
 
 def find_record_cursor(tu: ci.TranslationUnit, wanted: str, path: str,

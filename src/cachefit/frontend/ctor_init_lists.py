@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
+from cachefit.edits import Edit
 from cachefit.errors import Location
-from cachefit.reorder.clang_util import CK, children, kind_of, location
-from cachefit.rewrite.edits import Edit
-from cachefit.rewrite.source_text import Span, tokens_of
+from cachefit.frontend.clang_util import CK, children, kind_of, location
+from cachefit.frontend.source_text import Span, tokens_of
 
 
 @dataclass(frozen=True)

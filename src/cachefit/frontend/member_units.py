@@ -21,8 +21,8 @@ from typing import Literal
 import clang.cindex as ci
 
 from cachefit.errors import Location, UserError
-from cachefit.reorder.clang_util import is_anonymous_member, is_anonymous_name, kind_of
-from cachefit.rewrite.source_text import (
+from cachefit.frontend.clang_util import is_anonymous_member, is_anonymous_name, kind_of
+from cachefit.frontend.source_text import (
     Span,
     Tok,
     line_end,
