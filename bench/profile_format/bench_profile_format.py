@@ -4,7 +4,7 @@ Builds one profile of N sequences (default 100,000) over a few types, kinds of o
 and summaries, shaped like traces of real programs (a few hot fields, sequences of 5 to
 60 accesses, two object roles, a tenth of them summaries with hits), writes it as
 version 1 JSON (plain and gzipped; summaries spelled as sequences without hits, which
-version 1 cannot say) and as version 2 (what `cachefit.trace.profile_format.save`
+version 1 cannot say) and as version 2 (what `cachefit.model.profile.save`
 writes, and its readable form), and times `profile_format.load` on each (best of
 --repeat runs, one process). Prints a Markdown table; RESULTS.md holds a run.
 
@@ -21,14 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from cachefit.trace import profile_format as pf
-from cachefit.trace.profile_format import (
-    Access,
-    AccessSequence,
-    FieldSpan,
-    Profile,
-    TypeProfile,
-)
+from cachefit.model import profile as pf
+from cachefit.model.profile import Access, AccessSequence, FieldSpan, Profile, TypeProfile
 
 
 def synthetic(n: int, seed: int = 26) -> Profile:

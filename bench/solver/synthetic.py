@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from cachefit.model.profile import TypeProfile, type_from_json
 from cachefit.model.record_layout import Field, Record
-from cachefit.trace.profile_format import TypeProfile, type_from_json
 
 TYPES: list[tuple[str, int, int, float]] = [
     # type, size, align, relative frequency

@@ -18,8 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from cachefit.model.profile import TypeProfile, type_from_json
 from cachefit.model.record_layout import Field, Record
-from cachefit.trace.profile_format import TypeProfile, type_from_json
 
 TYPES = [("char", 1, 1), ("short", 2, 2), ("int", 4, 4), ("long", 8, 8),
          ("char[3]", 3, 1), ("int[3]", 12, 4), ("long[2]", 16, 8), ("char[20]", 20, 1),
@@ -188,7 +188,7 @@ def bench_synthetic() -> ModuleType:
 
 def typed(entry: dict[str, Any] | TypeProfile, name: str = "t") -> TypeProfile:
     """A hand-written type entry (the version 1 JSON shape these tests write) as the typed
-    object the layout stage takes, read by the profile module (cachefit.trace.profile_format)."""
+    object the layout stage takes, read by the profile module (cachefit.model.profile)."""
     if isinstance(entry, TypeProfile):
         return entry
     return type_from_json(name, entry)

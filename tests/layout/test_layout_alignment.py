@@ -19,7 +19,7 @@ from cachefit.layout.line_cost import cost_totals
 from cachefit.layout.placement import place_order
 from cachefit.layout.problem import build_problem
 from cachefit.layout.start_shift import shifted_view
-from cachefit.trace.profile_format import TypeProfile
+from cachefit.model.profile import TypeProfile
 
 # zlib's internal_state in small: eight hot longs among cold ones; calloc puts the object at
 # 48 mod 64, so the hot fields share one line only at offsets [16, 80) of the object.

@@ -14,15 +14,8 @@ from layout_synth import c_layout, random_case, typed
 from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.problem import WEIGHT_RESOLUTION
+from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile, dumps, loads
 from cachefit.reorder.project_config import load_reorder_config
-from cachefit.trace.profile_format import (
-    Access,
-    AccessSequence,
-    FieldSpan,
-    TypeProfile,
-    dumps,
-    loads,
-)
 
 
 def _with_kind(tp: TypeProfile, entry: str) -> TypeProfile:
@@ -46,7 +39,7 @@ def test_one_kind_and_no_kind_give_the_same_layout(seed: int) -> None:
 
 
 def _profile(tp: TypeProfile):  # type: ignore[no-untyped-def]
-    from cachefit.trace.profile_format import Profile
+    from cachefit.model.profile import Profile
     return Profile({tp.name: tp}, invocations=tp.counted)
 
 

@@ -12,8 +12,8 @@ from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.merging import merge_by_inclusion
 from cachefit.layout.profile_footprints import read_footprints
+from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile
 from cachefit.model.record_layout import Field, Record
-from cachefit.trace.profile_format import Access, AccessSequence, FieldSpan, TypeProfile
 
 
 def test_accesses_map_through_the_stored_layout_to_current_names() -> None:

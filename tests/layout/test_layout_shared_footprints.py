@@ -15,8 +15,8 @@ from layout_synth import c_layout
 from cachefit.errors import UserError
 from cachefit.layout import access_sets, evaluate_order, optimize_layout
 from cachefit.layout.profile_footprints import read_footprints
+from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile
 from cachefit.model.record_layout import Record
-from cachefit.trace.profile_format import Access, AccessSequence, FieldSpan, TypeProfile
 
 RECORD = c_layout("st", [
     ("head", "int", 4, 4), ("mode", "int", 4, 4), ("tree", "short[64]", 128, 2),

@@ -123,7 +123,7 @@ def test_build_produces_optimized_binary_with_planned_layout(
     assert report.is_file() and "tcb" in report.read_text()
     assert (out / "report" / "report.html").stat().st_size > 1000
     # the profile build was flattened before instrumenting: the profile names flat fields
-    from cachefit.trace.profile_format import load
+    from cachefit.model.profile import load
     prof = load(out / "profile.json")
     assert prof.types["tcb"].size == before.size
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.model.profile import load
 from cachefit.pipeline.pipeline_config import pipeline_config
 from cachefit.pipeline.project_config import parse_config
-from cachefit.trace.profile_format import load
 from compiled_helpers import private_cache
 
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_records import read_record
-from cachefit.trace.profile_format import load
+from cachefit.model.profile import load
 from cachefit.trace.qemu_backend import trace_qemu
 
 REPO = Path(__file__).resolve().parents[2]

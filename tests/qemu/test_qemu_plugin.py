@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from cachefit.trace import profile_format
+from cachefit.model import profile as profile_format
 from cachefit.trace.qemu_backend import trace_qemu
 
 # op(p, q): p->a = 1; q->b = p->b + 2; q->d = 3   (struct obj: a@0 long, b@8, c@12, d@56)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cachefit.trace import profile_format
+from cachefit.model import profile as profile_format
 
 CACHEFIT = Path(sys.executable).with_name("cachefit")
 OP_TWO = [[0, 0, 8, "w"], [0, 8, 4, "r"], [1, 8, 4, "w"], [1, 56, 8, "w"]]

@@ -7,8 +7,8 @@ same as splitting each access on its own."""
 
 from __future__ import annotations
 
+from cachefit.model.profile import Access, FieldSpan, TypeProfile
 from cachefit.report.layout_view import make_view, place, touched_lines
-from cachefit.trace.profile_format import Access, FieldSpan, TypeProfile
 
 
 class CountingFields(list[FieldSpan]):

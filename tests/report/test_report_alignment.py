@@ -14,10 +14,10 @@ if str(LAYOUT_TESTS) not in sys.path:
 from layout_synth import c_layout, profile_entry, typed  # noqa: E402
 
 from cachefit.model import Record  # noqa: E402
+from cachefit.model.profile import TypeProfile  # noqa: E402
 from cachefit.report.record_lookup import FoundRecord  # noqa: E402
 from cachefit.report.terminal_report import render_type_text  # noqa: E402
 from cachefit.report.type_report import AfterChoice, build_type_report  # noqa: E402
-from cachefit.trace.profile_format import TypeProfile  # noqa: E402
 
 NAMES = ["c0", "h0", "c1", "h1", "h2", "c2", "h3", "h4", "c3", "h5", "h6", "c4", "h7", "c5"]
 

@@ -13,11 +13,11 @@ import pytest
 from report_helpers import FIELDS, ObjCase
 
 from cachefit.cli.main import main
+from cachefit.model.profile import FieldSpan, TypeProfile
 from cachefit.report import write_reports
 from cachefit.report.access_figure import FigureMark, access_svg
 from cachefit.report.field_heat import holes
 from cachefit.report.layout_view import make_view
-from cachefit.trace.profile_format import FieldSpan, TypeProfile
 
 SVG = "{http://www.w3.org/2000/svg}"
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "area", "base", "wbr"}

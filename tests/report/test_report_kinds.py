@@ -15,7 +15,7 @@ import pytest
 from report_helpers import ObjCase
 
 from cachefit.cli.main import main
-from cachefit.trace.profile_format import load, save
+from cachefit.model.profile import load, save
 
 
 def _v2(obj_case: ObjCase, weights: str = "") -> Path:

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile
 from cachefit.report.field_heat import FieldHeat, LineHeat, field_heat, line_heat
 from cachefit.report.layout_view import (
     LayoutView,
@@ -17,7 +18,6 @@ from cachefit.report.layout_view import (
     sequence_lines,
     touched_lines,
 )
-from cachefit.trace.profile_format import Access, AccessSequence, FieldSpan, TypeProfile
 
 FIELDS = [FieldSpan("vptr", 0, 8), FieldSpan("a", 8, 4), FieldSpan("b", 12, 4),
           FieldSpan("arr", 16, 200), FieldSpan("c", 216, 8), FieldSpan("d", 232, 2),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.trace.profile_format import dumps, load
-from cachefit.trace.profile_show import render
+from cachefit.model.profile import dumps, load
+from cachefit.report.profile_show import render
 from cli_errors import one_line_error
 
 GOLDEN = Path(__file__).parent / "golden"

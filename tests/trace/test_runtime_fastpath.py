@@ -30,7 +30,7 @@ from trace_helpers import (
     seqs,
 )
 
-from cachefit.trace.profile_format import Access, Profile
+from cachefit.model.profile import Access, Profile
 
 R, W = "r", "w"
 ONE = ((0, 8, 8, R), (0, 16, 1, W))

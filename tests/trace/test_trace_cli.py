@@ -21,7 +21,7 @@ from trace_helpers import (
     write_config,
 )
 
-from cachefit.trace.profile_format import load
+from cachefit.model.profile import load
 
 BIN = Path(sys.executable).parent
 

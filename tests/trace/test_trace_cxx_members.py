@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, env_for, run, write_config
 
-from cachefit.trace.profile_format import load
+from cachefit.model.profile import load
 
 SOURCES = ("dbimpl_opts.cc", "dbimpl.cc", "dbimpl_main.cc")
 COMPILERS = [

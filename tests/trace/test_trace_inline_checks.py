@@ -23,7 +23,7 @@ from trace_helpers import (
     seqs,
 )
 
-from cachefit.trace.profile_format import load
+from cachefit.model.profile import load
 from cachefit.trace.sancov_inline import MAX_INLINE_FUNCTION, inline_bitcode, plan
 
 R, W = "r", "w"

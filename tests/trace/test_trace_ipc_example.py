@@ -16,7 +16,7 @@ from trace_helpers import (
     trace_pingpong,
 )
 
-from cachefit.trace.profile_format import load
+from cachefit.model.profile import load
 
 pytestmark = [needs_clang, needs_ipc]
 

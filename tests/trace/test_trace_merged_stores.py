@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import build, needs_clang, needs_gcc
 
-from cachefit.trace.profile_format import Profile
+from cachefit.model.profile import Profile
 
 W = "w"
 ENTRIES = ["reset", "clear_count", "copy_count"]

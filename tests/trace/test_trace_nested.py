@@ -15,7 +15,7 @@ from pathlib import Path
 
 from trace_helpers import build, needs_clang, needs_gcc
 
-from cachefit.trace.profile_format import Profile
+from cachefit.model.profile import Profile
 
 R, W = "r", "w"
 

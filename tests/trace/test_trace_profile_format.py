@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cachefit.errors import UserError
-from cachefit.trace.profile_format import (
+from cachefit.model.profile import (
     Access,
     AccessSequence,
     FieldSpan,
@@ -21,11 +21,11 @@ from cachefit.trace.profile_format import (
     TypeProfile,
     dumps,
     load,
-    merge,
     save,
     unpack_payload,
 )
-from cachefit.trace.profile_show import describe_access, render
+from cachefit.model.profile_merge import merge
+from cachefit.report.profile_show import describe_access, render
 
 GOLDEN = Path(__file__).parent / "golden" / "profile_v1.json"
 GOLDEN_V2 = Path(__file__).parent / "golden" / "profile_v2.json"
@@ -152,7 +152,7 @@ def test_legacy_metadata_counts_are_written_as_the_core_field() -> None:
 
 
 def load_text(text: str) -> Profile:
-    from cachefit.trace.profile_format import loads
+    from cachefit.model.profile import loads
     return loads(text.encode())
 
 

@@ -13,7 +13,7 @@ import pytest
 from test_trace_nested import entry_counts
 from trace_helpers import CACHEFIT, build, needs_clang, needs_gcc, run, seqs
 
-from cachefit.trace.profile_format import Access, load
+from cachefit.model.profile import Access, load
 
 R, W = "r", "w"
 

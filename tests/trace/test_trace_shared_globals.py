@@ -30,6 +30,7 @@ from trace_helpers import (
     write_config,
 )
 
+from cachefit.model.profile import Profile, load
 from cachefit.pipeline.runtime_exports import (
     EXPORTED_GLOBS,
     Linker,
@@ -37,7 +38,6 @@ from cachefit.pipeline.runtime_exports import (
     parse_linker_version,
 )
 from cachefit.trace.elf_objects import SHLIB_BLOB_SYMBOL, find_blob
-from cachefit.trace.profile_format import Profile, load
 
 R, W = "r", "w"
 SOURCES = ("shlib.h", "shlib_lib.c", "shlib_main.c", "shlib_dlopen.c", "obj.h")

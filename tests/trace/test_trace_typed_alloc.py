@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, build, needs_clang, run, seqs
 
+from cachefit.model.profile import load
 from cachefit.pipeline.project_config import TraceConfig
 from cachefit.trace.alloc_sites import SiteNote, parse_section, type_notes
-from cachefit.trace.profile_format import load
 from cachefit.trace.unit_instrument import instrument_preprocessed
 
 R, W = "r", "w"

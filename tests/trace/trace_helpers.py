@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cachefit.trace.profile_format import Access, Profile, load
+from cachefit.model.profile import Access, Profile, load
 from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]

@@ -47,7 +47,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_merge(args: argparse.Namespace) -> int:
-    from cachefit.trace.profile_format import load, merge, save
+    from cachefit.model.profile import load, save
+    from cachefit.model.profile_merge import merge
 
     profiles = [load(p) for p in args.profiles]
     merged = merge(profiles, names=args.profiles)
@@ -58,8 +59,8 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from cachefit.trace.profile_format import dumps, load
-    from cachefit.trace.profile_show import render, select
+    from cachefit.model.profile import dumps, load
+    from cachefit.report.profile_show import render, select
 
     refuse_negative("--top", args.top,
                     "give the number of heaviest sequences to show (0 or more)")
@@ -78,7 +79,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from cachefit.trace.profile_format import save
+    from cachefit.model.profile import save
     from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
 
     prof = profile_from_raw(collect_raw_files(args.raw))

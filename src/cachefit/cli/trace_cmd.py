@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from cachefit.atomic_files import check_output
-    from cachefit.trace.profile_format import save
+    from cachefit.model.profile import save
     from cachefit.trace.trace_run import trace_command
 
     refuse_negative("--max-accesses", args.max_accesses,

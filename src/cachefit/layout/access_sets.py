@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import count, islice
 from typing import Generic, TypeVar
 
-from cachefit.trace.profile_format import Access, AccessSequence
+from cachefit.model.profile import Access, AccessSequence
 
 T = TypeVar("T", bound=Hashable)
 

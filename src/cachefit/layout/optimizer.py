@@ -73,8 +73,8 @@ from cachefit.layout.problem import LayoutProblem, build_problem
 from cachefit.layout.realize import compact_tail, realize
 from cachefit.layout.result import LayoutEvaluation, LayoutResult
 from cachefit.layout.start_shift import shifted_view
+from cachefit.model.profile import TypeProfile
 from cachefit.model.record_layout import Record
-from cachefit.trace.profile_format import TypeProfile
 
 EXACT_MAX_UNITS = 32
 """Records with at most this many units get the exact circuit model over all units

@@ -45,8 +45,8 @@ from cachefit.layout.profile_footprints import (
     Span,
     read_footprints,
 )
+from cachefit.model.profile import TypeProfile
 from cachefit.model.record_layout import Field, Record, UnnamedBitfield
-from cachefit.trace.profile_format import TypeProfile
 
 WEIGHT_RESOLUTION = 1 << 24
 """With `entry_weights`, the weights become integers summing to about this when exact

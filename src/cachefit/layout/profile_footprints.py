@@ -1,6 +1,6 @@
 """Read one type of a cachefit profile into per-sequence, per-role field footprints.
 
-Input is the profile's typed `TypeProfile` (cachefit.trace.profile_format, which alone
+Input is the profile's typed `TypeProfile` (cachefit.model.profile, which alone
 reads the file). Every sequence is one weighted item: a literal sequence and a summary of
 long invocations alike (a summary's footprint is its distinct accesses, exactly as a
 literal sequence's), with its count and kind of operation (entry). Accesses are mapped to
@@ -23,8 +23,8 @@ from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.layout.access_sets import access_table
+from cachefit.model.profile import Access, AccessSequence, TypeProfile
 from cachefit.model.record_layout import Record
-from cachefit.trace.profile_format import Access, AccessSequence, TypeProfile
 
 Span = tuple[int, int]
 

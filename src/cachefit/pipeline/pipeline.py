@@ -330,7 +330,7 @@ def _traced_workload(config: PipelineConfig, tree: OutputTree, profile: Path, lo
         os.replace(tmp, profile)
     finally:
         tmp.unlink(missing_ok=True)     # the profile of a failed workload is not kept
-    from cachefit.trace.profile_format import load
+    from cachefit.model.profile import load
     prof = load(profile)
     if prof.invocations == 0:
         raise UserError(f"{profile}: the workload ran no entry function",
@@ -455,7 +455,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     if refused and not records:
         _raise_all_refused(refused)
     write_plan(tree.plan, config.flatten, records)
-    from cachefit.trace.profile_format import load
+    from cachefit.model.profile import load
     sizes = {name: t.size for name, t in load(tree.profile).types.items() if t.fields}
     return {"types": figures, "refused": {name: {"reason": exc.message(),
                                                  "size": sizes.get(name)}

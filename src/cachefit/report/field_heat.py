@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cachefit.layout.access_sets import access_table
+from cachefit.model.profile import Access, TypeProfile
 from cachefit.report.layout_view import LayoutView, place
-from cachefit.trace.profile_format import Access, TypeProfile
 
 
 @dataclass(frozen=True)

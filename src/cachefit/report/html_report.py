@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from cachefit.model.profile import AccessSequence, Profile, TypeProfile
 from cachefit.report.access_figure import FigureMark, access_svg
 from cachefit.report.field_heat import field_heat, holes, line_heat
 from cachefit.report.layout_view import LayoutView, place, touched_lines
+from cachefit.report.profile_show import describe_access
 from cachefit.report.type_report import SkippedType, TypeReport
-from cachefit.trace.profile_format import AccessSequence, Profile, TypeProfile
-from cachefit.trace.profile_show import describe_access
 
 STYLE = (
     "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"

@@ -24,7 +24,7 @@ from cachefit.layout.placement import original_placement
 from cachefit.layout.problem import build_problem
 from cachefit.layout.result import KindFigures
 from cachefit.model import Record
-from cachefit.trace.profile_format import TypeProfile
+from cachefit.model.profile import TypeProfile
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from cachefit.layout.access_sets import access_table
-from cachefit.trace.profile_format import Access, FieldSpan, TypeProfile
+from cachefit.model.profile import Access, FieldSpan, TypeProfile
 
 
 @dataclass(frozen=True)

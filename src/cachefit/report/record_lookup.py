@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from cachefit.errors import CachefitError, UserError
 from cachefit.input_files import require_file
 from cachefit.model import Field, Record
-from cachefit.trace.profile_format import TypeProfile
+from cachefit.model.profile import TypeProfile
 
 MAX_INFERRED_ALIGN = 8
 

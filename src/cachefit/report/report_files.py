@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cachefit.atomic_files import save_output
 from cachefit.errors import CachefitError, Location, UserError
+from cachefit.model.profile import Profile, load
 from cachefit.pipeline.layout_plan import load_plan
 from cachefit.reorder.project_config import load_entry_weights
 from cachefit.report.html_report import render_html
@@ -23,7 +24,6 @@ from cachefit.report.type_report import (
     TypeReport,
     build_type_report,
 )
-from cachefit.trace.profile_format import Profile, load
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cachefit.model.profile import Profile
 from cachefit.report.layout_view import place
+from cachefit.report.profile_show import describe_access
 from cachefit.report.type_report import SAVING_EPSILON, SkippedType, TypeReport
-from cachefit.trace.profile_format import Profile
-from cachefit.trace.profile_show import describe_access
 
 
 def _plural(n: int, word: str) -> str:

@@ -21,10 +21,10 @@ from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.result import KindFigures
 from cachefit.model import Record
+from cachefit.model.profile import AccessSequence, TypeProfile
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.layout_view import LayoutView, make_view, sequence_lines
 from cachefit.report.record_lookup import FoundRecord
-from cachefit.trace.profile_format import AccessSequence, TypeProfile
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from cachefit.errors import Location, UserError
 from cachefit.frontend.member_units import RecordBody
 from cachefit.model import Record
+from cachefit.model import profile as profile_format
+from cachefit.model.profile import FieldSpan, TypeProfile
 from cachefit.model.type_names import key_matches
-from cachefit.trace import profile_format
-from cachefit.trace.profile_format import FieldSpan, TypeProfile
 
 
 def alphabetical_order(body: RecordBody) -> list[str]:

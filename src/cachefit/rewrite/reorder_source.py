@@ -21,6 +21,7 @@ from cachefit.frontend.ctor_init_lists import reorder_list
 from cachefit.layout import LayoutEvaluation, LayoutResult, evaluate_order, optimize_layout
 from cachefit.layout.problem import flexible_array
 from cachefit.model import Record
+from cachefit.model.profile import TypeProfile
 from cachefit.reorder.analysis import Analysis, refuse_if_needed
 from cachefit.reorder.constraints import (
     OrderConstraint,
@@ -33,7 +34,6 @@ from cachefit.rewrite.layout_headers import assert_header, offsets_header
 from cachefit.rewrite.member_order import plan_pieces, rewrite_members
 from cachefit.rewrite.order_choice import empty_profile_entry, parse_order, profile_entry
 from cachefit.rewrite.units_compile import check_units_compile
-from cachefit.trace.profile_format import TypeProfile
 
 
 @dataclass

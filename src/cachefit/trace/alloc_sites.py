@@ -30,7 +30,7 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from cachefit.trace.profile_format import Profile
+from cachefit.model.profile import Profile
 
 SECTION = ".cachefit.sites"
 RECORD_END = b";"

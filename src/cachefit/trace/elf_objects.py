@@ -32,7 +32,7 @@ from elftools.elf.sections import SymbolTableSection
 from cachefit.errors import CachefitError, TypeNotFound, UserError
 from cachefit.frontend.dwarf_records import DwarfReader, die_key
 from cachefit.model import Record
-from cachefit.trace.profile_format import FieldSpan
+from cachefit.model.profile import FieldSpan
 
 BLOB_SYMBOL = "__cachefit_blob"
 SHLIB_BLOB_SYMBOL = "__cachefit_shlib_blob"

@@ -30,8 +30,7 @@ from typing import Any
 
 from cachefit.errors import AmbiguousType, ToolMissing, UserError
 from cachefit.input_files import require_file
-from cachefit.scratch import scratch_directory
-from cachefit.trace.profile_format import (
+from cachefit.model.profile import (
     Access,
     AccessSequence,
     FieldSpan,
@@ -40,6 +39,7 @@ from cachefit.trace.profile_format import (
     now_iso,
     save,
 )
+from cachefit.scratch import scratch_directory
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PLUGIN_DIR = REPO_ROOT / "runtime" / "qemu"

@@ -23,16 +23,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from cachefit.errors import UserError
-from cachefit.trace.profile_format import (
+from cachefit.model.profile import (
     Access,
     AccessSequence,
     FieldSpan,
     Mode,
     Profile,
     TypeProfile,
-    merge,
     now_iso,
 )
+from cachefit.model.profile_merge import merge
 
 RAW_MAGIC = "cachefit-raw 2"
 RAW_MAGIC_V1 = "cachefit-raw 1"

@@ -20,8 +20,8 @@ from pathlib import Path
 from cachefit.atomic_files import make_output_dir
 from cachefit.errors import Interrupted, Location, UserError
 from cachefit.interrupts import held
+from cachefit.model.profile import Profile
 from cachefit.scratch import scratch_directory
-from cachefit.trace.profile_format import Profile
 from cachefit.trace.raw_trace import collect_raw_files, profile_from_raw
 
 

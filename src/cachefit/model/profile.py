@@ -4,8 +4,9 @@ A profile holds, for each traced type, its field layout at trace time and the di
 sequences of accesses (role, offset, size, mode) seen during invocations, each with its
 kind of operation (the entry function) and the number of invocations that produced it; a
 *summary* stands for long invocations (each distinct access once, with its hits). This
-module alone reads, validates, writes and merges profiles; the other stages (layout,
-reorder, report) take its typed objects (`Profile`, `TypeProfile`, `AccessSequence`).
+module alone reads, validates and writes profiles (merging: cachefit.model.profile_merge);
+the other stages (layout, reorder, report) take its typed objects (`Profile`,
+`TypeProfile`, `AccessSequence`).
 
 Version 2 is written: JSON whose per-type sequences are packed as base64 of
 zstd-compressed MessagePack (decoded by msgspec straight into `Access` objects, the
@@ -25,7 +26,7 @@ import gzip
 import json
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -520,164 +521,6 @@ def load(path: str | os.PathLike[str]) -> Profile:
     except OSError as exc:
         raise UserError(f"cannot read {p}: {exc.strerror}") from exc
     return loads(raw, str(p))
-
-
-# ---------------------------------------------------------------- merging
-
-def _same_layout(a: TypeProfile, b: TypeProfile) -> bool:
-    return a.size == b.size and a.fields == b.fields
-
-
-def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
-    """Sum the counts (and a summary's hits) of identical sequences, the invocations
-    (per kind too), the drops and the alignment counts of all profiles (a type's
-    alignment is unknown only when it is unknown in every input). Sequences are identical when kind,
-    accesses and literal/summary agree, so merging is exact and associative.
-
-    The layouts of a type must agree: a profile traced against another layout of the
-    same type cannot be added. `names` (the inputs' file names) only improve messages.
-    """
-    if not profiles:
-        raise UserError("nothing to merge", "name at least one profile")
-    cache_line = profiles[0].cache_line
-    out = Profile(cache_line=cache_line)
-    buckets: dict[str, dict[tuple[str | None, tuple[Access, ...], bool],
-                            tuple[int, list[int] | None]]] = {}
-    kinds: dict[str, int] = {}
-    for i, prof in enumerate(profiles):
-        label = names[i] if i < len(names) else f"profile {i + 1}"
-        if prof.cache_line != cache_line:
-            raise UserError(f"{label}: cache line {prof.cache_line} differs from {cache_line}",
-                            "merge profiles made for the same machine")
-        out.invocations += prof.invocations
-        for entry, n in prof.kind_invocations().items():
-            kinds[entry] = kinds.get(entry, 0) + n
-        for name, t in prof.types.items():
-            have = out.types.get(name)
-            if have is None:
-                have = out.types[name] = TypeProfile(name, t.size, list(t.fields),
-                                                     alignment_line=cache_line)
-                buckets[name] = {}
-            elif have.size == 0 and not have.fields:
-                have.size, have.fields = t.size, list(t.fields)   # layout was unknown
-            elif (t.size == 0 and not t.fields) or _same_layout(have, t):
-                pass
-            else:
-                raise UserError(f"{label}: type {name} was traced with a different layout "
-                                f"({t.size} bytes, {len(t.fields)} fields; expected "
-                                f"{have.size} bytes, {len(have.fields)} fields)",
-                                "retrace all inputs against the same build")
-            have.runaway += t.runaway
-            have.outside_objects += t.outside_objects
-            have.table_full += t.table_full
-            if t.alignment is not None:
-                got_align = have.alignment if have.alignment is not None else {}
-                for mod, n in t.alignment.items():
-                    got_align[mod] = got_align.get(mod, 0) + n
-                have.alignment = dict(sorted(got_align.items()))
-            bucket = buckets[name]
-            for s in t.sequences:
-                key = s.merge_key()
-                got = bucket.get(key)
-                if got is None:
-                    bucket[key] = (s.count, list(s.hits) if s.hits is not None else None)
-                else:
-                    hits = got[1]
-                    if hits is not None and s.hits is not None:
-                        hits = [a + b for a, b in zip(hits, s.hits, strict=True)]
-                    bucket[key] = (got[0] + s.count, hits)
-    for name, bucket in buckets.items():
-        out.types[name].sequences = [
-            AccessSequence(count, acc, entry, tuple(hits) if hits is not None else None)
-            for (entry, acc, _summary), (count, hits) in bucket.items()]
-        out.types[name].sort()
-    out.entry_invocations = kinds
-    out.metadata = merge_metadata([p.metadata for p in profiles])
-    return out
-
-
-def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Combine run metadata: lists are concatenated (without repeats), numbers in
-    `overhead` summed, the backend and instrumentation kept when all agree, the date set
-    to now. The runtime's counters are summed per type and counter (issue 26): `guards`
-    (`types` -> name -> `objects`/`distinct`, and `deep`) and `registered` (objects per
-    type; left out when an input lacks it, as then the total is unknown)."""
-    commands: list[Any] = []
-    entries: list[str] = []
-    programs: list[str] = []
-    backends: set[str] = set()
-    instrumentation: set[str] = set()
-    overhead: dict[str, float] = {}
-    guard_types: dict[str, dict[str, int]] = {}
-    deep = 0
-    registered: dict[str, int] | None = {}
-    processes = 0
-    for m in metas:
-        for c in m.get("commands", []):
-            if c not in commands:
-                commands.append(c)
-        for e in m.get("entry", []):
-            if e not in entries:
-                entries.append(e)
-        for p in m.get("programs", []):
-            if p not in programs:
-                programs.append(p)
-        if isinstance(m.get("backend"), str):
-            backends.add(m["backend"])
-        instr = m.get("instrumentation")
-        for i in ([instr] if isinstance(instr, str) else
-                  instr if isinstance(instr, list) else []):
-            if isinstance(i, str):
-                instrumentation.add(i)
-        guards = m.get("guards")
-        if isinstance(guards, dict):
-            per_type = guards.get("types")
-            for name, g in (per_type.items() if isinstance(per_type, dict) else ()):
-                if isinstance(g, dict):
-                    got = guard_types.setdefault(name, {})
-                    for k, v in g.items():
-                        if _is_count(v):
-                            got[k] = got.get(k, 0) + v
-            if _is_count(guards.get("deep")):
-                deep += guards["deep"]
-        counts = m.get("registered")
-        if registered is not None and isinstance(counts, dict):
-            for name, n in counts.items():
-                if _is_count(n):
-                    registered[name] = registered.get(name, 0) + n
-        else:
-            registered = None
-        for k, v in (m.get("overhead") or {}).items():
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                overhead[k] = overhead.get(k, 0) + v
-        if isinstance(m.get("processes"), int):
-            processes += m["processes"]
-    meta: dict[str, Any] = {
-        "backend": backends.pop() if len(backends) == 1 else sorted(backends),
-        "commands": commands,
-        "date": now_iso(),
-        "entry": entries,
-        "overhead": overhead,
-        "processes": processes,
-        "programs": programs,
-    }
-    if instrumentation:
-        meta["instrumentation"] = (instrumentation.pop() if len(instrumentation) == 1
-                                   else sorted(instrumentation))
-    guards_out: dict[str, Any] = {}
-    if guard_types:
-        guards_out["types"] = dict(sorted(guard_types.items()))
-    if deep:
-        guards_out["deep"] = deep
-    if guards_out:
-        meta["guards"] = guards_out
-    if registered is not None:
-        meta["registered"] = dict(sorted(registered.items()))
-    return meta
-
-
-def _is_count(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def now_iso() -> str:

@@ -1,7 +1,8 @@
 """Render a profile as text: per type, its sequences heaviest first, with field names.
 
-Used by `cachefit profile show`. Offsets are turned into field names from the layout the
-profile stored at trace time (``name`` for an access that covers the field exactly,
+Used by `cachefit profile show` and the reports (`describe_access`). Offsets are turned
+into field names from the layout the profile stored at trace time (``name`` for an access
+that covers the field exactly,
 ``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). A
 sequence names its kind of operation (entry function) when the profile records kinds; a
 summary of long invocations shows each distinct access once with its hits (``x4000``);
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cachefit.trace.profile_format import Access, Profile, TypeProfile
+from cachefit.model.profile import Access, Profile, TypeProfile
 
 
 def describe_access(t: TypeProfile, a: Access) -> str:
