@@ -42,9 +42,9 @@ from typing import Any
 
 from cachefit.errors import CachefitError, UserError
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.model.layout_plan import LayoutPlan, RecordPlan, save_plan
 from cachefit.model.profile import Access, Profile
 from cachefit.model.profile import load as load_profile
-from cachefit.pipeline.layout_plan import LayoutPlan, RecordPlan, save_plan
 
 ROLES = {0: "sender", 1: "receiver"}
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -28,7 +28,7 @@ from wrapper_helpers import (
     write_project,
 )
 
-from cachefit.pipeline.layout_plan import load_plan
+from cachefit.model.layout_plan import load_plan
 from cachefit.pipeline.optimize_wrapper import OptimizeBuild
 
 REPO = PROJECTS.parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.errors import UserError
-from cachefit.pipeline.layout_plan import (
+from cachefit.model.layout_plan import (
     LayoutPlan,
     RecordPlan,
     find_plan,

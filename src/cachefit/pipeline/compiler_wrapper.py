@@ -33,13 +33,8 @@ from typing import Literal
 
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
+from cachefit.model.layout_plan import LAYOUTS_ENV, PROFILE_REORDER_ENV, load_plan, plan_path
 from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.pipeline.layout_plan import (
-    LAYOUTS_ENV,
-    PROFILE_REORDER_ENV,
-    load_plan,
-    plan_path,
-)
 from cachefit.pipeline.project_config import (
     ProjectConfig,
     effective_mode,

@@ -49,6 +49,7 @@ from typing import Any, Literal
 from cachefit.atomic_files import make_output_dir
 from cachefit.cache_files import NOTICE_ENV
 from cachefit.errors import CachefitError, Location, UserError
+from cachefit.model.layout_plan import PROFILE_REORDER_ENV
 from cachefit.pipeline.build_env import (
     build_environment,
     compiler_family,
@@ -62,7 +63,6 @@ from cachefit.pipeline.build_summary import (
     TypeSummary,
     write_summary,
 )
-from cachefit.pipeline.layout_plan import PROFILE_REORDER_ENV
 from cachefit.pipeline.output_tree import (
     DEFAULT_STEPS,
     STEPS,
@@ -132,7 +132,7 @@ def plan_document(flatten: Sequence[str], records: dict[str, dict[str, Any]]) ->
 
 def write_plan(path: Path, flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> None:
     """Validate the plan with the wrapper's own reader, then write it atomically."""
-    from cachefit.pipeline.layout_plan import parse_plan, save_plan
+    from cachefit.model.layout_plan import parse_plan, save_plan
     save_plan(parse_plan(plan_document(flatten, records), path), path)
 
 

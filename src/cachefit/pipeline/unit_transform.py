@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cachefit.errors import CachefitError, Location, TypeNotFound
-from cachefit.pipeline.layout_plan import LayoutPlan
+from cachefit.model.layout_plan import LayoutPlan
 from cachefit.pipeline.wrapper_steps import Language
 
 
