@@ -71,7 +71,7 @@ def parse_size(text: str) -> int:
 # The code that decides what a transformed unit looks like; editing any of it (an upgrade
 # without a version change, a development checkout) must not reuse older objects.
 _TRANSFORM_CODE = ("flatten", "rewrite", "reorder", "frontend", "model",
-                   "pipeline/unit_transform.py", "pipeline/layout_plan.py",
+                   "pipeline/unit_transform.py",
                    "pipeline/wrapper_steps.py", "pipeline/optimize_wrapper.py",
                    "pipeline/compiler_args.py")
 _fingerprint: str | None = None
