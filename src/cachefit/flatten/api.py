@@ -25,7 +25,7 @@ from cachefit.flatten.checks import check_outside
 from cachefit.flatten.layout import dump_target
 from cachefit.flatten.model import Hierarchy
 from cachefit.flatten.problems import FlattenError, PreconditionFailed
-from cachefit.flatten.transform import Facts, Flattener
+from cachefit.flatten.transform import Facts, plan_unit
 from cachefit.frontend.clang_parse import configure_libclang, language_args
 from cachefit.frontend.clang_records import class_template_of, iter_records, qualified_decl_name
 from cachefit.frontend.compile_db import CompileCommand, commands_for
@@ -138,14 +138,6 @@ def _parse(path: str, args: Sequence[str], unsaved: dict[str, bytes]) -> ci.Tran
     return tu
 
 
-def _is_cxx17(args: Sequence[str]) -> bool:
-    for a in args:
-        m = re.match(r"-std=(?:c|gnu)\+\+(\d\w)", a)
-        if m:
-            return m.group(1) not in ("98", "03", "0x", "11", "1y", "14")
-    return True
-
-
 # ---- one translation unit ------------------------------------------------------------------
 @dataclass
 class _Prepared:
@@ -187,8 +179,8 @@ def _prepare_unit(path: str, args: Sequence[str], class_name: str,
 
 
 def _run_prepared(p: _Prepared, seeds: Facts | None = None) -> _UnitPlan:
-    plan = Flattener(p.hierarchy, p.src, cx.norm_path(p.path), p.outside, p.layout,
-                     p.include_target, _is_cxx17(p.args), seeds).run()
+    plan = plan_unit(p.hierarchy, p.src, cx.norm_path(p.path), p.outside, p.layout,
+                     p.include_target, seeds)
     return _UnitPlan(plan.edits, plan.report, plan.warnings, p.src, p.decl.type.get_size(),
                      p.hierarchy, plan.facts)
 

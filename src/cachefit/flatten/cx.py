@@ -133,6 +133,18 @@ def presumed(cursor_or_loc: ci.Cursor | ci.SourceLocation) -> Location:
     return Location(fname or "<unknown>", line.value, col.value)
 
 
+def namespaces(cursor: ci.Cursor, semantic: bool) -> list[str]:
+    """The named and anonymous namespaces around `cursor`, outermost first (through its
+    semantic or its lexical parents)."""
+    out = []
+    c = cursor.semantic_parent if semantic else cursor.lexical_parent
+    while c is not None and c.kind != CK.TRANSLATION_UNIT:
+        if c.kind == CK.NAMESPACE:
+            out.append(c.spelling)
+        c = c.semantic_parent if semantic else c.lexical_parent
+    return list(reversed(out))
+
+
 Key = tuple[str, int]
 
 
