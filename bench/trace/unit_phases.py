@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cachefit.pipeline.project_config import load_config
+from cachefit.model.project_config import load_config
 from cachefit.trace.runtime_build import include_dir
 from cachefit.trace.sancov_inline import plan
 from cachefit.trace.unit_instrument import (

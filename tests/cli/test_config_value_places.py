@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cachefit.errors import Location, UserError
+from cachefit.model.project_config import load_reorder_config
 from cachefit.pipeline.pipeline_config import load_pipeline_config
-from cachefit.reorder.project_config import load_reorder_config
 
 CACHEFIT = str(Path(sys.executable).parent / "cachefit")
 MARK = "@"

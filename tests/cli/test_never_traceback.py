@@ -56,7 +56,7 @@ def test_project_file_with_bom_is_read(tmp_path: Path) -> None:
 
 def test_reorder_reads_project_file_as_the_others(tmp_path: Path) -> None:
     from cachefit.errors import UserError
-    from cachefit.reorder.project_config import load_reorder_config
+    from cachefit.model.project_config import load_reorder_config
     (tmp_path / "cachefit.toml").write_bytes(b'\xef\xbb\xbf[reorder]\nabi = ["hdr"]\n')
     assert load_reorder_config(str(tmp_path)).abi == ("hdr",)
     (tmp_path / "cachefit.toml").write_bytes(b'[reorder]\nabi = ["\xff"]\n')
@@ -151,7 +151,7 @@ def test_unknown_qemu_keys(tmp_path: Path, command: list[str], text: str, place:
 
 def test_known_qemu_keys_pass_the_check() -> None:
     """Every key docs/qemu-tracing.md shows is accepted."""
-    from cachefit.pipeline.project_config import parse_toml
+    from cachefit.model.project_toml import parse_toml
     doc = (Path(__file__).parents[2] / "docs" / "qemu-tracing.md").read_text()
     example = doc.split("## Configuration (`cachefit.toml`)")[1].split("```toml\n")[1]
     data = parse_toml(example.split("```")[0], Path("cachefit.toml"))
@@ -160,7 +160,7 @@ def test_known_qemu_keys_pass_the_check() -> None:
 
 def test_reorder_rejects_unknown_names_too(tmp_path: Path) -> None:
     from cachefit.errors import UserError
-    from cachefit.reorder.project_config import load_reorder_config
+    from cachefit.model.project_config import load_reorder_config
     (tmp_path / "cachefit.toml").write_text('[reorder]\nabii = ["hdr"]\n')
     with pytest.raises(UserError, match="unknown key abii in .reorder.") as info:
         load_reorder_config(str(tmp_path))

@@ -15,7 +15,7 @@ from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.problem import WEIGHT_RESOLUTION
 from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile, dumps, loads
-from cachefit.reorder.project_config import load_reorder_config
+from cachefit.model.project_config import load_reorder_config
 
 
 def _with_kind(tp: TypeProfile, entry: str) -> TypeProfile:

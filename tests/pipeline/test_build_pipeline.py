@@ -17,9 +17,9 @@ import pytest
 
 from cachefit.errors import UserError
 from cachefit.frontend.dwarf_records import read_record
+from cachefit.model.project_config import parse_config
 from cachefit.pipeline.build_env import tailoring_flags
 from cachefit.pipeline.pipeline_config import pipeline_config
-from cachefit.pipeline.project_config import parse_config
 from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ import pytest
 
 from cachefit.frontend.dwarf_records import read_record
 from cachefit.model.profile import load
+from cachefit.model.project_config import parse_config
 from cachefit.pipeline.pipeline_config import pipeline_config
-from cachefit.pipeline.project_config import parse_config
 from compiled_helpers import private_cache
 
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]

@@ -16,7 +16,7 @@ from cachefit.model.layout_plan import (
     parse_plan,
     save_plan,
 )
-from cachefit.pipeline.project_config import parse_config
+from cachefit.model.project_config import parse_config
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "layout-plan-v1.json"
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from cachefit.errors import UserError
-from cachefit.pipeline.compiler_args import dependency_options, parse_command, select
-from cachefit.pipeline.compiler_wrapper import allowlist_text
-from cachefit.pipeline.project_config import (
+from cachefit.model.project_config import (
     effective_mode,
     find_config,
     load_config,
     parse_config,
     real_compiler,
 )
+from cachefit.pipeline.compiler_args import dependency_options, parse_command, select
+from cachefit.pipeline.compiler_wrapper import allowlist_text
 
 
 def test_minimal_config() -> None:

@@ -21,7 +21,7 @@ from test_trace_nested import Key, entry_counts, kinds
 from trace_helpers import CACHEFIT, build, needs_clang, needs_gcc, run
 
 from cachefit.model.profile import Profile, TypeProfile, load
-from cachefit.pipeline.project_config import parse_config
+from cachefit.model.project_config import parse_config
 from cachefit.trace.raw_trace import guard_notes, parse_raw
 
 R, W = "r", "w"

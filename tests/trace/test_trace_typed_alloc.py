@@ -16,7 +16,7 @@ import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, build, needs_clang, run, seqs
 
 from cachefit.model.profile import load
-from cachefit.pipeline.project_config import TraceConfig
+from cachefit.model.project_config import TraceConfig
 from cachefit.trace.alloc_sites import SiteNote, parse_section, type_notes
 from cachefit.trace.unit_instrument import instrument_preprocessed
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.errors import ParseError
-from cachefit.pipeline.project_config import TraceConfig
+from cachefit.model.project_config import TraceConfig
 from cachefit.trace.unit_instrument import instrument_preprocessed
 
 pytestmark = pytest.mark.skipif(shutil.which("clang-19") is None, reason="needs clang-19")

@@ -19,7 +19,7 @@ from cachefit.cli.arg_checks import refuse_negative
 from cachefit.errors import UserError
 
 # The most objects per invocation the runtime accepts (runtime/src/cf_core.c; [trace]
-# max_objects is checked against the same bound, cachefit.pipeline.project_config).
+# max_objects is checked against the same bound, cachefit.model.project_config).
 MAX_OBJECTS = 32767
 
 # The work's modules are imported when the command runs, not by --help (issue 29).
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 def run_qemu(args: argparse.Namespace) -> int:
     """Delegate to the QEMU backend (cachefit.trace.qemu_backend), same profile format."""
     from cachefit.errors import UserError
-    from cachefit.pipeline.project_config import load_config
+    from cachefit.model.project_config import load_config
     try:
         from cachefit.trace.qemu_backend import trace_qemu
     except ImportError as exc:

@@ -27,8 +27,8 @@ from typing import Literal
 
 from cachefit.edits import write_atomic
 from cachefit.errors import ToolMissing
+from cachefit.model.project_config import real_compiler
 from cachefit.pipeline.pipeline_config import PipelineConfig
-from cachefit.pipeline.project_config import real_compiler
 
 Family = Literal["clang", "gcc"]
 

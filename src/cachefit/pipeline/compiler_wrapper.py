@@ -34,13 +34,8 @@ from typing import Literal
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
 from cachefit.model.layout_plan import LAYOUTS_ENV, PROFILE_REORDER_ENV, load_plan, plan_path
+from cachefit.model.project_config import ProjectConfig, effective_mode, load_config, real_compiler
 from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.pipeline.project_config import (
-    ProjectConfig,
-    effective_mode,
-    load_config,
-    real_compiler,
-)
 from cachefit.pipeline.wrapper_steps import (
     GUARD_ENV,
     Language,

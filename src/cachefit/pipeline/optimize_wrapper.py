@@ -22,8 +22,8 @@ from pathlib import Path
 
 from cachefit.errors import UserError
 from cachefit.model.layout_plan import LayoutPlan, find_plan
+from cachefit.model.project_config import ProjectConfig
 from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
-from cachefit.pipeline.project_config import ProjectConfig
 from cachefit.pipeline.unit_transform import apply_plan, mentioned_names
 from cachefit.pipeline.wrapper_steps import (
     Language,

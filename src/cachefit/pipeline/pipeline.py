@@ -514,7 +514,7 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: dict[str, Any]
     and dirty lines per invocation, in all and per kind, at the alignment the new profile
     observed (else [build] object_align, as the layout step)."""
     from cachefit.frontend.dwarf_records import read_record
-    from cachefit.reorder.project_config import load_reorder_config
+    from cachefit.model.project_config import load_reorder_config
     from cachefit.report.layout_figures import measure_record
     from cachefit.report.record_lookup import record_from_profile
     weights = load_reorder_config().entry_weights or None

@@ -1,7 +1,7 @@
 """The `[build]` keys of cachefit.toml that `cachefit build` reads (docs/cachefit-toml.md).
 
 `load_pipeline_config` finds the project file like every other stage
-(cachefit.pipeline.project_config), validates the pipeline's keys (`command`, `clean`,
+(cachefit.model.project_config), validates the pipeline's keys (`command`, `clean`,
 `workload`, `flatten`, `output`, `binaries`, `object_align`, `time_limit`, `march_native`,
 `lto`, `pgo`, `retrace`) and resolves paths against the directory of the project file, where every
 command runs. It never runs anything. An error about a value is located at that value, a
@@ -18,7 +18,8 @@ from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
-from cachefit.pipeline.project_config import ProjectConfig, load_config, value_error
+from cachefit.model.project_config import ProjectConfig, load_config
+from cachefit.model.project_toml import value_error
 
 DEFAULT_OUTPUT = "out/cachefit"
 

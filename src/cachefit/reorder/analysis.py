@@ -26,12 +26,12 @@ from cachefit.frontend.ctor_init_lists import InitList
 from cachefit.frontend.member_units import RecordBody, read_body
 from cachefit.frontend.record_cursor import record_usr
 from cachefit.model import Record
+from cachefit.model.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder import scan_pool
 from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
 from cachefit.reorder.init_lists import InitSite
 from cachefit.reorder.other_definitions import definition_site, duplicate_refusal, namesakes
-from cachefit.reorder.project_config import ReorderConfig, load_reorder_config
 from cachefit.reorder.record_rules import record_constraints, record_refusals
 from cachefit.reorder.scan_pool import ScanOptions
 from cachefit.reorder.untyped_memory import untyped_constraints

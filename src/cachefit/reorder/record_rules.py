@@ -33,10 +33,10 @@ from cachefit.frontend.clang_records import explicit_alignment
 from cachefit.frontend.clang_util import CK, children, kind_of, location
 from cachefit.frontend.member_units import MACRO_DIRECTIVES, Directive, RecordBody
 from cachefit.model import Record
+from cachefit.model.project_config import ReorderConfig
 from cachefit.reorder.constraints import OrderConstraint, Refusal
 from cachefit.reorder.implicit_pack import has_implicit_layout_attribute
 from cachefit.reorder.member_conditionals import conditional_refusal
-from cachefit.reorder.project_config import ReorderConfig
 
 
 def record_refusals(decl: ci.Cursor, record: Record, body: RecordBody, config: ReorderConfig,

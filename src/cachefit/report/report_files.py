@@ -14,7 +14,7 @@ from cachefit.atomic_files import save_output
 from cachefit.errors import CachefitError, Location, UserError
 from cachefit.model.layout_plan import load_plan
 from cachefit.model.profile import Profile, load
-from cachefit.reorder.project_config import load_entry_weights
+from cachefit.model.project_config import load_entry_weights
 from cachefit.report.html_report import render_html
 from cachefit.report.record_lookup import find_record
 from cachefit.report.terminal_report import render_text

@@ -840,7 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from cachefit.errors import CachefitError
-    from cachefit.pipeline.project_config import parse_toml, read_project_text
+    from cachefit.model.project_toml import parse_toml, read_project_text
 
     ap = argparse.ArgumentParser(prog="python -m cachefit.trace.qemu_backend",
                                  description="trace a command in QEMU with the cachefit plugin")

@@ -43,8 +43,8 @@ from typing import Literal
 import clang.cindex as ci
 
 from cachefit.errors import Location, ParseError
+from cachefit.model.project_config import TraceConfig
 from cachefit.model.type_names import type_key
-from cachefit.pipeline.project_config import TraceConfig
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
