@@ -303,9 +303,9 @@ class OutsideChecker:
             return None
         f = cx.file_of(n)
         toks = self.src.tokens(f, cx.span(n)[1], cx.span(n)[1] + 256) if f else []
-        if len(toks) < 2 or toks[0].spelling != "::" or toks[1].kind != ci.TokenKind.IDENTIFIER:
+        if len(toks) < 2 or toks[0].spelling != "::" or toks[1].kind != "IDENTIFIER":
             return None
-        name_at = toks[1].start
+        name_at = toks[1].begin
         p = parents[-1]
         cands = [p] + [ch for ch in p.get_children() if ch != n]
         for cand in cands:

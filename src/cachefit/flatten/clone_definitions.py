@@ -116,8 +116,8 @@ def _template_header(st: FlatState, d: ci.Cursor) -> tuple[int, int] | None:
     if len(toks) < 2 or toks[0].spelling != "template" or toks[1].spelling != "<":
         return None
     j = cx.matching_angle(toks, 1)
-    nxt = toks[j + 1].start if j + 1 < len(toks) else toks[j].end
-    return toks[0].start, nxt
+    nxt = toks[j + 1].begin if j + 1 < len(toks) else toks[j].end
+    return toks[0].begin, nxt
 
 
 def adopt_out_of_line(h: Hierarchy, outside: OutsideUse) -> None:

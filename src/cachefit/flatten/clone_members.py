@@ -33,10 +33,10 @@ def member_unit(st: FlatState, m: Member) -> tuple[int, int]:
                 start = s
     toks = st.src.tokens(f, max(0, start - 32), start)
     if len(toks) >= 2 and toks[-1].spelling == "[" and toks[-2].spelling == "[":
-        start = toks[-2].start
+        start = toks[-2].begin
     elif len(toks) >= 3 and toks[-1].spelling == "(" and toks[-2].spelling == "(" and \
             toks[-3].spelling == "__attribute__":
-        start = toks[-3].start
+        start = toks[-3].begin
     return start, end
 
 

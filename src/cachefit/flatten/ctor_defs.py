@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from cachefit.flatten import cx
-from cachefit.flatten.cx import CK, Tok
+from cachefit.flatten.cx import CK
 from cachefit.flatten.model import ClassInfo, Member
 from cachefit.flatten.problems import Unsupported
 from cachefit.flatten.state import FlatState
+from cachefit.frontend.source_text import Tok
 
 
 @dataclass
@@ -58,7 +59,7 @@ def ctor_def(st: FlatState, d: ci.Cursor | None) -> CtorDef | None:
     f = cx.file_of(d)
     toks = st.src.cursor_tokens(d)
     name_off = d.location.offset
-    i = next((k for k, t in enumerate(toks) if t.start >= name_off and t.spelling == "("),
+    i = next((k for k, t in enumerate(toks) if t.begin >= name_off and t.spelling == "("),
              None)
     if i is None:
         st.ctor_cache[key] = None
@@ -71,7 +72,7 @@ def ctor_def(st: FlatState, d: ci.Cursor | None) -> CtorDef | None:
     head_end = toks[j].end
     k = j + 1
     depth = 0
-    while k < len(toks) and toks[k].start < body_start:
+    while k < len(toks) and toks[k].begin < body_start:
         t = toks[k]
         if t.spelling in ("(", "[", "{"):
             depth += 1
@@ -86,13 +87,13 @@ def ctor_def(st: FlatState, d: ci.Cursor | None) -> CtorDef | None:
                               cx.presumed(d), code="unsupported-try-block")
         elif depth == 0 and t.spelling == "=" and k + 1 < len(toks) and \
                 toks[k + 1].spelling in ("default", "delete"):
-            default_range = (t.start, toks[k + 1].end)
+            default_range = (t.begin, toks[k + 1].end)
             break
         head_end = t.end
         k += 1
     items: list[Item] = []
     if colon is not None:
-        ctoks = [t for t in toks if colon.end <= t.start < body_start]
+        ctoks = [t for t in toks if colon.end <= t.begin < body_start]
         kids = list(d.get_children())
         for part in cx.split_top_level(ctoks):
             if not part:
@@ -110,11 +111,11 @@ def _item(st: FlatState, d: ci.Cursor, f: str, part: list[Tok], kids: list[ci.Cu
         raise Unsupported("a mem-initializer without parentheses or braces",
                           "simplify the constructor", cx.presumed(d))
     close = cx.matching(part, b)
-    start, end = part[0].start, part[close].end
-    inner = (part[b].end, part[close].start)
-    args = [(p[0].start, p[-1].end) for p in cx.split_top_level(part[b + 1:close]) if p]
+    start, end = part[0].begin, part[close].end
+    inner = (part[b].end, part[close].begin)
+    args = [(p[0].begin, p[-1].end) for p in cx.split_top_level(part[b + 1:close]) if p]
     item = Item("member", start, end, part[b].spelling, inner, args)
-    name_end = part[b].start
+    name_end = part[b].begin
     for c in kids:
         cs = cx.span(c)[0]
         if not (start <= cs < name_end):

@@ -11,11 +11,11 @@ import ctypes
 import functools
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import clang.cindex as ci
 
 from cachefit.errors import Location
+from cachefit.frontend.source_text import Tok
 
 CK = ci.CursorKind
 TK = ci.TokenKind
@@ -186,18 +186,6 @@ def span(cursor: ci.Cursor) -> tuple[int, int]:
     return ext.start.offset, ext.end.offset
 
 
-@dataclass(frozen=True)
-class Tok:
-    spelling: str
-    kind: TK
-    start: int
-    end: int
-
-    @property
-    def is_punct(self) -> bool:
-        return self.kind == TK.PUNCTUATION
-
-
 class Source:
     """Bytes and tokens of the files of one translation unit (unsaved contents honoured)."""
 
@@ -234,7 +222,7 @@ class Source:
                 ext = t.extent
                 s, e = ext.start.offset, ext.end.offset
                 if start <= s < end:
-                    toks.append(Tok(t.spelling, t.kind, s, e))
+                    toks.append(Tok(t.kind.name, t.spelling, s, e))
             self._tokens[key] = toks
         return self._tokens[key]
 

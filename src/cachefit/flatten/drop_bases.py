@@ -13,10 +13,10 @@ import clang.cindex as ci
 
 from cachefit.edits import Edit
 from cachefit.flatten import cx
-from cachefit.flatten.cx import Tok
 from cachefit.flatten.model import Member
 from cachefit.flatten.places import class_removed, delete_line_range, name_end
 from cachefit.flatten.state import FlatState
+from cachefit.frontend.source_text import Tok
 
 
 def head_edits(st: FlatState, m: Member, cursor: ci.Cursor, start: int,
@@ -26,9 +26,9 @@ def head_edits(st: FlatState, m: Member, cursor: ci.Cursor, start: int,
     out: list[Edit] = []
     toks = st.src.tokens(f, start, max(name_off, start))
     for i, t in enumerate(toks):
-        if t.spelling == "virtual" and t.kind == ci.TokenKind.KEYWORD:
-            nxt = toks[i + 1].start if i + 1 < len(toks) else name_off
-            out.append(Edit(f, t.start, nxt, "", "drop virtual"))
+        if t.spelling == "virtual" and t.kind == "KEYWORD":
+            nxt = toks[i + 1].begin if i + 1 < len(toks) else name_off
+            out.append(Edit(f, t.begin, nxt, "", "drop virtual"))
     if new_name is not None:
         out.append(Edit(f, name_off, name_end(st, f, name_off, cursor), new_name,
                         "renamed copy"))
@@ -53,5 +53,5 @@ def drop_base_specifiers(st: FlatState, toks: list[Tok], name: int, lbrace: int)
     and of its `{`)."""
     colon = next((i for i in range(name, lbrace) if toks[i].spelling == ":"), None)
     if colon is not None:
-        st.edits.replace(st.t_file, toks[colon - 1].end, toks[lbrace].start, " ",
+        st.edits.replace(st.t_file, toks[colon - 1].end, toks[lbrace].begin, " ",
                          "drop bases")

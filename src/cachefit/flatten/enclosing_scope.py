@@ -120,7 +120,7 @@ def enclosing_ref(st: FlatState, n: ci.Cursor, parents: tuple[ci.Cursor, ...], r
     f = cx.file_of(n)
     s = n.location.offset if n.kind == CK.DECL_REF_EXPR else cx.span(n)[0]
     toks = st.src.tokens(f, s, s + 256)
-    if not toks or toks[0].kind != ci.TokenKind.IDENTIFIER or toks[0].spelling != d.spelling:
+    if not toks or toks[0].kind != "IDENTIFIER" or toks[0].spelling != d.spelling:
         return
     if qualifier_start(st, f, s) != s:
         return      # written qualified: the qualifier names E or a class in it

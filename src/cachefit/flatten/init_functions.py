@@ -252,7 +252,7 @@ def _format_body(head: list[str], inner: str, indent: str) -> str:
 
 def is_constexpr(st: FlatState, d: ci.Cursor) -> bool:
     name_off = d.location.offset
-    return any(t.spelling == "constexpr" and t.start < name_off
+    return any(t.spelling == "constexpr" and t.begin < name_off
                for t in st.src.cursor_tokens(d))
 
 
@@ -273,7 +273,7 @@ def _init_decl(st: FlatState, k: Member) -> str:
     ctx = ctx_for(st, k, k.cursor, True, ctor=True)
     edits = region_edits(st, k.cursor, ctx)
     f = cx.file_of(k.cursor)
-    params = apply_to_slice(st.src.data(f), cd.lparen.end, cd.rparen.start, edits)
+    params = apply_to_slice(st.src.data(f), cd.lparen.end, cd.rparen.begin, edits)
     exc = apply_to_slice(st.src.data(f), cd.rparen.end, cd.head_end, edits)
     pre = "constexpr " if is_constexpr(st, k.cursor) else ""
     return f"{pre}void {name}({params}){exc};"
@@ -293,7 +293,7 @@ def init_def(st: FlatState, k: Member, d: ci.Cursor, qual: str, in_class: bool,
     if k.kind == "dtor":
         return f"{pre}void {qual}{name}() " + _format_body([], inner, indent)
     cd = ctor_def(st, d)
-    params = apply_to_slice(data, cd.lparen.end, cd.rparen.start, edits)
+    params = apply_to_slice(data, cd.lparen.end, cd.rparen.begin, edits)
     exc = apply_to_slice(data, cd.rparen.end, cd.head_end, edits)
     lines: list[str] = []
     for e in k.cls.bases:

@@ -99,7 +99,7 @@ class ClassInfo:
 
     def _pattern_kind(self) -> ci.CursorKind:
         for t in cx.Source(self.body.translation_unit).cursor_tokens(self.body):
-            if t.spelling in ("class", "struct", "union") and t.kind == ci.TokenKind.KEYWORD:
+            if t.spelling in ("class", "struct", "union") and t.kind == "KEYWORD":
                 return CK.CLASS_DECL if t.spelling == "class" else CK.STRUCT_DECL
         return CK.STRUCT_DECL
 
@@ -193,7 +193,7 @@ class Hierarchy:
                     f = cx.file_of(spec)
                     for part in cx.split_top_level(toks[i + 1:j]):
                         if part:
-                            texts.append(self.src.text(f, part[0].start, part[-1].end))
+                            texts.append(self.src.text(f, part[0].begin, part[-1].end))
                     break
         if not texts:
             n = rtype.get_num_template_arguments()
@@ -214,7 +214,7 @@ class Hierarchy:
                                   "spell out every template argument", where,
                                   code="unsupported-template-args")
             f = cx.file_of(p)
-            texts.append(self.src.text(f, toks[eq + 1].start, toks[-1].end))
+            texts.append(self.src.text(f, toks[eq + 1].begin, toks[-1].end))
         if len(texts) != len(params):
             raise Unsupported(f"template base {key}: {len(texts)} arguments for "
                               f"{len(params)} parameters (variadic templates?)",

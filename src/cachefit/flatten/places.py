@@ -65,11 +65,11 @@ def qualifier_start(st: FlatState, f: str, start: int) -> int:
         prev = st.src.prev_token(f, start, 256)
         if prev is None or prev.spelling != "::":
             return start
-        before = st.src.prev_token(f, prev.start, 256)
-        if before is not None and before.kind == ci.TokenKind.IDENTIFIER:
-            start = before.start
+        before = st.src.prev_token(f, prev.begin, 256)
+        if before is not None and before.kind == "IDENTIFIER":
+            start = before.begin
         else:
-            return prev.start
+            return prev.begin
 
 
 def name_end(st: FlatState, f: str, start: int, where: ci.Cursor) -> int:

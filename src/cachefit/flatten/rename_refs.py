@@ -231,7 +231,7 @@ def _template_ref(st: FlatState, n: ci.Cursor, ctx: Ctx, params: dict, edits: li
     for part in cx.split_top_level(toks[1:j]):
         words = []
         for t in part:
-            if t.kind == ci.TokenKind.IDENTIFIER:
+            if t.kind == "IDENTIFIER":
                 sub = next((params[k] for k in params
                             if _param_name(st, k) == t.spelling), None)
                 words.append(sub if sub is not None else t.spelling)

@@ -29,7 +29,7 @@ def edit_target(st: FlatState, t_ctors: list[Member], t_dtor: Member | None,
     f = st.t_file
     toks = st.src.cursor_tokens(tdecl)
     name_off = tdecl.location.offset
-    ni = next(i for i, t in enumerate(toks) if t.start >= name_off)
+    ni = next(i for i, t in enumerate(toks) if t.begin >= name_off)
     lb = next(i for i in range(ni, len(toks)) if toks[i].spelling == "{")
     drop_base_specifiers(st, toks, ni, lb)
     members = [m for m in st.target.members]
@@ -61,6 +61,6 @@ def edit_target(st: FlatState, t_ctors: list[Member], t_dtor: Member | None,
     bottom = bottom_block(st, ind)
     if bottom:
         rb = toks[-1]
-        line_start = st.src.data(f).rfind(b"\n", 0, rb.start) + 1
-        at = line_start if not st.src.data(f)[line_start:rb.start].strip() else rb.start
+        line_start = st.src.data(f).rfind(b"\n", 0, rb.begin) + 1
+        at = line_start if not st.src.data(f)[line_start:rb.begin].strip() else rb.begin
         st.edits.insert(f, at, bottom, "virtual-base data members")

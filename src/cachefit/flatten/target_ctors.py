@@ -51,11 +51,11 @@ def edit_target_ctor(st: FlatState, cd: CtorDef | None, calls: list[Call]) -> No
         kept = [i for i in kept if i not in state_refs]
     if removed:
         if not kept:
-            st.edits.replace(f, cd.colon.start, cx.span(cd.body)[0], "",
+            st.edits.replace(f, cd.colon.begin, cx.span(cd.body)[0], "",
                              "drop base initializers")
-            prev = st.src.prev_token(f, cd.colon.start)
+            prev = st.src.prev_token(f, cd.colon.begin)
             if prev is not None:
-                st.edits.replace(f, prev.end, cd.colon.start, " ", "space")
+                st.edits.replace(f, prev.end, cd.colon.begin, " ", "space")
         else:
             order = cd.items
             last_kept = max(order.index(i) for i in kept)
@@ -86,7 +86,7 @@ def edit_target_ctor(st: FlatState, cd: CtorDef | None, calls: list[Call]) -> No
     if is_constexpr(st, cd.cursor):
         tok = next(t for t in st.src.cursor_tokens(cd.cursor) if t.spelling == "constexpr")
         nxt = st.src.next_token(f, tok.end)
-        st.edits.delete(f, tok.start, nxt.start if nxt else tok.end, "drop constexpr")
+        st.edits.delete(f, tok.begin, nxt.begin if nxt else tok.end, "drop constexpr")
         st.warnings.append(f"{cx.presumed(cd.cursor)}: constructor of {st.target.key} is no "
                            "longer constexpr (base members are assigned in its body)")
 
@@ -150,7 +150,7 @@ def edit_target_dtor(st: FlatState, d: ci.Cursor, calls: list[Member]) -> None:
         if i is None:
             return
         text = "".join(f"\n{outer}    {ln}" for ln in lines)
-        st.edits.replace(f, toks[i - 1].start, toks[i].end,
+        st.edits.replace(f, toks[i - 1].begin, toks[i].end,
                          "{" + text + "\n" + outer + "}", "defaulted dtor")
         return
     if any(n.kind == CK.RETURN_STMT for n in cx.walk(body)):

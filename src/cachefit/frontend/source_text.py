@@ -31,13 +31,17 @@ class Span:
 
 @dataclass(frozen=True)
 class Tok:
-    """A libclang token with its byte offsets and line."""
+    """A libclang token with its byte offsets in its file: the one token type of every
+    stage (the reorder and rewrite readers, flattening)."""
 
-    kind: str          # "PUNCTUATION", "KEYWORD", "IDENTIFIER", "LITERAL", "COMMENT"
+    kind: str          # ci.TokenKind's name: PUNCTUATION, KEYWORD, IDENTIFIER, LITERAL, COMMENT
     spelling: str
     begin: int
     end: int
-    line: int
+
+    @property
+    def is_punct(self) -> bool:
+        return self.kind == "PUNCTUATION"
 
 
 def tokens_of(cursor: ci.Cursor) -> list[Tok]:
@@ -45,8 +49,7 @@ def tokens_of(cursor: ci.Cursor) -> list[Tok]:
     out = []
     for t in cursor.get_tokens():
         ext = t.extent
-        out.append(Tok(t.kind.name, t.spelling, ext.start.offset, ext.end.offset,
-                       ext.start.line))
+        out.append(Tok(t.kind.name, t.spelling, ext.start.offset, ext.end.offset))
     return out
 
 
