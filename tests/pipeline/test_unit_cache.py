@@ -13,7 +13,7 @@ import pytest
 from wrapper_helpers import CACHEFIT, cache_stats, copy_project, needs_gcc, run, wrapper_env
 
 from cachefit.errors import UserError
-from cachefit.pipeline.compiler_args import parse_command
+from cachefit.frontend.compiler_args import parse_command
 from cachefit.pipeline.unit_cache import UnitCache, parse_size
 
 GCC = shutil.which("gcc") or "cc"

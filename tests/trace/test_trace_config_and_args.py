@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.errors import UserError
+from cachefit.frontend.compiler_args import dependency_options, parse_command, select
 from cachefit.model.project_config import (
     effective_mode,
     find_config,
@@ -14,7 +15,6 @@ from cachefit.model.project_config import (
     parse_config,
     real_compiler,
 )
-from cachefit.pipeline.compiler_args import dependency_options, parse_command, select
 from cachefit.pipeline.compiler_wrapper import allowlist_text
 
 

@@ -33,27 +33,32 @@ from typing import Literal
 
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
+from cachefit.frontend.compiler_args import (
+    CompilerCommand,
+    Language,
+    Source,
+    parse_command,
+    select,
+    unit_language,
+    unit_suffix,
+)
+from cachefit.frontend.unit_compile import is_clang
 from cachefit.model.layout_plan import LAYOUTS_ENV, PROFILE_REORDER_ENV, load_plan, plan_path
 from cachefit.model.project_config import ProjectConfig, effective_mode, load_config, real_compiler
-from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
 from cachefit.pipeline.wrapper_steps import (
     GUARD_ENV,
-    Language,
     WrapperResult,
     call,
     compile_preprocessed,
     compile_unchanged,
     full_debug_args,
     has_debug,
-    is_clang,
     link_args,
     output_for,
     parse_args_for_unit,
     preprocess,
     produces_no_code,
     save_unit_copy,
-    unit_language,
-    unit_suffix,
 )
 from cachefit.scratch import scratch_directory
 
@@ -239,11 +244,15 @@ class ProfileBuild:
             extra.append("-g")
         extra += full_debug_args(self.compiler, self.env, lang)
         if self.backend == "sanitizer-coverage":  # checks inlined: cachefit.trace.sancov_inline
-            from cachefit.trace.sancov_inline import compile_inlined
-            code = compile_inlined(self.compiler, cmd, lang, pre, out, self.env, extra, tmpdir,
-                                   source=src.path, writes=self.writes,
-                                   largest_function=report.largest_function,
-                                   warnings=self.warnings)
+            from cachefit.trace.sancov_inline import compile_commands
+            code = 0
+            for step in compile_commands(self.compiler, cmd, lang, pre, out, self.env, extra,
+                                         tmpdir, source=src.path, writes=self.writes,
+                                         largest_function=report.largest_function,
+                                         warnings=self.warnings):
+                code = _call(step, self.env)
+                if code != 0:
+                    break
         else:
             code = compile_preprocessed(self.compiler, cmd, lang, pre, out, self.env, extra,
                                         source=src.path)

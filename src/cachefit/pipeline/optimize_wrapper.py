@@ -21,12 +21,19 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from cachefit.errors import UserError
+from cachefit.frontend.compiler_args import (
+    CompilerCommand,
+    Language,
+    Source,
+    parse_command,
+    select,
+    unit_language,
+    unit_suffix,
+)
 from cachefit.model.layout_plan import LayoutPlan, find_plan
 from cachefit.model.project_config import ProjectConfig
-from cachefit.pipeline.compiler_args import CompilerCommand, Source, parse_command, select
 from cachefit.pipeline.unit_transform import apply_plan, mentioned_names
 from cachefit.pipeline.wrapper_steps import (
-    Language,
     WrapperResult,
     call,
     compile_preprocessed,
@@ -39,8 +46,6 @@ from cachefit.pipeline.wrapper_steps import (
     preprocess,
     produces_no_code,
     save_unit_copy,
-    unit_language,
-    unit_suffix,
 )
 from cachefit.scratch import scratch_directory
 

@@ -38,7 +38,7 @@ import cachefit
 from cachefit.atomic_files import write_bytes_atomic
 from cachefit.cache_files import cache_dir, failure_reason, report_unwritable
 from cachefit.errors import Location, UserError
-from cachefit.pipeline.compiler_args import CompilerCommand, select
+from cachefit.frontend.compiler_args import CompilerCommand, select
 from cachefit.pipeline.wrapper_steps import has_debug
 
 DEFAULT_MAX_SIZE = 5 * 1024 ** 3
@@ -72,8 +72,7 @@ def parse_size(text: str) -> int:
 # without a version change, a development checkout) must not reuse older objects.
 _TRANSFORM_CODE = ("flatten", "rewrite", "reorder", "frontend", "model",
                    "pipeline/unit_transform.py",
-                   "pipeline/wrapper_steps.py", "pipeline/optimize_wrapper.py",
-                   "pipeline/compiler_args.py")
+                   "pipeline/wrapper_steps.py", "pipeline/optimize_wrapper.py")
 _fingerprint: str | None = None
 
 

@@ -1,7 +1,8 @@
-"""Steps every mode of the compiler wrapper shares: running the real compiler, naming
-outputs, preprocessing one source with its dependency file, compiling a source the
-wrapper does not transform, rebuilding a link line around new objects, and keeping a
-copy of a transformed unit in CACHEFIT_UNITS_DIR.
+"""Steps every mode of the compiler wrapper shares: running the real compiler (marked so
+that it cannot call the wrapper again), naming outputs, preprocessing one source with its
+dependency file, compiling a source the wrapper does not transform or a preprocessed unit
+(the command from cachefit.frontend.unit_compile), rebuilding a link line around new
+objects, and keeping a copy of a transformed unit in CACHEFIT_UNITS_DIR.
 
 Profile mode (cachefit.pipeline.compiler_wrapper) and optimize mode
 (cachefit.pipeline.optimize_wrapper) are built from these. Nothing here edits code or
@@ -19,13 +20,22 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from cachefit.atomic_files import write_bytes_atomic
 from cachefit.errors import ToolMissing
-from cachefit.pipeline.compiler_args import CompilerCommand, Source, dependency_options, select
+from cachefit.frontend.compiler_args import (
+    CompilerCommand,
+    Language,
+    Source,
+    dependency_options,
+    preprocessed_x,
+    select,
+    unit_language,
+    unit_suffix,
+    x_name,
+)
+from cachefit.frontend.unit_compile import is_clang, preprocessed_compile_args
 
-Language = Literal["c", "c++"]
 GUARD_ENV = "CACHEFIT_WRAPPER_ACTIVE"
 UNITS_ENV = "CACHEFIT_UNITS_DIR"
 
@@ -55,26 +65,6 @@ def call(cmd: Sequence[str], env: Mapping[str, str],
         sys.stderr.buffer.flush()
         stderr_copy.append(proc.stderr)
     return proc.returncode
-
-
-def unit_language(src: Source) -> Language:
-    return "c++" if src.is_cxx else "c"
-
-
-def x_name(src: Source) -> str:
-    """The driver's `-x` name for a source's language."""
-    if src.lang == "assembler":
-        return "assembler-with-cpp" if Path(src.path).suffix in (".S", ".sx") else "assembler"
-    return {"c": "c", "c++": "c++", "c-cpp-output": "cpp-output",
-            "c++-cpp-output": "c++-cpp-output"}.get(src.lang, "none")
-
-
-def preprocessed_x(lang: Language) -> str:
-    return "c++-cpp-output" if lang == "c++" else "cpp-output"
-
-
-def unit_suffix(lang: Language) -> str:
-    return ".ii" if lang == "c++" else ".i"
 
 
 def has_debug(args: Sequence[str]) -> bool:
@@ -164,48 +154,10 @@ def compile_preprocessed(compiler: Sequence[str], cmd: CompilerCommand, lang: La
                          extra: Sequence[str] = (),
                          stderr_copy: list[bytes] | None = None,
                          source: str | None = None) -> int:
-    """Compile a (transformed) preprocessed unit with the user's flags minus the
-    preprocessor's, the linker's and the dependency options. With `source` (the original
-    file) and clang, the unit keeps the original's main-file name, which clang puts in the
-    profile names of internal-linkage functions: the profile and optimize builds of one
-    source then agree, and PGO data applies to `static` functions too."""
-    final = "-S" if cmd.action == "assemble" else "-c"
-    naming = [*main_file_args(compiler, env, source, unit), *macro_warning_args(compiler, env)]
-    return call([*compiler, *select(cmd, keep={"other"}), *extra, *naming, final, "-x",
-                 preprocessed_x(lang), str(unit), "-o", out], env, stderr_copy)
-
-
-def main_file_args(compiler: Sequence[str], env: Mapping[str, str],
-                   source: str | None, unit: Path) -> list[str]:
-    """clang flags that give the temporary `unit` the original source's main-file name,
-    and its debug information the source's path. clang names the unit's compilation unit
-    (DW_AT_name, the line table's file 0) `<unit's directory>/<main-file name>`, a random
-    temporary path, which made two builds of the same unit differ; `-ffile-prefix-map`
-    maps that directory to the source's, so the name is the plain compile's (`src/a.c`)
-    and the same inputs give the same bytes. gcc takes the name from the unit's line
-    markers, and clang does too without a main-file name (`-` read from stdin)."""
-    if source and source != "-" and is_clang(compiler, env):
-        directory = os.path.dirname(source)
-        mapped = directory + "/" if directory else ""
-        return ["-Xclang", "-main-file-name", "-Xclang", Path(source).name,
-                f"-ffile-prefix-map={unit.absolute().parent}/={mapped}"]
-    return []
-
-
-def macro_warning_args(compiler: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """Warnings the compiler judges from what preprocessing removes, off for a unit
-    compiled from preprocessed text (they warned where the plain build does not, an
-    error with -Werror). clang leaves -Wparentheses-equality (in -Wall) out inside macro
-    expansions, which the text no longer marks: Lua 5.4.4's `if (luai_numeq(a, b))` is
-    `if (((a)==(b)))` there (26 warnings on lvm.c and lcode.c). gcc's
-    -Wimplicit-fallthrough (in -Wextra) accepts a `/* FALLTHROUGH */` comment, which is
-    gone (Lua's lgc.c). Keeping comments (`-E -C`) would make a comment edit in a header
-    miss the object cache for every unit that includes it."""
-    return ["-Wno-parentheses-equality"] if is_clang(compiler, env) \
-        else ["-Wno-implicit-fallthrough"]
-
-
-_clang_cache: dict[str, bool] = {}
+    """Compile a (transformed) preprocessed unit: the command of
+    cachefit.frontend.unit_compile.preprocessed_compile_args, run here."""
+    return call(preprocessed_compile_args(compiler, cmd, lang, unit, out, env, extra, source),
+                env, stderr_copy)
 
 
 def full_debug_args(compiler: Sequence[str], env: Mapping[str, str],
@@ -221,19 +173,6 @@ def full_debug_args(compiler: Sequence[str], env: Mapping[str, str],
     if lang != "c++":
         return []
     return ["-fstandalone-debug"] if is_clang(compiler, env) else ["-femit-class-debug-always"]
-
-
-def is_clang(compiler: Sequence[str], env: Mapping[str, str]) -> bool:
-    """Whether the real compiler is clang (its `--version` says so); cached per command."""
-    key = "\0".join(compiler)
-    if key not in _clang_cache:
-        try:
-            out = subprocess.run([*compiler, "--version"], capture_output=True, text=True,
-                                 env=dict(env), check=False).stdout
-        except OSError as exc:
-            raise ToolMissing(f"cannot run {compiler[0]}: {exc.strerror}") from exc
-        _clang_cache[key] = "clang" in out.lower()
-    return _clang_cache[key]
 
 
 def link_args(cmd: CompilerCommand, objects: Mapping[int, str]) -> list[str]:

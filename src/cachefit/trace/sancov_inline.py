@@ -1,9 +1,10 @@
-"""Compile a unit for the clang backend with the per-access first checks inlined.
+"""How to compile a unit for the clang backend with the per-access first checks inlined.
 
 clang's sanitizer-coverage pass runs after the optimizer's inliner, so every instrumented
 load and store stays a call of __sanitizer_cov_loadN/storeN, and the call (with the
-registers it clobbers) costs more than the check it makes. This module compiles an
-instrumented unit in two steps instead of one:
+registers it clobbers) costs more than the check it makes. This module gives the
+commands that compile an instrumented unit in two steps instead of one (the compiler
+wrapper runs them):
   1. the usual instrumented compile, but to LLVM bitcode (`-c -emit-llvm`);
   2. that bitcode compiled again with the same flags and no instrumentation, with
      runtime/inline/cf_sancov_inline.c (built once per compiler, target and code model
@@ -14,7 +15,7 @@ instrumented unit in two steps instead of one:
      the runtime.
 The output is an ordinary object (or assembly) file with no extra symbols. When the
 compiler or the flags do not allow this (not clang, LTO, other instrumentation that step 2
-would apply twice, or CACHEFIT_INLINE_CHECKS=0), it compiles in one step as before.
+would apply twice, or CACHEFIT_INLINE_CHECKS=0), it gives the one usual command.
 It does so too, with a warning, for a unit with a huge instrumented function (more than
 MAX_INLINE_FUNCTION cursors, as unit_instrument counts them): step 2 re-optimizes the
 whole unit, and in a function with thousands of inlined checks LLVM's GVN and machine
@@ -22,7 +23,8 @@ CSE take time quadratic in their number, as the checks all load the same few glo
 (SQLite's amalgamation, whose sqlite3VdbeExec and yy_reduce are giant switches: step 2
 took 13 minutes where the plain compile takes 22 s). The profile is the same either way:
 the two steps change how the checks are called, not which accesses are instrumented.
-It never edits sources, never changes what is instrumented, and leaves no file half-written.
+It never edits sources, never changes what is instrumented, and leaves no file
+half-written; the only compile it runs is the callbacks' bitcode's, into the cache.
 """
 
 from __future__ import annotations
@@ -37,14 +39,11 @@ from pathlib import Path
 
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import UserError
-from cachefit.pipeline.compiler_args import CompilerCommand, select
-from cachefit.pipeline.wrapper_steps import (
-    Language,
-    call,
-    compile_preprocessed,
+from cachefit.frontend.compiler_args import CompilerCommand, Language, preprocessed_x, select
+from cachefit.frontend.unit_compile import (
     macro_warning_args,
     main_file_args,
-    preprocessed_x,
+    preprocessed_compile_args,
 )
 from cachefit.trace.runtime_build import runtime_dir
 
@@ -147,21 +146,25 @@ def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
     return InlineStep(inline_bitcode(compiler, flags, env, writes))
 
 
-def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Language, unit: Path,
-                    out: str, env: Mapping[str, str], extra: Sequence[str], tmpdir: Path,
-                    source: str | None = None, writes: CacheWrites | None = None,
-                    largest_function: tuple[str, int] = ("", 0),
-                    warnings: list[str] | None = None) -> int:
-    """Compile the preprocessed, instrumented `unit` to `out` as compile_preprocessed does
-    (`extra` holds the sanitizer-coverage flags), inlining the first checks when possible
-    (`writes`: see inline_bitcode; `largest_function` and `warnings`: see plan, which
-    may give a warning to append there)."""
+def compile_commands(compiler: Sequence[str], cmd: CompilerCommand, lang: Language,
+                     unit: Path, out: str, env: Mapping[str, str], extra: Sequence[str],
+                     tmpdir: Path, source: str | None = None,
+                     writes: CacheWrites | None = None,
+                     largest_function: tuple[str, int] = ("", 0),
+                     warnings: list[str] | None = None) -> list[list[str]]:
+    """The compiler commands (to run in order, stopping at the first that fails) that
+    compile the preprocessed, instrumented `unit` to `out` (`extra` holds the
+    sanitizer-coverage flags): the two steps with the first checks inlined when possible
+    (the bitcode between them is a temporary file in `tmpdir`), else the one command of a
+    preprocessed unit (cachefit.frontend.unit_compile). `writes`: see inline_bitcode;
+    `largest_function` and `warnings`: see plan, which may give a warning to append there.
+    The caller runs the commands."""
     flags = select(cmd, keep={"other"})
     step = plan(compiler, flags, env, writes, largest_function)
     if step.warning and warnings is not None:
         warnings.append(f"{source or unit}: {step.warning}")
     if step.bitcode is None:
-        return compile_preprocessed(compiler, cmd, lang, unit, out, env, extra, source=source)
+        return [preprocessed_compile_args(compiler, cmd, lang, unit, out, env, extra, source)]
     final = "-S" if cmd.action == "assemble" else "-c"
     fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
     os.close(fd)
@@ -169,11 +172,8 @@ def compile_inlined(compiler: Sequence[str], cmd: CompilerCommand, lang: Languag
              *macro_warning_args(compiler, env), "-c",
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
-    code = call(first, env)
-    if code != 0:
-        return code
     plain_extra = [a for a in extra if not a.startswith("-fsanitize-coverage")]
     second = [*compiler, *flags, *plain_extra, "-Wno-unused-command-line-argument", final,
               "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
               "-o", out]
-    return call(second, env)
+    return [first, second]

@@ -2,8 +2,9 @@
 
 The compiler wrapper uses this to split `cc ... a.c b.c -o prog` into per-source compile
 steps and a link step, and to know which options only matter to the preprocessor or the
-linker. It understands the option syntax of gcc and clang drivers (options with separate
-values, joined forms, `-x LANG`, response files); it does not run anything.
+linker; the trace stage uses it to pick the flags of an instrumented unit. It understands
+the option syntax of gcc and clang drivers (options with separate values, joined forms,
+`-x LANG` both ways, response files); it does not run anything.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ _X_LANGS: dict[str, Lang] = {
 }
 
 
+Language = Literal["c", "c++"]
+
+
 @dataclass(frozen=True)
 class Source:
     """One input file the driver would compile, with its position in the arguments."""
@@ -96,6 +100,28 @@ class CompilerCommand:
     @property
     def is_link(self) -> bool:
         return self.action == "link"
+
+
+def unit_language(src: Source) -> Language:
+    return "c++" if src.is_cxx else "c"
+
+
+def x_name(src: Source) -> str:
+    """The driver's `-x` name for a source's language."""
+    if src.lang == "assembler":
+        return "assembler-with-cpp" if Path(src.path).suffix in (".S", ".sx") else "assembler"
+    return {"c": "c", "c++": "c++", "c-cpp-output": "cpp-output",
+            "c++-cpp-output": "c++-cpp-output"}.get(src.lang, "none")
+
+
+def preprocessed_x(lang: Language) -> str:
+    """The driver's `-x` name for a preprocessed unit of `lang`."""
+    return "c++-cpp-output" if lang == "c++" else "cpp-output"
+
+
+def unit_suffix(lang: Language) -> str:
+    """The file suffix of a preprocessed unit of `lang`."""
+    return ".ii" if lang == "c++" else ".i"
 
 
 def expand_response_files(args: list[str], depth: int = 0) -> list[str]:
