@@ -1,7 +1,8 @@
 """The layout plan file (docs/layout-plan.md): which classes to flatten and which member
 order each record gets in an optimized build.
 
-`load_plan` reads and validates a plan, `save_plan` writes one atomically (temporary file
+`load_plan` reads a plan and checks it against its published JSON Schema
+(schemas/layout-plan.schema.json), `save_plan` writes one atomically (temporary file
 and rename), `find_plan` locates the plan of a build (CACHEFIT_LAYOUTS, else `[build]
 layouts` in cachefit.toml, relative to that file). `LayoutPlan.entries_for` gives the part
 of a plan that applies to a set of type names (what the object cache keys on). This module
@@ -18,9 +19,12 @@ from typing import Any
 
 from cachefit.atomic_files import write_bytes_atomic
 from cachefit.errors import UserError
+from cachefit.model.schema_check import first_error
 
 FORMAT = "cachefit-layout-plan"
 VERSION = 1
+SCHEMA = "layout-plan.schema.json"
+"""The published JSON Schema of the plan (cachefit/model/schemas/)."""
 LAYOUTS_ENV = "CACHEFIT_LAYOUTS"
 # Set to 1 by `cachefit build --step retrace` (issue 26): a profile-mode wrapper applies the
 # plan's member orders too, not only its flattening, so the traced build has the planned
@@ -78,50 +82,18 @@ def _bad(path: Path | str, what: str) -> UserError:
     return UserError(f"{path}: {what}", "see docs/layout-plan.md")
 
 
-def _name_list(path: Path | str, key: str, value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _bad(path, f"`{key}` must be a list of names")
-    if len(set(value)) != len(value):
-        raise _bad(path, f"`{key}` names the same thing twice")
-    return tuple(v.strip() for v in value)
-
-
 def parse_plan(data: Any, path: Path | str = "<plan>") -> LayoutPlan:
-    """Validate decoded JSON and build the plan."""
-    if not isinstance(data, dict):
-        raise _bad(path, "a layout plan is a JSON object")
-    if data.get("format") != FORMAT:
-        raise _bad(path, f"not a layout plan (`format` must be \"{FORMAT}\")")
-    if data.get("version") != VERSION:
-        raise _bad(path, f"layout plan version {data.get('version')!r} is not supported "
-                         f"(this cachefit reads version {VERSION})")
-    unknown = sorted(set(data) - {"format", "version", "flatten", "records",
-                                  "fix_initializers"})
-    if unknown:
-        raise _bad(path, f"unknown key(s): {', '.join(unknown)}")
-    flatten = _name_list(path, "flatten", data.get("flatten", []))
-    raw_records = data.get("records", {})
-    if not isinstance(raw_records, dict):
-        raise _bad(path, "`records` must be an object of type name -> {order, expected_size}")
-    records: dict[str, RecordPlan] = {}
-    for name, rec in raw_records.items():
-        if not name.strip() or not isinstance(rec, dict):
-            raise _bad(path, f"record {name!r} must be an object with `order`")
-        extra = sorted(set(rec) - {"order", "expected_size"})
-        if extra:
-            raise _bad(path, f"record {name}: unknown key(s): {', '.join(extra)}")
-        if "order" not in rec:
-            raise _bad(path, f"record {name} has no `order`")
-        order = _name_list(path, f"records.{name}.order", rec["order"])
-        size = rec.get("expected_size")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int)
-                                 or size <= 0):
-            raise _bad(path, f"record {name}: `expected_size` must be a positive integer")
-        records[name.strip()] = RecordPlan(order, size)
-    fix = data.get("fix_initializers", False)
-    if not isinstance(fix, bool):
-        raise _bad(path, "`fix_initializers` must be true or false")
-    return LayoutPlan(flatten, records, fix, Path(path) if path != "<plan>" else None)
+    """Check decoded JSON against the published schema (schemas/layout-plan.schema.json)
+    and build the plan."""
+    error = first_error(SCHEMA, data)
+    if error is not None:
+        raise _bad(path, error.message)
+    records = {name.strip(): RecordPlan(tuple(v.strip() for v in rec["order"]),
+                                        rec.get("expected_size"))
+               for name, rec in data.get("records", {}).items()}
+    return LayoutPlan(tuple(v.strip() for v in data.get("flatten", [])), records,
+                      data.get("fix_initializers", False),
+                      Path(path) if path != "<plan>" else None)
 
 
 def load_plan(path: Path | str) -> LayoutPlan:

@@ -273,8 +273,10 @@ class _Type(msgspec.Struct):
 
 
 class _Document(msgspec.Struct):
-    format: str
-    version: int
+    """A version 2 document; its JSON Schema is the published one (`json_schema`)."""
+
+    format: Literal["cachefit-profile"]
+    version: Literal[2]
     cache_line: _Pos
     invocations: _NonNeg
     entry_invocations: dict[str, _NonNeg]
@@ -283,6 +285,19 @@ class _Document(msgspec.Struct):
 
 _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder(list[_PackedSequence])
+
+SCHEMA = "profile.schema.json"
+"""The published JSON Schema of a version 2 profile (cachefit/model/schemas/), generated
+from the typed wire schema above by `json_schema`: what msgspec's typed decoding checks."""
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a version 2 profile document (readable or packed sequences), as
+    msgspec derives it from the types that decode it (tests compare it with SCHEMA)."""
+    generated = msgspec.json.schema(_Document)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://cachefit.invalid/schemas/profile.schema.json",
+            "title": "cachefit profile, version 2 (docs/profile-format.md)", **generated}
 
 
 def _readable_sequence(s: AccessSequence) -> dict[str, Any]:

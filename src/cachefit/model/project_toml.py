@@ -18,37 +18,42 @@ from pathlib import Path
 from typing import Any
 
 from cachefit.errors import Location, UserError
+from cachefit.model.schema_check import schema
 
-_TRACE_KEYS = {"types", "entry", "instrument", "instrument_files", "max_accesses",
-               "max_objects", "max_sequences", "max_distinct", "allocators", "deallocators",
-               "backend", "cache_line"}
-# Every table of the project file and every key (or sub-table) some stage reads; anything
-# else is a typo and an error (`check_names`). [trace]: the compile-time tracer (here) and
-# the QEMU backend's sub-table (cachefit.trace.qemu_backend, docs/qemu-tracing.md).
-# [build]: the compiler wrapper (here) and `cachefit build` (cachefit.pipeline.pipeline_config).
-# [reorder] and [layout]: cachefit.model.project_config.
-TABLES: dict[str, frozenset[str]] = {
-    "trace": frozenset(_TRACE_KEYS | {"qemu"}),
-    "build": frozenset({"mode", "cc", "cxx", "layouts",
-                        "command", "workload", "clean", "flatten", "output", "binaries",
-                        "object_align", "time_limit", "march_native", "lto", "pgo",
-                        "retrace"}),
-    "reorder": frozenset({"abi"}),
-    "layout": frozenset({"entry_weights"}),
-}
-# Sub-tables, by their dotted name, with their keys: [trace.qemu] and the entries of its
-# arrays of tables (ARRAYS: [[trace.qemu.object]], [[trace.qemu.area]], input = [{...}]).
-SUBTABLES: dict[str, frozenset[str]] = {
-    "trace.qemu": frozenset({"types", "entry", "kernel", "binary", "kernel_range",
-                             "phase_start", "phase_end", "phase_elf", "traced_code",
-                             "auto_objects", "max_accesses", "max_objects", "max_sequences",
-                             "overhead", "timeout", "log", "stop_after", "input", "object",
-                             "area"}),
-    "trace.qemu.object": frozenset({"symbol", "address", "type", "extent"}),
-    "trace.qemu.area": frozenset({"type", "base", "stride", "count", "end"}),
-    "trace.qemu.input": frozenset({"after", "send"}),
-}
-ARRAYS = frozenset({"trace.qemu.object", "trace.qemu.area", "trace.qemu.input"})
+SCHEMA = "cachefit-toml.schema.json"
+"""The published JSON Schema of the parsed file (cachefit/model/schemas/): every table of
+the project file and every key (or sub-table) some stage reads, and the values' types.
+[trace]: the compile-time tracer and the QEMU backend's sub-table
+(cachefit.trace.qemu_backend, docs/qemu-tracing.md); [build]: the compiler wrapper and
+`cachefit build` (cachefit.pipeline.pipeline_config); [reorder] and [layout]:
+cachefit.model.project_config."""
+
+
+def _tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], frozenset[str]]:
+    """The names of the schema: tables, sub-tables (dotted) and arrays of tables."""
+    tables: dict[str, frozenset[str]] = {}
+    subtables: dict[str, frozenset[str]] = {}
+    arrays: set[str] = set()
+
+    def walk(name: str, node: dict[str, Any]) -> None:
+        for key, sub in node.get("properties", {}).items():
+            if sub.get("type") == "array" and "properties" in sub.get("items", {}):
+                arrays.add(f"{name}.{key}")
+                sub = sub["items"]
+            if "properties" in sub:
+                subtables[f"{name}.{key}"] = frozenset(sub["properties"])
+                walk(f"{name}.{key}", sub)
+
+    for table, node in schema(SCHEMA)["properties"].items():
+        tables[table] = frozenset(node["properties"])
+        walk(table, node)
+    return tables, subtables, frozenset(arrays)
+
+
+# Anything not named in the schema is a typo and an error (`check_names`). SUBTABLES:
+# [trace.qemu] and the entries of its arrays of tables (ARRAYS: [[trace.qemu.object]],
+# [[trace.qemu.area]], input = [{...}]).
+TABLES, SUBTABLES, ARRAYS = _tables()
 # How an entry of an array of tables is named in messages: input is written inline.
 _ARRAY_NAMES = {"trace.qemu.input": "input of [trace.qemu]"}
 
