@@ -39,11 +39,14 @@ deps: system-deps venv
 demo: deps
 	@scripts/demo.sh
 
+# lint-imports checks the import contracts in pyproject.toml (docs/architecture.md).
 lint: venv
 	$(BIN)/ruff check src tests bench examples
+	$(BIN)/lint-imports --no-cache
 
 test: deps test-deps
 	$(BIN)/ruff check src tests bench examples
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/pytest -q $(PYTEST_PARALLEL)
 
 clean:
