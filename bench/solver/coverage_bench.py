@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                     model.hint(placement.order, placement.offsets)
                 built = time.monotonic() - began
                 model.m.minimize(model.lines_expr)
-                out, used = model._stage("lines", model.lines_expr, args.det, 600.0)
+                out, used = model._stage("lines", model.lines_expr, args.det)
                 wall = time.monotonic() - began
                 val = "-" if out.value is None else f"{per_invocation(problem, out.value):.3f}"
                 bnd = "-" if out.bound is None else f"{per_invocation(problem, out.bound):.3f}"

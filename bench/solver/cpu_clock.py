@@ -1,13 +1,9 @@
 #!/usr/bin/env python3
-"""Run bench_solver.py with the optimizer's clock replaced by this process's CPU clock.
+"""Run bench_solver.py with switches that change the optimizer, for comparisons.
 
-On a machine shared with many jobs the optimizer's wall-clock backstop (`time_limit`)
-fires before its deterministic budgets end, so bench_solver.py measures the load, not the
-solver. This wrapper makes `time.monotonic` return the process's CPU time, i.e. it
-measures what the optimizer does when it has a core of its own for `time_limit` seconds
-(CP-SAT still stops on its own wall-clock limit, which its deterministic limit precedes;
-the native block search's wall-clock backstop is moved out of reach, its node budget ends
-it).
+(The name is historical: this wrapper used to replace the optimizer's clock by the
+process's CPU clock, when wall-clock backstops could end its stages on a loaded machine.
+Since issue 28 the optimizer reads no clock, so its results are the same either way.)
 Same arguments as bench_solver.py, plus `--no-block-search` (the optimizer without
 block_search), `--block-dfs` (block_search's depth-first threshold passes instead of the
 best-first search), `--block-share X` (block_search's share of `time_limit`) and
@@ -21,18 +17,13 @@ This script only measures.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-time.monotonic = time.process_time  # the optimizer's deadlines in CPU seconds
 
 from bench_solver import main  # noqa: E402
 
 from cachefit.layout import block_native, optimizer  # noqa: E402
-
-# the C search's deadline is CLOCK_MONOTONIC + the CPU seconds left: put it out of reach
-block_native._c_monotonic = lambda: 1e12  # type: ignore[assignment]
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
                               args.seed)
     problem = build_problem(record, typed(entry), cache_line=64, object_align=64, relax_align=False,
                             constraints=LayoutConstraints(), allow_growth=False, merge=False)
-    classes = LineModel(problem, classes=True).solve(2.0, 600.0)
+    classes = LineModel(problem, classes=True).solve(2.0)
     stage = classes.stage("lines") if classes is not None else None
     known = stage.bound if stage is not None else None
     print(f"class model lines bound: {known}")
-    targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
+    targets = cluster_targets(problem, max_evals=40_000)
     start = place_order(problem, compact_tail(problem, realize(problem, targets)))
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
     names = [n for u in start.order for n in problem.units[u].fields]
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if out.value != out.bound or attempt == args.retries:
             break
-        values = model.another(values, args.det / 2, 3600.0)
+        values = model.another(values, args.det / 2)
         print(f"no C order; another solution: {model.last_det or 0.0:.2f} deterministic s")
     print("not realised")
     return 1

@@ -40,15 +40,15 @@ def _shared(p: object, cut: int | None, least: int, lim: int) -> tuple:
     counter = bs._Counter(10**9, None)
     scalar = bs._Search(p, dirty=True, counter=counter)
     lines = bs._Search(p, dirty=False, counter=counter)
-    oracle = bn.LinesOracle(scalar, lines, None)
+    oracle = bn.LinesOracle(scalar, lines)
     if oracle.handle is None:
         return ("no oracle",)
     try:
         plan = (1, 6)
-        out, _ = oracle.lines_search(10**12, cut or 3 * 10**6, None, 1, 6, 3, 10**8)
+        out, _ = oracle.lines_search(10**12, cut or 3 * 10**6, 1, 6, 3, 10**8)
         if cut and not out.complete:
             below = out.cost if out.cost is not None else 10**12
-            second, _ = oracle.lines_search(below, 3 * 10**6, None, 1, 8, 3, 10**8)
+            second, _ = oracle.lines_search(below, 3 * 10**6, 1, 8, 3, 10**8)
             plan = (1, 8)
             if second.complete and second.cost is None:   # nothing below: the first's
                 second = bn.BestFirstOutcome(out.cost, out.path, out.cost, True, 0, 0)
@@ -57,7 +57,7 @@ def _shared(p: object, cut: int | None, least: int, lim: int) -> tuple:
             return ("lines", out.complete, out.cost)
         if out.path is not None and _replayed(lines, out.path) != least:
             return ("replay",)
-        dirty, _ = bn.threshold(scalar, lim, 3 * 10**6, None, groups=plan[0],
+        dirty, _ = bn.threshold(scalar, lim, 3 * 10**6, groups=plan[0],
                                 group_size=plan[1], group_cap=10**8,
                                 floor=(least, scalar.scale), oracle_cap=10**8, nest=3,
                                 oracle=oracle)
@@ -82,15 +82,14 @@ def main() -> int:
             skip += 1
             continue
         counter = bs._Counter(10**9, None)
-        out, _ = bn.best_first(bs._Search(p, dirty=False, counter=counter), 10**12, 3 * 10**6,
-                               None)
+        out, _ = bn.best_first(bs._Search(p, dirty=False, counter=counter), 10**12, 3 * 10**6)
         if not out.complete:
             skip += 1
             continue
         least = out.cost
         scalar = bs._Search(p, dirty=True, counter=counter)
         lim = (least + 1) * scalar.scale - 1
-        plain, _ = bn.best_first(scalar, lim, 3 * 10**6, None, None, partial=False)
+        plain, _ = bn.best_first(scalar, lim, 3 * 10**6, partial=False)
         if not plain.complete:
             skip += 1
             continue

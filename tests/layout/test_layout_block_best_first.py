@@ -257,7 +257,7 @@ def test_the_floor_keeps_the_dirty_optimum_when_the_penalty_mixes_lines_and_dirt
     assert floored.cost == plain.cost
     if bn.available():
         for partial in (False, True):
-            out, _ = bn.best_first(scalar(), limit, 10**8, None, (least, scalar().scale),
+            out, _ = bn.best_first(scalar(), limit, 10**8, (least, scalar().scale),
                                    partial=partial)
             assert out.complete and out.cost == plain.cost, partial
 

@@ -47,7 +47,7 @@ def _search(problem: LayoutProblem, dirty: bool, budget: int = 10**9) -> bs._Sea
 def _limits(problem: LayoutProblem, dirty: bool) -> tuple[int, tuple[int, int] | None]:
     """A limit above every layout, and the dirty search's floor at the optimum's lines."""
     lines = _search(problem, False)
-    best, _ = bn.best_first(lines, 10**9, 10**8, None)
+    best, _ = bn.best_first(lines, 10**9, 10**8)
     assert best.complete and best.cost is not None
     if not dirty:
         return best.cost + 1, None
@@ -64,7 +64,7 @@ def test_native_expands_as_the_python_search(n: int, hot: int, seed: int) -> Non
         for budget in (1, 50, 700, 4000, 10**6):
             want = bbf.best_first(_search(problem, dirty, budget), limit, bs._Budget,
                                   floor=floor)
-            got, status = bn.best_first(_search(problem, dirty), limit, budget, None, floor,
+            got, status = bn.best_first(_search(problem, dirty), limit, budget, floor,
                                         partial=False)
             assert got == want, (dirty, budget)
             assert (status == bn.NODES) == (not want.complete)
@@ -79,9 +79,9 @@ def test_partial_expansion_keeps_the_optimum_and_the_bounds(n: int, hot: int,
     problem = _problem(n, hot, seed)
     for dirty in (False, True):
         limit, floor = _limits(problem, dirty)
-        exact, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor,
+        exact, _ = bn.best_first(_search(problem, dirty), limit, 10**8, floor,
                                  partial=False)
-        partial, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor)
+        partial, _ = bn.best_first(_search(problem, dirty), limit, 10**8, floor)
         assert exact.complete and partial.complete
         assert partial.cost == exact.cost is not None
         # fewer states kept; the lines search's limit is the optimum's, so few are queued
@@ -92,7 +92,7 @@ def test_partial_expansion_keeps_the_optimum_and_the_bounds(n: int, hot: int,
         assert partial.path is not None and len(partial.path) == sum(search.counts0)
         bounds = []
         for budget in (1, 10, 100, 1000, 10**4):
-            cut, status = bn.best_first(_search(problem, dirty), limit, budget, None, floor)
+            cut, status = bn.best_first(_search(problem, dirty), limit, budget, floor)
             assert cut.bound <= exact.cost, (dirty, budget)
             if cut.complete:
                 assert cut.cost == exact.cost
@@ -110,7 +110,7 @@ def test_partial_paths_cost_what_they_claim() -> None:
     for dirty in (False, True):
         limit, floor = _limits(problem, dirty)
         search = _search(problem, dirty)
-        out, _ = bn.best_first(search, limit, 10**8, None, floor)
+        out, _ = bn.best_first(search, limit, 10**8, floor)
         assert out.path is not None and out.cost is not None
         counts = list(search.counts0)
         cmod = search.start % search.g
@@ -130,7 +130,7 @@ def test_state_cap_ends_the_search_with_a_valid_bound() -> None:
     optimum = limit - 1
     root = _search(problem, False).root_bound()
     for cap in (200, 2000):
-        out, status = bn.best_first(_search(problem, False), limit, 10**8, None,
+        out, status = bn.best_first(_search(problem, False), limit, 10**8,
                                     max_states=cap)
         assert status == bn.STATES and not out.complete and out.cost is None
         assert root <= out.bound <= optimum
@@ -235,9 +235,9 @@ def test_group_bounds_keep_the_optimum_with_fewer_states(n: int, hot: int, seed:
     problem = _problem(n, hot, seed)
     for dirty in (False, True):
         limit, floor = _limits(problem, dirty)
-        plain, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor,
+        plain, _ = bn.best_first(_search(problem, dirty), limit, 10**8, floor,
                                  partial=not dirty)
-        grouped, _ = bn.best_first(_search(problem, dirty), limit, 10**8, None, floor,
+        grouped, _ = bn.best_first(_search(problem, dirty), limit, 10**8, floor,
                                    partial=not dirty, groups=2, group_size=3)
         assert plain.complete and grouped.complete
         assert grouped.cost == plain.cost

@@ -58,8 +58,8 @@ def test_model_cost_of_a_fixed_layout_is_the_line_count_over_starts(seed: int, c
     model = cls(p)
     for u, k in model.k.items():
         model.m.add(k == pl.offsets[u] // p.units[u].align)
-    lines, _ = model._stage("lines", model.lines_expr, 5.0, 30.0)
-    dirty, _ = model._stage("dirty", model.dirty_expr, 5.0, 30.0)
+    lines, _ = model._stage("lines", model.lines_expr, 5.0)
+    dirty, _ = model._stage("dirty", model.dirty_expr, 5.0)
     assert lines.value == per_start_total(p, p.lines_fp, pl.offsets)
     assert dirty.value == per_start_total(p, p.dirty_fp, pl.offsets)
 
@@ -73,11 +73,11 @@ def test_model_optimum_equals_brute_force_and_relaxation_is_below(seed: int) -> 
     oracle = Oracle(record, entry, cache_line=line, object_align=None)
     best_lines = oracle.best()[0]
     model = CoverageModel(p)
-    out, _ = model._stage("lines", model.lines_expr, 20.0, 60.0)
+    out, _ = model._stage("lines", model.lines_expr, 20.0)
     assert out.optimal
     assert out.value == best_lines
     for cls in (HotCoverageRelaxation, OneHotCoverageRelaxation):
         relax = cls(p)
-        rout, _ = relax._stage("lines", relax.lines_expr, 20.0, 60.0)
+        rout, _ = relax._stage("lines", relax.lines_expr, 20.0)
         assert rout.optimal
         assert rout.value is not None and rout.value <= best_lines

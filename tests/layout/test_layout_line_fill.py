@@ -70,7 +70,7 @@ def test_optimum_is_brute_force_when_realised(seed: int) -> None:
     oracle = Oracle(record, entry, cache_line=line, object_align=64)
     best_lines, _ = oracle.best()
     model = LineFillModel(problem)
-    solution = model.solve(5.0, 60.0)
+    solution = model.solve(5.0)
     assert solution is not None
     stage = solution.stage("lines")
     assert stage is not None and stage.status == "OPTIMAL" and stage.value is not None
@@ -92,7 +92,7 @@ def test_most_optima_are_realised() -> None:
         record, entry = random_case(rng, max_fields=7)
         line = rng.choice([16, 32, 64])
         model = LineFillModel(_problem(record, entry, line))
-        solution = model.solve(5.0, 60.0)
+        solution = model.solve(5.0)
         assert solution is not None
         realised += any(model.realize(v) is not None for v in solution.found)
     # 13 of 16 here: the relaxation is not exact (see docs/layout.md, "Line filling")
@@ -139,16 +139,16 @@ def test_sixty_fields_seed_three_optimum_is_realised() -> None:
 
     record, entry = bench_synthetic().make_case(60, 40, 6, 3)
     problem = _problem(record, entry, 64)
-    classes = LineModel(problem, classes=True).solve(1.0, 60.0)
+    classes = LineModel(problem, classes=True).solve(1.0)
     assert classes is not None
     stage, dirty = classes.stage("lines"), classes.stage("dirty")
     assert stage is not None and stage.bound == 11049 and stage.value == 11049
     assert dirty is not None and dirty.bound is not None
-    targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
+    targets = cluster_targets(problem, max_evals=40_000)
     start = place_order(problem, compact_tail(problem, realize(problem, targets)))
     oracle = Oracle(record, entry, cache_line=64, object_align=64)
     assert oracle.cost(_names(problem, list(start.order)))[0] > 11049
-    orders, stages, used = fill_orders(problem, start.offsets, stage.bound, 2.5, 120.0,
+    orders, stages, used = fill_orders(problem, start.offsets, stage.bound, 2.5,
                                        dirty_floor=(stage.value, dirty.bound))
     assert stages[0].name == "lines" and stages[0].bound == 11049
     assert used <= 2.5 + 0.1
@@ -168,9 +168,9 @@ def test_unproven_lines_stop_the_model() -> None:
 
     record, entry = bench_synthetic().make_case(60, 40, 6, 3)
     problem = _problem(record, entry, 64)
-    targets = cluster_targets(problem, max_evals=40_000, deadline=float("inf"))
+    targets = cluster_targets(problem, max_evals=40_000)
     start = place_order(problem, compact_tail(problem, realize(problem, targets)))
-    orders, stages, used = fill_orders(problem, start.offsets, 11049, 0.05, 60.0)
+    orders, stages, used = fill_orders(problem, start.offsets, 11049, 0.05)
     assert [st.name for st in stages] == ["lines"]
     assert stages[0].value is not None and stages[0].value > 11049
     assert stages[0].bound == 11049

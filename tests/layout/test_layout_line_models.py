@@ -43,7 +43,7 @@ def test_line_model_bounds_are_below_brute_force(seed: int) -> None:
     # the class model, the contiguous unit model, the unit model with lines in any order
     for classes, contiguous in ((True, False), (False, True), (False, False)):
         model = LineModel(problem, classes=classes, contiguous=contiguous)
-        solution = model.solve(5.0, 20.0)
+        solution = model.solve(5.0)
         assert solution is not None
         stage = solution.stage("lines")
         assert stage is not None and stage.bound is not None and stage.value is not None
@@ -53,7 +53,7 @@ def test_line_model_bounds_are_below_brute_force(seed: int) -> None:
     assert bounds[0] <= bounds[2] <= bounds[1]
     # The tight class model (members and parts per line) adds cuts to the class model:
     # its bounds, lines then dirty lines, stay below the optimum and above the class one.
-    solution = LineModel(problem, classes=True, tight=True).solve(5.0, 20.0)
+    solution = LineModel(problem, classes=True, tight=True).solve(5.0)
     assert solution is not None
     lines, dirty = solution.stage("lines"), solution.stage("dirty")
     assert lines is not None and lines.bound is not None and lines.value is not None
@@ -106,7 +106,7 @@ def test_more_field_classes_than_a_64_bit_mask_holds() -> None:
                                    for i in range(n)])
     model = LineModel(_problem(record, entry, 64), classes=True)
     assert len(model.members) == n
-    solution = model.solve(1.0, 2.0)
+    solution = model.solve(1.0)
     assert solution is not None
     stage = solution.stage("lines")
     assert stage is not None and stage.bound is not None

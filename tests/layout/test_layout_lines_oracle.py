@@ -24,7 +24,7 @@ CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 2
 
 def _least_lines(problem: LayoutProblem) -> int:
     lines = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
-    out, _ = bn.best_first(lines, 10**12, 10**8, None)
+    out, _ = bn.best_first(lines, 10**12, 10**8)
     assert out.complete and out.cost is not None
     return out.cost
 
@@ -34,7 +34,7 @@ def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0,
     """The dirty search's optimum (dirty part), the states it queued and its nodes."""
     scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
     base = least * scalar.scale
-    out, _ = bn.best_first(scalar, base + scalar.scale - 1, 10**8, None,
+    out, _ = bn.best_first(scalar, base + scalar.scale - 1, 10**8,
                            (least, scalar.scale), partial=False, groups=groups,
                            group_size=3, group_cap=group_cap, oracle_cap=oracle_cap)
     assert out.complete
@@ -133,7 +133,7 @@ def _threshold_dirty(problem: LayoutProblem, least: int, max_nodes: int = 10**8,
     whether it is proven, and its nodes."""
     scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
     base = least * scalar.scale
-    out, _ = bn.threshold(scalar, base + scalar.scale - 1, max_nodes, None, groups=groups,
+    out, _ = bn.threshold(scalar, base + scalar.scale - 1, max_nodes, groups=groups,
                           group_size=3, group_cap=group_cap, floor=(least, scalar.scale),
                           oracle_cap=oracle_cap)
     return (None if out.cost is None else out.cost - base), out.complete, out.expanded

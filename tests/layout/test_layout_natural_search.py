@@ -135,12 +135,12 @@ def test_native_expands_as_the_python_search(n: int, hot: int, seed: int) -> Non
     def search(dirty: bool, budget: int = 10**9) -> bs._Search:
         return bs._Search(problem, dirty=dirty, counter=bs._Counter(budget, None))
 
-    best, _ = bn.best_first(search(False), 10**9, 10**7, None)
+    best, _ = bn.best_first(search(False), 10**9, 10**7)
     assert best.complete and best.cost is not None
     cut = 0
     for budget in (1, 50, 700, 4000):
         want = bbf.best_first(search(False, budget), best.cost + 1, bs._Budget)
-        got, _status = bn.best_first(search(False), best.cost + 1, budget, None,
+        got, _status = bn.best_first(search(False), best.cost + 1, budget,
                                      partial=False)
         assert got == want, budget
         cut += not want.complete
@@ -306,11 +306,10 @@ def test_the_given_threshold_plans_are_the_ones_asked(free_gaps: bool,
             asked.append((kw.get("group_size", 3), max_nodes))
         return threshold(search, limit, max_nodes, *args, **kw)
 
-    def spy_oracle(self: Any, limit: int, max_nodes: int, deadline: Any, groups: int,
+    def spy_oracle(self: Any, limit: int, max_nodes: int, groups: int,
                    group_size: int, *args: Any, **kw: Any) -> Any:
         asked.append((group_size, max_nodes))
-        return lines_search(self, limit, max_nodes, deadline, groups, group_size, *args,
-                            **kw)
+        return lines_search(self, limit, max_nodes, groups, group_size, *args, **kw)
 
     monkeypatch.setattr(bn, "threshold", spy)
     monkeypatch.setattr(bn.LinesOracle, "lines_search", spy_oracle)

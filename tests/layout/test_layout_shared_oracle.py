@@ -31,7 +31,7 @@ def _searches(problem: LayoutProblem) -> tuple[bs._Search, bs._Search]:
 
 def _oracle(problem: LayoutProblem) -> tuple[bs._Search, bs._Search, bn.LinesOracle]:
     lines, scalar = _searches(problem)
-    oracle = bn.LinesOracle(scalar, lines, None)
+    oracle = bn.LinesOracle(scalar, lines)
     assert oracle.handle is not None
     return lines, scalar, oracle
 
@@ -41,7 +41,7 @@ def _dirty(scalar: bs._Search, least: int, oracle: bn.LinesOracle | None,
     """The threshold dirty search's optimum (dirty part; None: nothing below the scale) and
     its nodes, with the shared oracle or one of its own."""
     base = least * scalar.scale
-    out, _ = bn.threshold(scalar, base + scalar.scale, 10**8, None, groups=plan[0],
+    out, _ = bn.threshold(scalar, base + scalar.scale, 10**8, groups=plan[0],
                           group_size=plan[1], group_cap=10**8, floor=(least, scalar.scale),
                           oracle_cap=10**8, nest=3, oracle=oracle)
     assert out.complete
@@ -55,11 +55,11 @@ def test_the_lines_search_over_the_oracle_finds_the_least_lines(n: int, hot: int
     want = _best_first_optimum(problem)
     lines, _scalar, oracle = _oracle(problem)
     try:
-        out, status = oracle.lines_search(10**12, 10**8, None, 1, 6, 3, 10**8)
+        out, status = oracle.lines_search(10**12, 10**8, 1, 6, 3, 10**8)
         assert status == bn.FOUND and out.complete and out.cost == want == out.bound
         assert out.path is not None and _replayed(lines, out.path) == want
         # the memo it keeps: from a limit at the optimum, nothing below it
-        at, status = oracle.lines_search(want, 10**8, None, 1, 8, 3, 10**8)
+        at, status = oracle.lines_search(want, 10**8, 1, 8, 3, 10**8)
         assert status == bn.NONE and at.complete and at.cost is None and at.bound >= want
     finally:
         oracle.close()
@@ -74,7 +74,7 @@ def test_the_dirty_search_goes_on_with_the_memo(n: int, hot: int, seed: int) -> 
     least = _best_first_optimum(problem)
     _lines, scalar, oracle = _oracle(problem)
     try:
-        out, _ = oracle.lines_search(10**12, 10**8, None, 1, 6, 3, 10**8)
+        out, _ = oracle.lines_search(10**12, 10**8, 1, 6, 3, 10**8)
         assert out.complete and out.cost == least
         shared, shared_nodes = _dirty(scalar, least, oracle)
     finally:
@@ -95,13 +95,13 @@ def test_a_plan_cut_then_another_keeps_the_optimum(n: int, hot: int, seed: int) 
     for budget in (1, 30, 1000):
         lines, scalar, oracle = _oracle(problem)
         try:
-            first, status = oracle.lines_search(10**12, budget, None, 1, 6, 3, 10**8)
+            first, status = oracle.lines_search(10**12, budget, 1, 6, 3, 10**8)
             assert first.bound <= want
             if first.complete:
                 continue
             assert status == bn.NODES
             below = first.cost if first.cost is not None else 10**12
-            out, _ = oracle.lines_search(below, 10**8, None, 1, 8, 3, 10**8)
+            out, _ = oracle.lines_search(below, 10**8, 1, 8, 3, 10**8)
             assert out.complete
             got = out.cost if out.cost is not None else first.cost
             assert got == want
@@ -116,15 +116,15 @@ def test_a_plan_cut_then_another_keeps_the_optimum(n: int, hot: int, seed: int) 
 def test_both_phases_over_one_oracle_give_the_enumerated_optimum(seed: int) -> None:
     problem, want = _case(seed)
     lines, scalar = _searches(problem)
-    oracle = bn.LinesOracle(scalar, lines, None)
+    oracle = bn.LinesOracle(scalar, lines)
     if oracle.handle is None:       # a projection it cannot build: block_search goes without
         return
     try:
-        out, _ = oracle.lines_search(want[0] + 1, 10**6, None, 1, 2, 3, 10**6)
+        out, _ = oracle.lines_search(want[0] + 1, 10**6, 1, 2, 3, 10**6)
         assert out.complete and out.cost == want[0]
         assert out.path is not None and _replayed(lines, out.path) == want[0]
         base = want[0] * scalar.scale
-        dirty, _ = bn.threshold(scalar, base + want[1] + 1, 10**6, None, groups=1,
+        dirty, _ = bn.threshold(scalar, base + want[1] + 1, 10**6, groups=1,
                                 group_size=2, group_cap=10**6, floor=(want[0], scalar.scale),
                                 oracle_cap=10**6, nest=3, oracle=oracle)
         assert dirty.complete and dirty.cost == base + want[1]
@@ -139,13 +139,13 @@ def test_nested_groups_keep_the_optimum(n: int, hot: int, seed: int, groups: int
     problem = _problem(n, hot, seed)
     want = _best_first_optimum(problem)
     lines = _searches(problem)[0]
-    out, status = bn.threshold(lines, 10**12, 10**8, None, groups=groups, group_size=size,
+    out, status = bn.threshold(lines, 10**12, 10**8, groups=groups, group_size=size,
                                nest=3)
     assert status == bn.FOUND and out.cost == want == out.bound
     assert out.path is not None and _replayed(lines, out.path) == want
     bounds = []
     for budget in (10, 1000, 30_000):
-        cut, _ = bn.threshold(_searches(problem)[0], 10**12, budget, None, groups=groups,
+        cut, _ = bn.threshold(_searches(problem)[0], 10**12, budget, groups=groups,
                               group_size=size, nest=3)
         assert cut.bound <= want
         bounds.append(cut.bound)

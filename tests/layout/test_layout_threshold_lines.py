@@ -38,7 +38,7 @@ def _replayed(search: bs._Search, path: tuple[tuple[int, int], ...]) -> int:
 
 
 def _best_first_optimum(problem: object) -> int:
-    out, _ = bn.best_first(_search(problem, False), 10**12, 10**8, None)
+    out, _ = bn.best_first(_search(problem, False), 10**12, 10**8)
     assert out.complete and out.cost is not None
     return out.cost
 
@@ -50,14 +50,14 @@ def test_threshold_finds_the_best_first_optimum(n: int, hot: int, seed: int,
     problem = _problem(n, hot, seed)
     want = _best_first_optimum(problem)
     search = _search(problem, False)
-    out, status = bn.threshold(search, 10**12, 10**8, None, groups=groups)
+    out, status = bn.threshold(search, 10**12, 10**8, groups=groups)
     assert status == bn.FOUND and out.complete
     assert out.cost == want == out.bound
     assert out.path is not None and _replayed(search, out.path) == want
     # from a limit at the optimum nothing is below it; just above, the optimum itself
-    at, status = bn.threshold(_search(problem, False), want, 10**8, None, groups=groups)
+    at, status = bn.threshold(_search(problem, False), want, 10**8, groups=groups)
     assert status == bn.NONE and at.complete and at.cost is None and at.bound >= want
-    above, _ = bn.threshold(_search(problem, False), want + 1, 10**8, None, groups=groups)
+    above, _ = bn.threshold(_search(problem, False), want + 1, 10**8, groups=groups)
     assert above.complete and above.cost == want
 
 
@@ -72,10 +72,10 @@ def test_the_mirror_pair_is_placed_in_order_and_saves_nodes() -> None:
         if search.mirror is None:
             continue
         p, q = search.mirror
-        out, _ = bn.threshold(search, 10**12, 10**8, None, groups=1)
+        out, _ = bn.threshold(search, 10**12, 10**8, groups=1)
         plain = _search(problem, False)
         plain.mirror = None
-        free, _ = bn.threshold(plain, 10**12, 10**8, None, groups=1)
+        free, _ = bn.threshold(plain, 10**12, 10**8, groups=1)
         assert out.complete and free.complete and out.cost == free.cost
         assert out.path is not None
         types = [ti for ti, _o in out.path]
@@ -92,7 +92,7 @@ def test_threshold_finds_the_enumerated_optimum(seed: int) -> None:
     problem, want = _case(seed)
     for groups in (0, 1, 2):
         search = _search(problem, False)
-        out, _ = bn.threshold(search, want[0] + 1, 10**6, None, groups=groups, group_size=2)
+        out, _ = bn.threshold(search, want[0] + 1, 10**6, groups=groups, group_size=2)
         assert out.complete and out.cost == want[0], groups
         assert out.path is not None and _replayed(search, out.path) == want[0]
 
@@ -109,7 +109,7 @@ def test_a_cut_threshold_search_gives_a_rising_valid_bound(n: int, hot: int,
     cut_layouts = 0
     for budget in (1, 10, 100, 1000, 10**4, 10**5):
         search = _search(problem, False)
-        out, status = bn.threshold(search, limit, budget, None, groups=1)
+        out, status = bn.threshold(search, limit, budget, groups=1)
         assert out.bound <= want, budget
         if out.complete:
             assert out.cost == want
@@ -131,7 +131,7 @@ def test_group_caps_keep_the_optimum(cap: int) -> None:
     for n, hot, seed in CASES[:3]:
         problem = _problem(n, hot, seed)
         want = _best_first_optimum(problem)
-        out, _ = bn.threshold(_search(problem, False), 10**12, 10**8, None, groups=2,
+        out, _ = bn.threshold(_search(problem, False), 10**12, 10**8, groups=2,
                               group_cap=cap)
         assert out.complete and out.cost == want
 
@@ -141,7 +141,7 @@ def test_state_cap_ends_it_with_a_valid_bound() -> None:
     want = _best_first_optimum(problem)
     root = _search(problem, False).root_bound()
     for cap in (200, 2000):
-        out, status = bn.threshold(_search(problem, False), 10**12, 10**8, None,
+        out, status = bn.threshold(_search(problem, False), 10**12, 10**8,
                                    max_states=cap)
         assert status == bn.STATES and not out.complete
         assert root <= out.bound <= want

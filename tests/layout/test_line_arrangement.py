@@ -182,7 +182,7 @@ def test_respread_keeps_each_unit_in_its_class_lines(seed: int) -> None:
     record, entry = large_case(24, 12, 400 + seed)
     problem = aligned_problem(record, entry, 64)
     model = LineModel(problem, classes=True)
-    solution = model.solve(2.0, 20.0)
+    solution = model.solve(2.0)
     assert solution is not None
     out = respread(problem, solution.lines, model.group_of, 1.0)
     if out is None:

@@ -24,7 +24,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,13 +141,13 @@ def fits(search: _Search, limit: int) -> bool:
             and max(most, limit) < 2**62)
 
 
-def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | None,
+def best_first(search: _Search, limit: int, max_nodes: int,
                floor: tuple[int, int] | None = None, max_states: int = MAX_STATES,
                partial: bool = True, groups: int = 0, group_size: int = 4,
                group_cap: int = 200_000, oracle_cap: int = 0
                ) -> tuple[BestFirstOutcome, int]:
     """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
-    Returns the outcome and the status (NODES, STATES, DEADLINE or NOMEM when cut).
+    Returns the outcome and the status (NODES, STATES or NOMEM when cut).
 
     `partial` False expands exactly as the Python search. True (partial expansion): an
     expansion queues only the children whose bound equals the state's f and puts the
@@ -167,13 +166,13 @@ def best_first(search: _Search, limit: int, max_nodes: int, deadline: float | No
     unable to reach the floor's lines are dropped; it may expand that many states
     (counted as nodes), then lets every child through (docs/layout.md, "Lines oracle")."""
     assert _lib is not None, "call available() first"
-    inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, partial, groups,
+    inp, _keep = _input(search, limit, max_nodes, floor, max_states, partial, groups,
                         group_size, group_cap, oracle_cap)
     # out of memory ends the search like the budget: the f being expanded is a bound
     return _run(_lib.cf_block_best_first, inp, search, lambda status, out: status == FOUND)
 
 
-def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | None,
+def threshold(search: _Search, limit: int, max_nodes: int,
               max_states: int = MAX_STATES, groups: int = 0, group_size: int = 3,
               group_cap: int = 0, floor: tuple[int, int] | None = None,
               oracle_cap: int = 0, nest: int = 0, oracle: LinesOracle | None = None
@@ -183,7 +182,7 @@ def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | Non
     `group_cap` 0: a group may take them all). Returns the outcome and the status.
 
     Complete (FOUND or NONE) as `best_first`: the layout is optimal, or nothing is below
-    the limit. Cut (NODES, STATES, DEADLINE, NOMEM), the outcome may still hold the last
+    the limit. Cut (NODES, STATES, NOMEM), the outcome may still hold the last
     layout found, below the limit but not proven, and `bound` is a proven lower bound.
 
     With `floor` and `oracle_cap` > 0 (a dirty search): the lines oracle, which may expand
@@ -196,7 +195,7 @@ def threshold(search: _Search, limit: int, max_nodes: int, deadline: float | Non
     `oracle` (a dirty search, `search` the one it was opened for): the oracle of the lines
     search goes on with its memo instead of a new one."""
     assert _lib is not None, "call available() first"
-    inp, _keep = _input(search, limit, max_nodes, deadline, floor, max_states, False, groups,
+    inp, _keep = _input(search, limit, max_nodes, floor, max_states, False, groups,
                         group_size, group_cap, oracle_cap, nest)
     if oracle is not None and oracle.handle is not None and floor is not None:
         assert oracle.search is search
@@ -214,13 +213,12 @@ class LinesOracle:
     a lines class are one block there too), and `threshold(..., oracle=)` goes on with its
     memo. `handle` is None when the oracle cannot be built. Call `close` when done."""
 
-    def __init__(self, search: _Search, lines: _Search, deadline: float | None) -> None:
+    def __init__(self, search: _Search, lines: _Search) -> None:
         assert _lib is not None, "call available() first"
         self.search = search
         self._keep: list[Any] = []
         self._plans: dict[tuple[int, int, int], tuple[int, ctypes.Array, ctypes.Array]] = {}
-        inp, keep = _input(search, 0, 0, deadline, (0, search.scale), MAX_STATES, False, 0,
-                           2, 0, 1, 0)
+        inp, keep = _input(search, 0, 0, (0, search.scale), MAX_STATES, False, 0, 2, 0, 1, 0)
         self._keep += [inp, keep]
         self.handle: int | None = _lib.cf_oracle_open(ctypes.byref(inp))
         self._to_lines: list[int] = []
@@ -256,13 +254,13 @@ class LinesOracle:
         inp.nest = nest
         self._keep.append(inp)
 
-    def lines_search(self, limit: int, max_nodes: int, deadline: float | None, groups: int,
-                     group_size: int, nest: int, group_cap: int) -> tuple[BestFirstOutcome, int]:
+    def lines_search(self, limit: int, max_nodes: int, groups: int, group_size: int,
+                     nest: int, group_cap: int) -> tuple[BestFirstOutcome, int]:
         """The least lines below `limit` (the lines search's costs) by threshold questions
         over the oracle, with at most `max_nodes` of work and the given groups; the
         outcome's path is in the lines search's item types."""
         assert _lib is not None and self.handle is not None
-        inp, keep = _input(self.search, limit, max_nodes, deadline, (0, self.search.scale),
+        inp, keep = _input(self.search, limit, max_nodes, (0, self.search.scale),
                            MAX_STATES, False, groups, group_size, group_cap, 1, nest)
         self._keep += [inp, keep]
         self.use_plan(inp, keep, groups, group_size, nest)
@@ -294,7 +292,7 @@ def _run(fn: Any, inp: _Input, search: _Search,
                              status in (FOUND, NONE), out.expanded, out.queued), status)
 
 
-def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
+def _input(search: _Search, limit: int, max_nodes: int,
            floor: tuple[int, int] | None, max_states: int, partial: bool, groups: int,
            group_size: int, group_cap: int, oracle_cap: int, nest: int = 0
            ) -> tuple[_Input, list]:
@@ -325,11 +323,10 @@ def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
     for c in chunks:
         gfp.extend(c)
         gstart.append(len(gfp))
-    seconds_left = None if deadline is None else deadline - time.monotonic()
     inp = _Input(nt, nfp, search.g, search.k, *keep, search.start % search.g, mp, mq,
                  search.fixed_cost, limit, floor[0] if floor else 0, floor[1] if floor else 0,
                  max(0, max_nodes), max_states,
-                 0.0 if seconds_left is None else _c_monotonic() + max(0.0, seconds_left),
+                 0.0,   # no wall-clock deadline: the node budget alone ends a search
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
                  arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap,
                  nest)
@@ -340,7 +337,3 @@ def _input(search: _Search, limit: int, max_nodes: int, deadline: float | None,
         inp.lo = floor[0] * floor[1] + search.known_dirty
     return inp, [*keep, gstart, gfp]
 
-
-def _c_monotonic() -> float:
-    """CLOCK_MONOTONIC, the clock the C search reads (time.monotonic on Linux)."""
-    return time.clock_gettime(time.CLOCK_MONOTONIC)

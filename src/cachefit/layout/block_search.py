@@ -30,7 +30,7 @@ per-footprint bound on what is left and a next-granule penalty. By default best-
 the smallest bound still queued is proven); `method="dfs"` keeps the depth-first search
 by rising thresholds (each exhausted pass proves one). Lines first; then, when the known
 layout's lines are proven, lines * M + dirty with M above any dirty total. The budget is
-a count of nodes (deterministic; the deadline is a backstop). This module
+a count of nodes (deterministic: no clock is read). This module
 neither orders cold units nor checks the caller's constraints: the caller's `judge`
 realises the relaxed layouts as C orders and measures them.
 
@@ -45,7 +45,6 @@ declaration orders").
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -165,7 +164,7 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 
 
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
-                 judge: Judge | None = None, deadline: float | None = None,
+                 judge: Judge | None = None,
                  merge: bool = True, method: str = "best_first", native: bool = True,
                  lower: int = 0, lower_dirty: int = 0, free_gaps: bool = False,
                  dirty: bool = True,
@@ -186,7 +185,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     over (lines, dirty) proves its dirty lines or finds better ones (best-first: or, out
     of budget, proves the bound still queued). At most `max_nodes` nodes in all, and
     DIRTY_EXTRA_SHARE of that more for the dirty search once the lines are proven
-    (deterministic); `deadline` (time.monotonic()) is only a backstop. `merge` False
+    (deterministic). `merge` False
     searches whole-granule units one by one (for tests). `native`: the best-first search
     runs in C (`block_native`, the same expansions) when it can be built and the numbers
     fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
@@ -199,7 +198,7 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     objects"). `dirty` False: the lines search only (no dirty bound). `plans`: the native
     threshold lines searches to try instead of THRESHOLD_PLANS, `threshold_share` their
     share of the budget instead of THRESHOLD_LINES_SHARE."""
-    counter = _Counter(max_nodes, deadline, 0.0 if natural(problem) else None)
+    counter = _Counter(max_nodes, 0.0 if natural(problem) else None)
     lines = _Search(problem, dirty=False, counter=counter, merge=merge, free_gaps=free_gaps)
     lines.known_lo = lower
     if plans is not None:
@@ -287,7 +286,7 @@ def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int],
             and block_native.fits(lines, upper[0])
             and block_native.fits(scalar, upper[0] * scalar.scale + upper[1])):
         return None
-    oracle = block_native.LinesOracle(scalar, lines, counter.deadline)
+    oracle = block_native.LinesOracle(scalar, lines)
     return oracle if oracle.handle is not None else None
 
 
@@ -369,15 +368,14 @@ def _best_first(search: _Search, limit: int, counter: _Counter,
         if floor is not None and THRESHOLD_DIRTY:
             if plan is not None:
                 groups, size = plan
-            out, _status = block_native.threshold(search, limit, budget, counter.deadline,
-                                                  groups=groups, group_size=size,
+            out, _status = block_native.threshold(search, limit, budget, groups=groups,
+                                                  group_size=size,
                                                   group_cap=cap, floor=floor,
                                                   oracle_cap=budget, nest=NEST,
                                                   oracle=oracle)
             counter.nodes += out.expanded + (0 if out.complete else 1)
             return out
-        out, _status = block_native.best_first(search, limit, budget,
-                                               counter.deadline, floor,
+        out, _status = block_native.best_first(search, limit, budget, floor,
                                                partial=PARTIAL[floor is not None],
                                                groups=groups, group_size=size, group_cap=cap,
                                                oracle_cap=budget if floor else 0)
@@ -404,11 +402,11 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
     for groups, size, part in search.plans:
         nodes = share - spent if part is None else min(share - spent, int(budget * part))
         if oracle is not None:
-            out, _status = oracle.lines_search(below, nodes, counter.deadline, groups, size,
+            out, _status = oracle.lines_search(below, nodes, groups, size,
                                                NEST, group_cap=budget)
         else:
-            out, _status = block_native.threshold(search, below, nodes, counter.deadline,
-                                                  groups=groups, group_size=size, nest=NEST)
+            out, _status = block_native.threshold(search, below, nodes, groups=groups,
+                                                  group_size=size, nest=NEST)
         counter.nodes += out.expanded
         spent += out.expanded
         first = _after(first, out)
@@ -424,7 +422,7 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
         # a near proof: the last plan goes on with the dirty search's extra (its memo kept)
         groups, size, _part = search.plans[-1]
         out, _status = oracle.lines_search(below, counter.limit - counter.nodes - int(
-            budget * (1 - search.threshold_share)), counter.deadline, groups, size, NEST,
+            budget * (1 - search.threshold_share)), groups, size, NEST,
             group_cap=budget)
         counter.nodes += out.expanded
         first = _after(first, out)
@@ -434,8 +432,8 @@ def _threshold_lines(search: _Search, limit: int, counter: _Counter,
     search.plan = search.plans[-1][:2]
     below = first.cost if first.cost is not None else limit
     groups, size, cap = GROUPS[0]
-    out, _status = block_native.best_first(search, below, counter.limit - counter.nodes,
-                                           counter.deadline, None, partial=PARTIAL[0],
+    out, _status = block_native.best_first(search, below, counter.limit - counter.nodes, None,
+                                           partial=PARTIAL[0],
                                            groups=groups, group_size=size,
                                            group_cap=cap if cap is not None else counter.limit)
     counter.nodes += out.expanded + (0 if out.complete else 1)
@@ -549,13 +547,11 @@ def _thresholds(lower: int, upper: int) -> list[int]:
 
 
 class _Counter:
-    def __init__(self, limit: int, deadline: float | None,
-                 extra_share: float | None = None) -> None:
+    def __init__(self, limit: int, extra_share: float | None = None) -> None:
         self.limit = limit
         self.budget = limit               # as given: the base of the dirty search's extra
         self.extra_share = extra_share    # None: DIRTY_EXTRA_SHARE when granted
         self.nodes = 0
-        self.deadline = deadline
         self.granted = False
 
     def grant_dirty_extra(self) -> bool:
@@ -571,8 +567,7 @@ class _Counter:
 
     def tick(self) -> None:
         self.nodes += 1
-        if self.nodes > self.limit or (self.deadline is not None and self.nodes % 256 == 1
-                                       and time.monotonic() > self.deadline):
+        if self.nodes > self.limit:
             raise _Budget
 
 

@@ -59,14 +59,14 @@ def new_solver() -> cp_model.CpSolver:
 
 
 def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
-                variables: list[cp_model.IntVar], det: float, wall: float, *,
-                presolve: bool = True
+                variables: list[cp_model.IntVar], det: float, *, presolve: bool = True
                 ) -> tuple[StageOutcome, float, dict[int, int] | None]:
     """One stage of a lexicographic objective, shared by the CP-SAT models: minimise `expr`
-    on one worker within `det` deterministic and `wall` wall-clock seconds, then fix it at
-    the value found (`expr <= value` is added to `m`). Returns the outcome, the
-    deterministic time used and the solution's values by variable index (None when no
-    solution was found); a solution becomes the hint of the next stage on `m`."""
+    on one worker within `det` deterministic seconds (no wall-clock limit, so the machine's
+    load never changes the answer), then fix it at the value found (`expr <= value` is
+    added to `m`). Returns the outcome, the deterministic time used and the solution's
+    values by variable index (None when no solution was found); a solution becomes the
+    hint of the next stage on `m`."""
     if isinstance(expr, int):
         return StageOutcome(name, "OPTIMAL", expr, expr), 0.0, None
     m.minimize(expr)
@@ -75,7 +75,6 @@ def solve_stage(m: cp_model.CpModel, name: str, expr: cp_model.LinearExprT,
     prm.num_workers = 1
     prm.random_seed = SOLVER_SEED
     prm.max_deterministic_time = max(det, 0.01)
-    prm.max_time_in_seconds = max(wall, 0.05)
     prm.cp_model_presolve = presolve
     status = solver.solve(m)
     used = solver.response_proto.deterministic_time
@@ -99,26 +98,24 @@ def hint_values(m: cp_model.CpModel, variables: list[cp_model.IntVar],
             m.add_hint(v, values[v.index])
 
 
-Stage = Callable[[str, cp_model.LinearExprT, float, float], tuple[StageOutcome, float]]
+Stage = Callable[[str, cp_model.LinearExprT, float], tuple[StageOutcome, float]]
 
 
 def run_stages(stage: Stage, stages: Sequence[tuple[str, cp_model.LinearExprT, float]],
-               det_budget: float, wall_budget: float,
-               current: Callable[[], dict[int, int] | None]
+               det_budget: float, current: Callable[[], dict[int, int] | None]
                ) -> tuple[list[StageOutcome], list[dict[int, int]], float, float]:
     """Run lexicographic `stages` (name, objective, share of the deterministic budget left)
-    through `stage` until one finds nothing or the budgets run out; after each, `current()`
+    through `stage` until one finds nothing or the budget runs out; after each, `current()`
     is the model's solution. Returns (outcomes, distinct solutions in the order found,
-    deterministic seconds used, wall seconds)."""
+    deterministic seconds used, wall seconds, for reports only)."""
     began = time.monotonic()
     done: list[StageOutcome] = []
     found: list[dict[int, int]] = []
     det_left = det_budget
     for name, expr, share in stages:
-        wall_left = wall_budget - (time.monotonic() - began)
-        if done and (det_left <= 0.005 or wall_left <= 0.01):
+        if done and det_left <= 0.005:
             break
-        out, used = stage(name, expr, det_left * share, max(wall_left, 0.05))
+        out, used = stage(name, expr, det_left * share)
         det_left -= used
         done.append(out)
         if out.value is None:
@@ -506,21 +503,20 @@ class LayoutModel:
 
     # -------------------------------------------------------------------- solve
 
-    def _stage(self, name: str, expr: cp_model.LinearExprT, det_budget: float,
-               wall_budget: float) -> tuple[StageOutcome, float]:
+    def _stage(self, name: str, expr: cp_model.LinearExprT, det_budget: float
+               ) -> tuple[StageOutcome, float]:
         """Minimise `expr`, then fix it at the value found. Returns (outcome, det. time)."""
-        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det_budget,
-                                            wall_budget)
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det_budget)
         if values is not None:
             self._values = values
         return outcome, used
 
-    def solve(self, det_budget: float, wall_budget: float,
+    def solve(self, det_budget: float,
               known: tuple[int, int] | None = None) -> ModelSolution | None:
         """Run the stages; None if no solution was found.
 
         Stage budgets are shares of the deterministic budget left (so the same input gives
-        the same answer); `wall_budget` seconds is only a backstop. With `known` = proven
+        the same answer on any machine load). With `known` = proven
         optimal (lines, dirty), those stages are replaced by constraints.
         """
         began = time.monotonic()
@@ -536,10 +532,9 @@ class LayoutModel:
         for name, expr, share in plan:
             if expr is None:
                 continue
-            wall_left = wall_budget - (time.monotonic() - began)
-            if (det_left <= 0.005 or wall_left <= 0.01) and self._values is not None:
+            if det_left <= 0.005 and self._values is not None:
                 break
-            out, used = self._stage(name, expr, det_left * share, max(wall_left, 0.05))
+            out, used = self._stage(name, expr, det_left * share)
             det_left -= used
             outcomes.append(out)
             if out.value is None:
@@ -548,7 +543,7 @@ class LayoutModel:
             if outcomes and outcomes[0].value is None:
                 return None
             # every objective was constant: any feasible assignment will do
-            self._stage("feasible", sum(self.k.values()), det_budget, wall_budget)
+            self._stage("feasible", sum(self.k.values()), det_budget)
             if self._values is None:
                 return None
         values = self._values

@@ -13,7 +13,6 @@ starts on a line boundary only; it does not place cold units or check constraint
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 
 from cachefit.layout.line_cost import fixed_lines
@@ -153,7 +152,7 @@ def _reserved(problem: LayoutProblem) -> list[tuple[int, int]]:
 
 
 def cluster_targets(problem: LayoutProblem, *, max_evals: int = 400_000,
-                    deadline: float | None = None, seed: int = 1) -> dict[int, int]:
+                    seed: int = 1) -> dict[int, int]:
     """Target offsets for the hot units (see the module docstring)."""
     line = problem.line
     nlines = max(1, problem.size_limit // line)
@@ -193,9 +192,7 @@ def cluster_targets(problem: LayoutProblem, *, max_evals: int = 400_000,
                    [dirty_total, 1])
 
     _greedy(problem, state, blocks, fps_of[0], nlines)
-    if deadline is None:
-        deadline = time.monotonic() + 5.0
-    _improve(state, blocks, max_evals, deadline, seed)
+    _improve(state, blocks, max_evals, seed)
     return _targets(problem, state, blocks, spans, nlines)
 
 
@@ -269,10 +266,9 @@ def _candidates(state: _Lines, b: int, nlines: int) -> list[int]:
     return sorted(ell for ell in lines if ell < nlines)
 
 
-def _descend(state: _Lines, movable: list[int], nlines: int, budget: list[int],
-             deadline: float) -> None:
+def _descend(state: _Lines, movable: list[int], nlines: int, budget: list[int]) -> None:
     improved = True
-    while improved and budget[0] > 0 and time.monotonic() < deadline:
+    while improved and budget[0] > 0:
         improved = False
         for b in movable:
             src = state.line_of[b]
@@ -304,18 +300,17 @@ def _descend(state: _Lines, movable: list[int], nlines: int, budget: list[int],
                 break
 
 
-def _improve(state: _Lines, blocks: list[_Block], max_evals: int, deadline: float,
-             seed: int) -> None:
+def _improve(state: _Lines, blocks: list[_Block], max_evals: int, seed: int) -> None:
     nlines = len(state.free)
     movable = sorted(state.line_of, key=lambda b: (-blocks[b].heat, blocks[b].rank))
     if not movable:
         return
     budget = [max_evals]
-    _descend(state, movable, nlines, budget, deadline)
+    _descend(state, movable, nlines, budget)
     best_cost = state.cost()
     best = dict(state.line_of)
     rng = random.Random(seed)
-    while budget[0] > 0 and time.monotonic() < deadline and len(movable) > 1:
+    while budget[0] > 0 and len(movable) > 1:
         # kick: a few random feasible swaps, then descend again; keep the best assignment
         for _ in range(3):
             b, c = rng.sample(movable, 2)
@@ -327,7 +322,7 @@ def _improve(state: _Lines, blocks: list[_Block], max_evals: int, deadline: floa
                 state.move(b, j)
                 state.move(c, i)
         budget[0] -= len(movable)
-        _descend(state, movable, nlines, budget, deadline)
+        _descend(state, movable, nlines, budget)
         cost = state.cost()
         if cost < best_cost:
             best_cost, best = cost, dict(state.line_of)

@@ -35,7 +35,6 @@ This module does not choose among layouts nor evaluate orders.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -402,30 +401,30 @@ class LineFillModel:
 
     # ------------------------------------------------------------------ solving
 
-    def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
+    def _stage(self, name: str, expr: cp_model.LinearExprT, det: float
                ) -> tuple[StageOutcome, float]:
         # CP-SAT's presolve loses the hint on this model (seen with OR-Tools 9.x): the
         # search would not start from the best known layout.
-        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det, wall,
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det,
                                             presolve=False)
         self.last_det = used
         if values is not None:
             self._values = values
         return outcome, used
 
-    def solve(self, det_budget: float, wall_budget: float) -> FillSolution | None:
+    def solve(self, det_budget: float) -> FillSolution | None:
         """Minimise lines, then dirty lines, then the padding before the last line (a
         smaller record), each stage keeping the previous value."""
         padding = sum(self.pad.values()) if self.pad else 0
         done, found, det_used, seconds = run_stages(
             self._stage, (("lines", self.lines_expr, 0.85), ("dirty", self.dirty_expr, 0.7),
                           ("padding", padding, 1.0)),
-            det_budget, wall_budget, lambda: self._values)
+            det_budget, lambda: self._values)
         if not found:
             return None
         return FillSolution(done, seconds, det_used, list(reversed(found)))
 
-    def another(self, values: dict[int, int], det: float, wall: float,
+    def another(self, values: dict[int, int], det: float,
                 expr: cp_model.LinearExprT | None = None) -> dict[int, int] | None:
         """A further solution no worse than the earlier stages allowed, with another set of
         (item, line) presences than `values` (for one that can be realised), minimising
@@ -434,7 +433,7 @@ class LineFillModel:
         xs = list(self.x.values())
         self.m.add(sum(1 - x if values[x.index] else x for x in xs) >= 1)
         self.m.clear_hints()
-        out, _ = self._stage("retry", self.lines_expr if expr is None else expr, det, wall)
+        out, _ = self._stage("retry", self.lines_expr if expr is None else expr, det)
         return self._values if out.value is not None else None
 
     # ------------------------------------------------------------------ realising
@@ -554,7 +553,7 @@ def realize_lines(problem: LayoutProblem, whole: list[list[int]],
 
 
 def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | None,
-                known: int | None, det: float, wall: float,
+                known: int | None, det: float,
                 dirty_floor: tuple[int, int] | None = None
                 ) -> tuple[list[list[int]], list[StageOutcome], float]:
     """Run the model (hinted with `offsets`, told the lower bound `known` on lines): the
@@ -571,7 +570,6 @@ def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | N
     soon as it reaches the floor instead of spending its budget on a proof. After a retry
     the model holds cuts that are not valid for bounds, so the dirty stage's bound is
     reported only when it is the floor, reached."""
-    began = time.monotonic()
     model = LineFillModel(problem)
     if known is not None:
         model.at_least(known)
@@ -579,11 +577,10 @@ def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | N
         model.hint(offsets)
     used = 0.0
 
-    def left() -> tuple[float, float]:
-        return det - used, wall - (time.monotonic() - began)
+    def left() -> float:
+        return det - used
 
-    # the wall clock is only a backstop: most of it to the stage that decides everything
-    lines, step = model._stage("lines", model.lines_expr, det * LINES_SHARE, wall * 0.9)
+    lines, step = model._stage("lines", model.lines_expr, det * LINES_SHARE)
     used += step
     values = model._values
     if lines.value is None or values is None:
@@ -596,12 +593,12 @@ def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | N
         return orders, stages, used
     cut = False
     for _ in range(RETRIES):
-        det_left, wall_left = left()
-        if orders or det_left <= 0.01 or wall_left <= 0.05:
+        det_left = left()
+        if orders or det_left <= 0.01:
             break
         # The lines optimum is proven but this solution has no C order: another solution
         # of the same value, with another pattern of line contents.
-        again = model.another(values, det_left / 2, wall_left / 2)
+        again = model.another(values, det_left / 2)
         used += model.last_det or 0.0
         cut = True
         if again is None:
@@ -617,11 +614,11 @@ def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | N
         model.dirty_at_least(floor)
     padding = sum(model.pad.values()) if model.pad else 0
     for name, expr, share in (("dirty", model.dirty_expr, 0.7), ("padding", padding, 0.5)):
-        det_left, wall_left = left()
-        if det_left <= 0.005 or wall_left <= 0.01:
+        det_left = left()
+        if det_left <= 0.005:
             break
         before = model._values
-        out, step = model._stage(name, expr, det_left * share, max(wall_left * share, 0.05))
+        out, step = model._stage(name, expr, det_left * share)
         used += step
         if name == "dirty":
             if cut and not (floor is not None and out.value == floor):
@@ -637,10 +634,10 @@ def fill_orders(problem: LayoutProblem, offsets: list[int] | tuple[int, ...] | N
             continue
         for _ in range(RETRIES if name == "padding" else 0):
             # a smaller record whose line contents have no C order: look further
-            det_left, wall_left = left()
-            if det_left <= 0.01 or wall_left <= 0.05:
+            det_left = left()
+            if det_left <= 0.01:
                 break
-            again = model.another(values, det_left / 2, wall_left / 2, expr)
+            again = model.another(values, det_left / 2, expr)
             used += model.last_det or 0.0
             if again is None:
                 break

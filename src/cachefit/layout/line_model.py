@@ -445,23 +445,23 @@ class LineModel:
         if dirty_floor is not None and not isinstance(self.dirty_expr, int):
             self.m.add(self.dirty_expr >= dirty_floor)
 
-    def _stage(self, name: str, expr: cp_model.LinearExprT, det: float, wall: float
+    def _stage(self, name: str, expr: cp_model.LinearExprT, det: float
                ) -> tuple[StageOutcome, float]:
-        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det, wall)
+        outcome, used, values = solve_stage(self.m, name, expr, self._vars, det)
         if values is not None:
             self._values = values
         return outcome, used
 
-    def solve(self, det_budget: float, wall_budget: float) -> LineSolution | None:
+    def solve(self, det_budget: float) -> LineSolution | None:
         stages, found, det_used, seconds = run_stages(
             self._stage, (("lines", self.lines_expr, 0.75), ("dirty", self.dirty_expr, 1.0)),
-            det_budget, wall_budget, lambda: self._values)
+            det_budget, lambda: self._values)
         if self._values is None:
             return None
         assignments = [self._assignment(values) for values in reversed(found)]
         return LineSolution(assignments[0], stages, seconds, det_used, tuple(assignments[1:]))
 
-    def resume_dirty(self, solution: LineSolution, det_budget: float, wall_budget: float
+    def resume_dirty(self, solution: LineSolution, det_budget: float
                      ) -> LineSolution | None:
         """Go on with the dirty stage of `solution` (this model's, its lines stage proven,
         its dirty stage not), starting from its bound and its best solution (the hint):
@@ -472,7 +472,7 @@ class LineModel:
                 isinstance(self.dirty_expr, int):
             return None
         self.m.add(self.dirty_expr >= dirty.bound)
-        outcome, used = self._stage("dirty", self.dirty_expr, det_budget, wall_budget)
+        outcome, used = self._stage("dirty", self.dirty_expr, det_budget)
         if outcome.value is None or self._values is None:
             return None
         return LineSolution(self._assignment(self._values), [lines, outcome],

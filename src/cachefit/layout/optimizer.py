@@ -92,6 +92,9 @@ WORK_PER_SECOND = 500_000
 """Order-search work (units placed + footprint members measured) per second of `time_limit`
 (about a third of an idle core, so the budget and not the wall clock ends the search on a
 busy machine: that is what keeps the result deterministic)."""
+EXACT_SHARE = 0.9
+"""Share of the CP-SAT budget for the exact circuit model (small records, not proven by the
+earlier methods)."""
 TIE_BREAK_SHARE = 0.25
 """Share of the CP-SAT budget for the size/order stages once lines and dirty are proven."""
 EVALS_PER_HOT_UNIT = 1_500
@@ -299,15 +302,6 @@ def _original_order(problem: LayoutProblem) -> list[int]:
     return sorted(problem.movable, key=lambda u: (problem.units[u].offset, u))
 
 
-WALL_SLACK = 3.0
-"""The wall-clock backstop of every stage is this many times its share of `time_limit`.
-The budgets (CP-SAT deterministic time, evaluations, nodes, all derived from `time_limit`)
-end the stages on an idle machine well before it; the backstop only bounds the wall time on
-a loaded one. At 1.0 the chosen layout depended on the machine's load (two jobs on two cores
-were enough to cut the line models' proofs short); at 3.0 it does so only beyond three
-times the idle wall time."""
-
-
 def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: int = 64,
                     object_align: int | None = None, relax_align: bool = False,
                     constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
@@ -347,7 +341,7 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                         "can be reduced")
     stages: list[list[StageOutcome]] = []
     if problem.units and problem.hot:
-        stages = _search(solved, cands, began, time_limit)
+        stages = _search(solved, cands, time_limit)
     chosen = cands.best()
     if chosen is None:
         raise UserError(f"no layout of {record.name} satisfies the constraints",
@@ -359,26 +353,24 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
     return _result(problem, chosen, stages, warnings, time.monotonic() - began)
 
 
-def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit: float
+def _search(problem: LayoutProblem, cands: _Candidates, time_limit: float
             ) -> list[list[StageOutcome]]:
     """Add the solvers' candidates; return the CP-SAT stage outcomes of each model run
     (for bounds).
 
     Fast methods first (line clustering; the line model for cache-aligned objects; order
     search); if optimality is not proven by then and the record is small enough, the exact
-    circuit model gets the remaining time, hinted with the best order so far."""
-    wall = time_limit * WALL_SLACK      # the wall-clock backstop; budgets end the search
-    deadline = began + wall
+    circuit model, hinted with the best order so far. Every budget is derived from
+    `time_limit` as a count (CP-SAT deterministic time, evaluations, nodes) and no clock
+    is read, so the same input gives the same layout on any machine load."""
     det_total = time_limit * DET_PER_SECOND
     small = len(problem.units) <= EXACT_MAX_UNITS and \
         problem.size_limit <= EXACT_MAX_LINES * problem.line
     aligned = problem.starts == (0,)
     line_model = aligned and len(problem.hot) <= LINE_MODEL_MAX_HOT
-    cluster_share = 0.1 if small or line_model else 0.3
     targets = cluster_targets(problem, max_evals=int(MOVES_PER_SECOND * time_limit
                                                      * (0.02 if small else 0.1 if line_model
-                                                        else 0.2)),
-                              deadline=began + wall * cluster_share)
+                                                        else 0.2)))
     cands.add(realize(problem, targets), "line clustering")
     stages: list[list[StageOutcome]] = []
     best = cands.best()
@@ -391,7 +383,7 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         > NATURAL_COLD_PER_HOT * len(problem.hot))
     block = not small and searchable
     if line_model:
-        stages += _line_models(problem, cands, began + wall * (0.3 if small else 0.75),
+        stages += _line_models(problem, cands,
                                det_total * (0.15 if small else LINE_MODELS_SHARE))
         search_share = 0.1 if small else 0.35
     elif not small and not block and len(problem.hot) <= LINE_MODEL_MAX_HOT:
@@ -399,22 +391,21 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         # it were cache-aligned give starting points (judged by the real cost; their
         # bounds do not apply here).
         view = replace(problem, starts=(0,), object_align=problem.line, start_weights=())
-        _line_models(view, cands, began + wall * 0.4, det_total * 0.2, prove=False)
+        _line_models(view, cands, det_total * 0.2, prove=False)
     work = len(problem.units) + sum(len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
     evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
                 EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
     before = int(evals * ORDER_SHARE_BEFORE_BLOCK) if block else evals
-    _order_search(problem, cands, stages, before, deadline)
+    _order_search(problem, cands, stages, before)
     best = cands.best()
     if best is not None and searchable and not _proven(problem, best, stages):
         # Objects that may start inside a line: exact search of the granule relaxation
         # (block_search), for a bound and possibly better layouts.
         share = BLOCK_SHARE_SMALL if small else \
             BLOCK_SHARE_LARGE if len(problem.units) > LARGE_UNITS else BLOCK_SHARE
-        stages.extend(_block_search(problem, cands, best, time_limit, deadline, share,
-                                    stages))
+        stages.extend(_block_search(problem, cands, best, time_limit, share, stages))
         if block:
-            _order_search(problem, cands, stages, evals - before, deadline)
+            _order_search(problem, cands, stages, evals - before)
     best = cands.best()
     if small:
         # Exact search if not proven yet; else only the size and order tie-breaks.
@@ -422,12 +413,11 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
         model = LayoutModel(problem)
         if best is not None:
             model.hint(best.placement.order, best.placement.offsets)
-        used = time.monotonic() - began
-        det = det_total * max(0.1, 1.0 - used / time_limit) * 0.9
+        det = det_total * EXACT_SHARE
         known = (best.cost.lines, best.cost.dirty) if proven and best is not None else None
         if known is not None:
             det = min(det, det_total * TIE_BREAK_SHARE)
-        solution = model.solve(det, max(deadline - time.monotonic(), 0.1), known)
+        solution = model.solve(det, known)
         if solution is not None:
             cands.add(solution.order, "cp-sat exact")
             if not proven:
@@ -436,19 +426,18 @@ def _search(problem: LayoutProblem, cands: _Candidates, began: float, time_limit
 
 
 def _order_search(problem: LayoutProblem, cands: _Candidates, stages: list[list[StageOutcome]],
-                  evals: int, deadline: float) -> None:
+                  evals: int) -> None:
     """Local search on complete orders from the best candidate, with `evals` evaluations,
     unless that is proven optimal already."""
     best = cands.best()
     if best is None or evals <= 0 or _proven(problem, best, stages):
         return
-    order = improve_order(problem, list(best.placement.order), max_evals=evals,
-                          deadline=deadline)
+    order = improve_order(problem, list(best.placement.order), max_evals=evals)
     cands.add(order, best.method + " + local search")
 
 
 def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
-                  time_limit: float, deadline: float, share: float,
+                  time_limit: float, share: float,
                   stages: list[list[StageOutcome]]) -> list[list[StageOutcome]]:
     """Run block_search from `best`; its relaxed layouts become candidates. Returns its
     bounds as stage outcomes (lines: the proven bound, with the value when it is the
@@ -467,7 +456,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     if not natural(problem):
         return [_outcomes(block_search(problem, upper=(best.cost.lines, best.cost.dirty),
                                        max_nodes=int(_nodes_per_second() * time_limit * share),
-                                       judge=judge, deadline=deadline, method=BLOCK_METHOD))]
+                                       judge=judge, method=BLOCK_METHOD))]
     out: list[list[StageOutcome]] = []
     nodes = int(_nodes_per_second() * time_limit * NATURAL_BLOCK_SHARE)
     lower = _solver_bounds(problem, best, stages)[0]
@@ -480,7 +469,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
         # as a C order proves the lines (and its dirty search follows at once)
         result = block_search(
             problem, upper=(best.cost.lines, best.cost.dirty),
-            max_nodes=int(nodes * FREE_GAPS_FIRST), judge=judge, deadline=deadline,
+            max_nodes=int(nodes * FREE_GAPS_FIRST), judge=judge,
             method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty, free_gaps=True,
             plans=FREE_GAPS_PLANS, threshold_share=1.0)
         out.append(_outcomes(result))
@@ -489,7 +478,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     if best.cost.lines > lower and left > 0:
         result = block_search(
             problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
-            deadline=deadline, method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
+            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
             plans=NATURAL_PLANS, threshold_share=1.0)
         out.append(_outcomes(result))
         left -= result.nodes
@@ -498,7 +487,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
             not _proven(problem, best, stages + out):
         out.append(_outcomes(block_search(
             problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
-            deadline=deadline, method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
+            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
             free_gaps=True)))
     return out
 
@@ -518,7 +507,7 @@ def _nodes_per_second() -> int:
     return NATIVE_NODES_PER_SECOND if block_native.available() else NODES_PER_SECOND
 
 
-def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: float,
+def _line_models(problem: LayoutProblem, cands: _Candidates, det: float,
                  prove: bool = True) -> list[list[StageOutcome]]:
     """Cache-aligned objects: the line-assignment relaxations (see line_model).
 
@@ -556,8 +545,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
             model.lines_reached(known, floor)
         elif known is not None:
             model.at_least(known)
-        began = time.monotonic()
-        solution = model.solve(det * share, max(until - began, 0.1) * share)
+        solution = model.solve(det * share)
         det -= solution.det_used if solution is not None else 0.0
         if solution is None:
             continue
@@ -565,8 +553,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         if prove and classes and not tight and RESUME_SHARE and dirty is not None and \
                 not dirty.optimal and len(problem.units) <= LARGE_UNITS:
             # the class model's dirty stage, cut short: go on with it
-            more = model.resume_dirty(solution, RESUME_SHARE * total_det,
-                                      max(until - time.monotonic(), 0.1))
+            more = model.resume_dirty(solution, RESUME_SHARE * total_det)
             if more is not None:
                 solution = more
                 dirty = solution.stage("dirty")
@@ -601,7 +588,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
         model.hint(best.placement.offsets)
         if known is not None:
             model.at_least(known)
-        solution = model.solve(extra * ANY_ORDER_SHARE, max(until - time.monotonic(), 0.1))
+        solution = model.solve(extra * ANY_ORDER_SHARE)
         if solution is not None:
             extra -= solution.det_used
             for assignment in (solution.lines, *solution.earlier):
@@ -618,9 +605,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, until: float, det: 
                                           and _proven(problem, best, out)):
         # what the unit models left, and the rest of the exact model's share
         orders, fill_stages, _ = fill_orders(problem, best.placement.offsets, known,
-                                             det + extra,
-                                             max(until - time.monotonic(), 0.1),
-                                             _dirty_floor(out))
+                                             det + extra, _dirty_floor(out))
         if fill_stages:
             out.append([st for st in fill_stages if st.name in ("lines", "dirty")])
             if fill_stages[0].bound is not None:

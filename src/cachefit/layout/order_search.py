@@ -8,7 +8,7 @@ cold and hot order changes) decreases; at a local optimum a few blocks are moved
 and the descent restarts from the best order found. Every candidate is placed by C rules
 and measured over all object start offsets, so this handles objects that are not
 cache-aligned, where line clustering is only a proxy. The number of evaluations is the
-budget (deterministic); the deadline is a backstop. This module does not build initial
+budget (deterministic: no clock is read). This module does not build initial
 orders nor bound the optimum.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 
 from cachefit.layout.line_cost import weighted_totals
 from cachefit.layout.placement import inversions, place_order, violations
@@ -41,11 +40,10 @@ def order_key(problem: LayoutProblem, order: list[int]) -> Key | None:
 
 
 class _Search:
-    def __init__(self, problem: LayoutProblem, max_evals: int, deadline: float) -> None:
+    def __init__(self, problem: LayoutProblem, max_evals: int) -> None:
         self.p = problem
         self.evals = 0
         self.max_evals = max_evals
-        self.deadline = deadline
         hot = problem.hot
         seen: set[int] = set()
         self.blocks: list[list[int]] = []
@@ -68,7 +66,7 @@ class _Search:
                 len(hot) <= FULL_NEIGHBOURHOOD or fps_of.get(v, set()) & mine)})
 
     def out_of_budget(self) -> bool:
-        return self.evals >= self.max_evals or time.monotonic() >= self.deadline
+        return self.evals >= self.max_evals
 
     def key(self, order: list[int]) -> Key | None:
         self.evals += 1
@@ -178,14 +176,14 @@ def anneal(search: _Search, order: list[int], key: Key, rng: random.Random,
 
 
 def improve_order(problem: LayoutProblem, order: list[int], *, max_evals: int,
-                  deadline: float, seed: int = 1) -> list[int]:
+                  seed: int = 1) -> list[int]:
     """A valid order at least as good as `order` (which must be valid): annealing with
     two thirds of the evaluations (when they are at least ANNEAL_PER_BLOCK per hot block),
     then descent, then kicks while the budget lasts."""
     start = order_key(problem, order)
     if start is None:
         return order
-    search = _Search(problem, max_evals, deadline)
+    search = _Search(problem, max_evals)
     if not search.blocks:
         return order
     rng = random.Random(seed)
