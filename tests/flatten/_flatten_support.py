@@ -15,6 +15,7 @@ from cachefit.flatten import cx
 from cachefit.flatten.api import find_class
 from cachefit.flatten.layout import dump_target
 from cachefit.frontend.clang_parse import parse_unit
+from cachefit.model.type_names import unqualified_type_key
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
@@ -107,7 +108,7 @@ def expected_flat_size(path: str, args: list[str], cls: str) -> tuple[int, int, 
     tu = parse_unit(path, args)
     decl = find_class(tu, cls, path)
     t = decl.type.get_canonical()
-    layout = dump_target(path, args, cx.normalize_type_name(t.spelling))
+    layout = dump_target(path, args, unqualified_type_key(t.spelling))
     assert layout is not None
     own = {f.spelling for f in t.get_fields()}
     offsets: dict[str, int] = {}
@@ -132,7 +133,7 @@ def expected_flat_size(path: str, args: list[str], cls: str) -> tuple[int, int, 
             if spec.kind != ci.CursorKind.CXX_BASE_SPECIFIER:
                 continue
             bt = spec.type.get_canonical()
-            key = cx.normalize_type_name(bt.spelling)
+            key = unqualified_type_key(bt.spelling)
             if key in seen:
                 continue
             seen.add(key)

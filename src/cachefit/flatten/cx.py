@@ -16,6 +16,7 @@ import clang.cindex as ci
 
 from cachefit.errors import Location
 from cachefit.frontend.source_text import Tok
+from cachefit.model.type_names import unqualified_type_key
 
 CK = ci.CursorKind
 TK = ci.TokenKind
@@ -349,13 +350,4 @@ def record_key(t: ci.Type) -> str | None:
     t = t.get_canonical()
     if t.kind != ci.TypeKind.RECORD:
         return None
-    return normalize_type_name(t.spelling)
-
-
-def normalize_type_name(s: str) -> str:
-    for q in ("const ", "volatile "):
-        while s.startswith(q):
-            s = s[len(q):]
-    for word in ("struct ", "class ", "union ", "enum "):
-        s = s.replace(word, "")
-    return s.replace(" ", "")
+    return unqualified_type_key(t.spelling)

@@ -18,6 +18,7 @@ import clang.cindex as ci
 from cachefit.flatten import cx
 from cachefit.flatten.cx import CK, Key
 from cachefit.flatten.problems import PreconditionFailed, Unsupported
+from cachefit.model.type_names import unqualified_type_key
 
 ACCESS_RANK = {"private": 0, "protected": 1, "public": 2}
 RANK_ACCESS = {v: k for k, v in ACCESS_RANK.items()}
@@ -144,7 +145,7 @@ class Hierarchy:
     def _class_for(self, decl: ci.Cursor, spec: ci.Cursor | None,
                    owner: ClassInfo | None) -> ClassInfo:
         rtype = decl.type.get_canonical()
-        key = cx.normalize_type_name(rtype.spelling)
+        key = unqualified_type_key(rtype.spelling)
         if key in self.classes:
             return self.classes[key]
         template = None

@@ -37,6 +37,7 @@ from cachefit.flatten.places import (
 )
 from cachefit.flatten.problems import PreconditionFailed, Unsupported
 from cachefit.flatten.state import Ctx, FlatState
+from cachefit.model.type_names import unqualified_type_key
 
 _OPERATOR_WORDS = {
     "==": "eq", "!=": "ne", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "+": "plus",
@@ -171,9 +172,9 @@ def class_ref(st: FlatState, n: ci.Cursor, ctx: Ctx) -> ClassInfo | None:
     if tk == c.key:
         return c
     if ctx.cls is c:
-        selfname = cx.normalize_type_name(
+        selfname = unqualified_type_key(
             c.name + "<" + ",".join(p.spelling for p in c.params) + ">")
-        if cx.normalize_type_name(n.type.spelling) in (selfname, c.name):
+        if unqualified_type_key(n.type.spelling) in (selfname, c.name):
             return c
     return None
 
@@ -237,8 +238,8 @@ def _template_ref(st: FlatState, n: ci.Cursor, ctx: Ctx, params: dict, edits: li
                 words.append(sub if sub is not None else t.spelling)
             else:
                 words.append(t.spelling)
-        args.append(cx.normalize_type_name("".join(words)))
-    if args != [cx.normalize_type_name(a) for a in c.args]:
+        args.append(unqualified_type_key("".join(words)))
+    if args != [unqualified_type_key(a) for a in c.args]:
         return
     q = qualifier_start(st, f, s)
     spell = ctx.t_spell

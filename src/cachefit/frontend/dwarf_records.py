@@ -32,7 +32,8 @@ DWARF does not state everything the model holds; where it does not, this module 
   order, a nearly empty one shares offset 0 as the primary base, empty ones sit at 0) and
   may be wrong in unusual hierarchies.
 * Names and type spellings: gcc's base-type names are respelled like clang's (`long int` ->
-  `long`); a field's type is spelled without the scopes it shares with the record, so it
+  `long`, `model.type_names.clang_type_words`); names are matched by `type_key`, then by
+  `loose_type_key`; a field's type is spelled without the scopes it shares with the record, so it
   reads like the source (typedef names kept, C++ records without `struct`); unnamed types
   read `struct {...}`. Source extents are not recorded (None).
 
@@ -56,7 +57,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -76,6 +76,12 @@ from cachefit.errors import AmbiguousType, TypeNotFound, UserError
 from cachefit.input_files import require_file
 from cachefit.model import Base, Field, Record
 from cachefit.model.record_layout import RecordKind
+from cachefit.model.type_names import (
+    clang_type_words,
+    key_matches,
+    loose_type_key,
+    type_key,
+)
 
 _RECORD_TAGS: dict[str, RecordKind] = {"DW_TAG_structure_type": "struct",
                                        "DW_TAG_class_type": "class",
@@ -93,43 +99,6 @@ _TYPE_UNITS_HINT = ("DWARF 5 type units are not supported: rebuild with -gdwarf-
                     "-fdebug-types-section")
 _INLINE_NAMESPACES = {"__cxx11", "__1"}  # libstdc++, libc++ (DWARF 4 does not mark them)
 _SYSTEM_DIRS = ("/usr/include/", "/usr/lib/", "/usr/local/include/")
-
-# gcc spells base types "long unsigned int"; clang (and the libclang front end) "unsigned long".
-_TYPE_WORDS = [
-    (re.compile(r"\blong long unsigned int\b"), "unsigned long long"),
-    (re.compile(r"\blong long int\b"), "long long"),
-    (re.compile(r"\blong unsigned int\b"), "unsigned long"),
-    (re.compile(r"\blong int\b"), "long"),
-    (re.compile(r"\bshort unsigned int\b"), "unsigned short"),
-    (re.compile(r"\bshort int\b"), "short"),
-    (re.compile(r"\b__int128 unsigned\b"), "unsigned __int128"),
-    (re.compile(r"\bcomplex (float|double|long double)\b"), r"_Complex \1"),
-]
-_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b")
-
-
-def respell(name: str) -> str:
-    """gcc's spellings of base types inside `name` replaced by clang's."""
-    for pattern, repl in _TYPE_WORDS:
-        name = pattern.sub(repl, name)
-    return name
-
-
-def _norm(name: str) -> str:
-    return name.replace(" ", "").removeprefix("::")
-
-
-def _loose(name: str) -> str:
-    """A spelling-insensitive key: no spaces, no integer suffixes, `unsigned` = `unsigned int`."""
-    name = _INT_SUFFIX.sub(r"\1", respell(name))
-    name = re.sub(r"\bunsigned int\b", "unsigned", name)
-    return _norm(name)
-
-
-def _matches(entry_name: str, wanted: str, key: Any = _norm) -> bool:
-    e, w = key(entry_name), key(wanted)
-    return bool(e == w or e.endswith("::" + w))
-
 
 def split_scopes(name: str) -> list[str]:
     """`ns::ring<a::b, 4>::x` -> [`ns`, `ring<a::b, 4>`, `x`] (only top-level `::` split)."""
@@ -262,8 +231,8 @@ class _Vtables:
                 if proc.returncode == 0 and len(lines) == len(names):
                     for mangled, text in zip(names, lines, strict=True):
                         if text.startswith("vtable for "):
-                            self._vtable_of[_loose(text[len("vtable for "):])] = mangled
-        return self._vtable_of.get(_loose(qualified))
+                            self._vtable_of[loose_type_key(text[len("vtable for "):])] = mangled
+        return self._vtable_of.get(loose_type_key(qualified))
 
     def _relocations(self, target: int) -> dict[int, tuple[str, int, int]]:
         """Relocations applying to section `target` (ET_REL) or, for -1, the dynamic
@@ -448,13 +417,14 @@ class DwarfReader:
                 target = self.strip(die)
                 if target is not None and target.tag in _RECORD_TAGS and \
                         not _is_declaration(target) and "DW_AT_byte_size" in target.attributes:
-                    tname = prefix + respell(_name(die) or "")
+                    tname = prefix + clang_type_words(_name(die) or "")
                     if self._own_name(target) is None:
                         self._typedef_name.setdefault(die_key(target), tname)
                     qualified = self.qualified_name(target)
                     yield _Entry(tname, qualified, target, die)
                     if alias != prefix:
-                        yield _Entry(alias + respell(_name(die) or ""), qualified, target, die)
+                        yield _Entry(alias + clang_type_words(_name(die) or ""), qualified,
+                                     target, die)
 
     # ----- names ---------------------------------------------------------------------------
 
@@ -471,7 +441,7 @@ class DwarfReader:
             name = _name(die.get_DIE_from_attribute("DW_AT_specification"))
         if name is None:
             return None
-        name = respell(name)
+        name = clang_type_words(name)
         if name.startswith("typedef "):  # gcc names its builtin va_list struct so
             name = name.split()[-1]
         if "<" not in name:
@@ -673,7 +643,7 @@ class DwarfReader:
         if tag in ("DW_TAG_base_type", "DW_TAG_unspecified_type"):
             name = _name(die) or "?"
             if tag == "DW_TAG_base_type":
-                name = respell(name)
+                name = clang_type_words(name)
                 if self._is_c(die) and name == "bool":
                     name = "_Bool"
                 if name == "complex":  # clang names every complex type so; its size tells
@@ -740,7 +710,7 @@ class DwarfReader:
         return die
 
     def _typedef_qualified(self, die: DIE) -> str:
-        parts = [respell(_name(die) or "?")]
+        parts = [clang_type_words(_name(die) or "?")]
         parent = die.get_parent()
         while parent is not None and parent.tag not in _UNIT_TAGS:
             if parent.tag == "DW_TAG_namespace":
@@ -1120,10 +1090,10 @@ class DwarfReader:
         when units define one name differently); raises AmbiguousType when it matches
         several qualified names, TypeNotFound with close names when none."""
         entries = self._all_entries()
-        for key in (_norm, _loose):
+        for key in (type_key, loose_type_key):
             hits: dict[str, list[_Entry]] = {}
             for e in entries:
-                if _matches(e.name, wanted, key) or _matches(e.qualified, wanted, key):
+                if key_matches(e.name, wanted, key) or key_matches(e.qualified, wanted, key):
                     hits.setdefault(e.qualified, []).append(e)
             if hits:
                 break
@@ -1140,7 +1110,7 @@ class DwarfReader:
         if "<" in wanted:  # instantiations of the template (e.g. with default arguments)
             head = wanted.split("<", 1)[0]
             close = sorted({e.qualified for e in entries if e.origin is e.die and "<" in e.name
-                            and _matches(e.name.split("<", 1)[0], head)})[:5]
+                            and key_matches(e.name.split("<", 1)[0], head)})[:5]
         close += [n for n in difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
                   if n not in close]
         close += [short[s] for s in difflib.get_close_matches(wanted, list(short), n=5,
@@ -1153,7 +1123,7 @@ class DwarfReader:
                    "-gsplit-dwarf"
         elif self._type_units:
             hint = _TYPE_UNITS_HINT
-        elif any(_matches(n, wanted) for n in self._declared):
+        elif any(key_matches(n, wanted) for n in self._declared):
             hint = f"its debug information only declares it; {_DECLARED_HINT}"
         else:
             hint = "no record of a similar name in its debug information; check the spelling"
