@@ -25,7 +25,8 @@ from cachefit.flatten.checks import check_outside
 from cachefit.flatten.layout import dump_target
 from cachefit.flatten.model import Hierarchy
 from cachefit.flatten.problems import FlattenError, PreconditionFailed
-from cachefit.flatten.transform import Facts, plan_unit
+from cachefit.flatten.state import Facts
+from cachefit.flatten.transform import plan_unit
 from cachefit.frontend.clang_parse import configure_libclang, language_args
 from cachefit.frontend.clang_records import class_template_of, iter_records, qualified_decl_name
 from cachefit.frontend.compile_db import CompileCommand, commands_for

@@ -45,8 +45,6 @@ from cachefit.flatten.select_members import select_members
 from cachefit.flatten.state import Facts, FlatState, FlattenPlan
 from cachefit.flatten.target_class import edit_target
 
-__all__ = ["Facts", "FlattenPlan", "plan_unit"]
-
 
 def plan_unit(h: Hierarchy, src: cx.Source, main_file: str, outside: OutsideUse,
               layout: TargetLayout | None, include_target: str | None = None,
