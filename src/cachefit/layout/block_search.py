@@ -459,21 +459,10 @@ def _after(first: BestFirstOutcome, out: BestFirstOutcome) -> BestFirstOutcome:
 
 DIRTY_EXTRA_SHARE = 0.5
 """Once the lines are proven, the dirty search gets what the lines search left of the
-budget plus this share of the whole budget (the secondary objective's own allowance): on
-the 60 / 40 bench, seeds 10 and 12 need about 1.9 M and 2.15 M nodes of dirty search after
-their lines proofs, more than one budget of 2.42 M in all (bench/solver/RESULTS.md,
-"Session 10"). A record whose lines stay open spends one budget, so it takes no longer;
-the slowest bench record is now seed 10 (7.2 CPU s), which spends part of the extra.
-Not for cache-aligned objects (`natural`): there the dirty search proved nothing on the
-bench (60 / 40 seed 5: nothing in 30 M nodes), and the extra took seed 5 from 7.4 to 9.6
-CPU s for better dirty lines (2.32 instead of 2.94 per invocation), too near the limit
-for the budget, not the clock, to end it on a busy machine (bench/solver/RESULTS.md,
-"session 14")."""
+budget plus this share of the whole budget (none for cache-aligned objects, `natural`)."""
 THRESHOLD_DIRTY = True
 """The native dirty search asks threshold questions (`block_native.threshold` with the
-lines oracle) instead of searching best-first: 0.9 of the best-first expansions on 60 fields
-/ 40 touched, seeds 1 and 10, the same elsewhere (bench/solver/RESULTS.md). Cut, it proves
-no dirty bound."""
+lines oracle) instead of searching best-first. Cut, it proves no dirty bound."""
 
 PARTIAL = (True, False)
 """Native search with partial expansion (`block_native.best_first`) for the lines search
@@ -481,28 +470,13 @@ and for the dirty search."""
 
 THRESHOLD_LINES_SHARE = 0.75
 """Share of the lines search's budget for the native threshold search (docs/layout.md,
-"Threshold lines search"); the best-first search gets the rest if it is cut. 0: best-first
-only. (The threshold search's bound rises only with a proof, the best-first search's with
-every expansion; 60 fields / 40 touched, seed 10, needs 1.08 M of the 2.07 M nodes.)
-Session 13, with the plans and the shared oracle (bench/solver/RESULTS.md): 0.6 proves 13
-of the 16 60 / 40 records, 0.75 and 0.95 prove 15; with 0.95 the 200 / 60 records, whose
-threshold searches end nowhere, took up to 9.9 CPU s (their threshold nodes are dear), with
-0.75 6.1-7.1 s."""
+"Threshold lines search"); the best-first search gets the rest if it is cut. 0:
+best-first only."""
 
 THRESHOLD_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, 0.25), (1, 8, None))
 """The threshold lines searches tried in turn while none is complete (`_threshold_lines`):
 groups, footprints per group, share of the lines budget (None: what is left of
-THRESHOLD_LINES_SHARE). One nested group of six proves 60 / 40 seed 10's lines in 0.34 M
-nodes and seed 15's in 2.68 M, one of eight the other way round (2.08 M, 1.96 M); with a
-probe share of 0.15 seed 10's dirty proof, bounded by the eight, did not end, with 0.25 the
-six prove both phases (bench/solver/RESULTS.md, "session 13"). Before session 13,
-THRESHOLD_GROUPS alone: groups and footprints per group asked by threshold by the
-threshold lines search; their
-expansions are capped only by the budget (16 bench records of 60 / 40, lines proven: one
-group of three, half the budget, 11; two, half, 12; two, 0.6 of it, 13; session 10: one
-group of four, 0.6 of it, 14, in fewer nodes on 12 of the 16 (seed 9: 1.06 M instead of
-1.58 M, seed 12: 0.57 M instead of 0.97 M; seed 10: 1.22 M instead of 1.08 M);
-bench/solver/RESULTS.md)."""
+THRESHOLD_LINES_SHARE)."""
 
 NEST = 3
 """Nested groups (`block_native.threshold`'s `nest`): a threshold group of at least NEST
@@ -511,12 +485,7 @@ footprints is bounded by a group of its heaviest half, and so on down; 0: none."
 NEAR_GAP = 0.08
 """A lines search over the shared oracle whose plans end cut with their best layout within
 this share of their proven bound goes on with the dirty search's extra budget
-(DIRTY_EXTRA_SHARE, granted once; with the shared oracle the dirty proofs of the bench
-records take 0.1-0.6 M nodes). 60 / 40 seed 15 needs about 2.9 M nodes of lines search; its
-plans ended at 5.2 % (87 171 against 82 598 weighted lines) and with the extra its lines
-were proven, its dirty lines not; with bisection (cf_block_search.c) they end at 2.7 %
-(84 880) and the extra proves both. The 200 / 60 records, which no budget proves, end at
-10-12 %; 0.05 did not reach seed 15 before bisection."""
+(DIRTY_EXTRA_SHARE, granted once)."""
 
 SHARED_ORACLE = True
 """One lines oracle for both phases of the native search (`block_native.LinesOracle`):
@@ -526,11 +495,7 @@ search then goes on with instead of proving the least lines again."""
 GROUPS: tuple[tuple[int, int, int | None], ...] = ((1, 3, 500_000), (2, 3, None))
 """Group bounds of the native best-first searches (groups, footprints per group, programme
 states a group may expand before it is dropped, None: the whole budget): exact values in
-the lines search, and in the dirty search the lines oracle's groups, asked by threshold
-(bench/solver/RESULTS.md, "Group bounds", "The lines oracle"). Two oracle groups since
-session 10: 60 / 40 seed 12's dirty proof takes 2.15 M nodes with two and does not end
-within 6 M with one; the other proofs take -10 to +4 % (40 / 28 seed 2: 0.85 M instead of
-0.17 M)."""
+the lines search, and in the dirty search the lines oracle's groups, asked by threshold."""
 
 
 THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))

@@ -43,9 +43,7 @@ from cachefit.layout.problem import LayoutProblem, WeightedFootprint, align_up
 
 BOTH_WAYS_MAX_UNITS = 128
 """The class model ties a footprint's line to its items both ways (`_objective`) on records
-of at most this many units: on 60 fields / 40 touched it proves more (bench/solver/
-RESULTS.md, "session 15"); on 200 and 600 fields it made two of six records worse (one
-better) and the 600-field ones 2-4 CPU s slower."""
+of at most this many units."""
 LEX_BITS = 48   # items in the symmetry-breaking binary number of a free line (see _lex_masks)
 
 

@@ -81,17 +81,14 @@ EXACT_MAX_UNITS = 32
 (when the fast methods have not already proven optimality)."""
 EXACT_MAX_LINES = 64
 """The exact model also needs the record to span at most this many lines (its coverage
-literals grow with the lines a unit may cover: a 64 KB record of two arrays took 27 s
-and 4.4 GB, a 256 KB one ran out of memory)."""
+literals grow with the lines a unit may cover)."""
 LINE_MODEL_MAX_HOT = 200
 """Larger records of cache-aligned objects get the line model up to this many hot units."""
 DET_PER_SECOND = 0.3
-"""CP-SAT deterministic time granted per second of `time_limit` (about 1/3 of wall time
-on a typical machine, so the deterministic limit, not the clock, ends the search)."""
+"""CP-SAT deterministic time granted per second of `time_limit`."""
 WORK_PER_SECOND = 500_000
-"""Order-search work (units placed + footprint members measured) per second of `time_limit`
-(about a third of an idle core, so the budget and not the wall clock ends the search on a
-busy machine: that is what keeps the result deterministic)."""
+"""Order-search work (units placed + footprint members measured) per second of
+`time_limit`."""
 EXACT_SHARE = 0.9
 """Share of the CP-SAT budget for the exact circuit model (small records, not proven by the
 earlier methods)."""
@@ -103,46 +100,26 @@ MOVES_PER_SECOND = 40_000
 """Line-clustering move evaluations per second of `time_limit`."""
 FILL_SHARE = 0.0
 """Share of the per-unit line model's CP-SAT budget left to the line-filling model (H4),
-which runs after it when it applies and nothing is proven yet (then with what the unit
-model left and FILL_EXTRA). 0.6 until session 15, when the unit model's dirty stage
-proved nothing on the bench (the class model's dirty bound did the proving). Since the
-line models' solutions are arranged (line_arrangement), the unit model's layouts reach the
-class model's bounds: with all of the budget its dirty stage finds 60 / 40 seed 5's
-optimum (4 564 weighted, the class bound) that 0.4 of it did not (4 708), and the line
-filling proves none of the 32 bench records that the line models do not
-(bench/solver/RESULTS.md, "session 15")."""
+which runs after it when it applies and nothing is proven yet (then also with what the
+unit model left and FILL_EXTRA)."""
 LINE_MODELS_SHARE = 0.8
 """Share of the CP-SAT budget for the line models of a cache-aligned record (not small)."""
 CLASS_SHARE = 0.75
-"""Share of the line models' budget for the class model (the unit models get the rest).
-0.5 until session 15; with the class model tied both ways (line_model.BOTH_WAYS_MAX_UNITS)
-0.75 proves 60 / 40 cache-aligned seeds 37 and 44 as well (126 of 128) and brings 200 /
-60 seeds 1 and 2 from gaps of 8.6 and 16.5 % to 4.8 and 0.0 % (bench/solver/RESULTS.md,
-"session 15")."""
+"""Share of the line models' budget for the class model (the unit models get the rest)."""
 RESUME_SHARE = 1.2
 """When the class model's lines are proven and its dirty stage is cut short, that stage
-goes on (`LineModel.resume_dirty`) with this share of the line models' budget more (taken
-from the later stages' time, not from the unit model's budget), on records of at most
-LARGE_UNITS units: 60 / 40 cache-aligned seeds 164 and 226 are proven so in 3.2 and 3.4
-CPU s, and with 1.2 (not 0.6) 254 in 4.2 (0.4 proved none; bench/solver/RESULTS.md,
-"session 16"). On 200 and 600 fields it proved nothing and took up to 1.9 CPU s more."""
+goes on (`LineModel.resume_dirty`) with this share of the line models' budget more, on
+records of at most LARGE_UNITS units."""
 TIGHT_SHARE = 0.5
 """Share of what the class model left for the tight class model (`LineModel(tight=True)`),
-which runs only when the class model's optimum (lines and dirty lines proven) cannot be
-arranged into a C order: 60 / 40 cache-aligned seeds 110 and 127 are proven by it in
-1.2 and 1.5 CPU s; with 0.75 the unit models got too little for seed 168
-(bench/solver/RESULTS.md, "session 16")."""
+which runs only when the class model's optimum cannot be arranged into a C order."""
 CLASS_SHARE_AS_IF_ALIGNED = 0.5
-"""The same for the line models of a record whose objects may start inside a line, run as
-if it were cache-aligned for starting points (0.75 made 200 / 60 seed 0 slightly worse)."""
+"""CLASS_SHARE for the line models of a record whose objects may start inside a line, run
+as if it were cache-aligned for starting points."""
 ANY_ORDER_SHARE = 1.0
 """Share of FILL_EXTRA's budget for the unit line model with its lines in any order
-(`LineModel(problem)`: no contiguity, free lines symmetry-broken), which runs after the
-contiguous unit model on records the line filling takes, when nothing is proven; its
-solutions are arranged (line_arrangement). 60 / 40 seed 52: it proves 14 015 lines and
-3 513 dirty lines in 0.3 deterministic seconds, where the contiguous model, with 2.2,
-proved neither (bench/solver/RESULTS.md, "session 15"). The line filling gets what is
-left."""
+(`LineModel(problem)`), run after the contiguous unit model on records the line filling
+takes, when nothing is proven; the line filling gets what is left."""
 RESPREAD_DET = 0.2
 """CP-SAT deterministic seconds for sharing a class model solution out among its units
 again (line_arrangement.respread), per solution."""
@@ -155,26 +132,16 @@ NODES_PER_SECOND = 10_000
 NATIVE_NODES_PER_SECOND = 440_000
 """The same for the native search (block_native), about 20x cheaper per node."""
 BLOCK_SHARE = 0.55
-"""Share of `time_limit` for block_search (records too large for the exact model; the
-earlier methods' budgets may take the rest at a third of an idle core). 0.55 (was 0.47,
-0.35 before H2): with the cheaper native node and most of the order search after block
-search (ORDER_SHARE_BEFORE_BLOCK), the slowest 60 fields / 40 touched bench records take
-about 7 of their 10 CPU s (seeds 8 and 10, 6.9 and 7.2 s), against 8.0 s before;
-bench/solver/RESULTS.md, "Session 10"."""
+"""Share of `time_limit` (as nodes) for block_search on records too large for the exact
+model."""
 ORDER_SHARE_BEFORE_BLOCK = 0.25
 """Share of the order search's evaluations spent before block search on the records it may
 prove (the rest runs after it, only if it proves nothing); such records also skip the
-as-if-aligned line models. Block search finds its own layouts: on the 60 fields / 40 touched
-bench it proved the same records from the line clustering alone, 2 CPU s sooner."""
+as-if-aligned line models."""
 BLOCK_SHARE_SMALL = 0.25
 """Share of `time_limit` for block_search before the exact circuit model."""
 BLOCK_SHARE_LARGE = 0.3
-"""The same for records of more than LARGE_UNITS units (objects that may start inside a
-line), where it proves nothing and gives a bound: on 200 fields / 60 touched its nodes
-cost about 2 CPU us here (450-500 k/s), so with BLOCK_SHARE six bench records took
-7.0-10.0 of their 10 CPU s, up to the wall-clock backstop (which makes the result depend
-on the load); with 0.3, 4.4-5.5 CPU s, bounds at most 0.6 % lower, the same lines but for
-two (0.2 % better, 0.2 % worse) (bench/solver/RESULTS.md, "session 16")."""
+"""BLOCK_SHARE for records of more than LARGE_UNITS units."""
 LARGE_UNITS = 128
 """Units above which a record is large: block search gets BLOCK_SHARE_LARGE, and the class
 model's dirty stage does not go on (RESUME_SHARE)."""
@@ -182,42 +149,27 @@ BLOCK_METHOD = "best_first"
 """block_search's search: "best_first" (a proven bound at any budget, no repeated
 threshold passes) or "dfs" (the depth-first threshold passes, kept for comparison)."""
 BLOCK_MAX_HOT = 64
-"""block_search only for records with at most this many hot units (beyond, it proves
-nothing in its budget: see docs/layout.md)."""
+"""block_search only for records with at most this many hot units."""
 NATURAL_BLOCK_SHARE = 0.45
-"""Cache-aligned records (`natural`): the share of `time_limit` for their block searches
-in all (nodes at NATIVE_NODES_PER_SECOND), shared in turn by the three below. Less than
-BLOCK_SHARE: their line models take about half of the 10 s already (60 fields / 40
-touched, seeds 5 and 17: 4.5-4.9 CPU s, bench/solver/RESULTS.md, "session 15")."""
+"""Cache-aligned records (`natural`): the share of `time_limit` (as nodes) for their block
+searches in all, shared in turn by the three below."""
 FREE_GAPS_FIRST = 0.25
 """Cache-aligned records above the line models' lines bound: the share of their block
-budget for the lines search of the relaxation with free gaps, which runs first (a layout
-at the bound that realises as a C order proves the lines, and its dirty search follows at
-once). The search over declaration orders gets what it leaves (its dirty search too, which
-ends at the line models' dirty bound: on seed 5 it found dirty lines 6 332 where the
-relaxation's found nothing), and the relaxation's dirty search what that leaves
-(FREE_GAPS_DIRTY_ONLY of the budget when the line models' layout is at the bound
-already). 60 / 40 seed 23 needed 0.40 M nodes, seed 5's search over orders then 1.22 M
-for its lines (before line_arrangement; the line models prove both now)."""
+budget for the lines search of the relaxation with free gaps, which runs first; the
+search over declaration orders gets what it leaves, and the relaxation's dirty search
+what that leaves."""
 FREE_GAPS_DIRTY_ONLY = 0.5
 """Cache-aligned records whose best layout is at the line models' lines bound already: the
-share of their block budget for the relaxation's dirty search, the only one that runs.
-(Session 14 it had all of it and proved 60 / 40 seeds 18 and 31; since the line models'
-solutions are arranged, the class model proves those, and on the seeds left, 5, 37 and 42
-of 0-63, it found nothing in 1.98 M nodes, 2.6-3.9 CPU s.)"""
+share of their block budget for the relaxation's dirty search, the only one that runs."""
 FREE_GAPS_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 6, None),)
-"""The relaxation's threshold lines plans there (block_search.THRESHOLD_PLANS), over
-all of its budget: one group of six (seed 23's layout at the bound; with the default
-plans and share it needs 2.4 M nodes)."""
+"""The relaxation's threshold lines plans there (as block_search.THRESHOLD_PLANS), over
+all of its budget."""
 NATURAL_PLANS: tuple[tuple[int, int, float | None], ...] = ((1, 8, None),)
 """The threshold lines plans of the search over declaration orders, over all of its
-budget: one group of eight (seed 5 reaches its bound in 1.22 M nodes; with a group of six
-first it needed 1.79 M, and a group of six alone found nothing in 2 M)."""
+budget."""
 NATURAL_COLD_PER_HOT = 1.0
-"""Cache-aligned records (block_search over declaration orders, `natural`) only with at
-most this many cold units per hot one: every cold unit is a piece there (200 fields / 60
-touched: 3-5 CPU s more for no better layout and no bound; bench/solver/RESULTS.md,
-"session 14")."""
+"""Cache-aligned records get block_search over declaration orders (`natural`) only with at
+most this many cold units per hot one (every cold unit is a piece there)."""
 
 
 @dataclass(frozen=True)

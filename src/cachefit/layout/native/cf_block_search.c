@@ -23,14 +23,12 @@
 #define MEMO_PER_KEY 64
 #define VISITS_PER_NODE 6             /* bound evaluations a threshold search's node pays */
 /* A threshold group is asked only while its expansions stay within GROUP_RATIO times its
- * search's plus GROUP_SLACK (40 / 28, seed 2: a second group spent 1.74 M expansions
- * answering 29 000 questions for a lines search of 10 000). */
+ * search's plus GROUP_SLACK (why: bench/solver/RESULTS.md, "Tuning constants"). */
 #define GROUP_RATIO 4
 #define GROUP_SLACK 50000
 /* A threshold lines search asks halfway between its proven bound and its limit while their
- * gap is above 1/BISECT_GAP of the limit and at most 1/BISECT_FAR of it (60 / 40 seed 15:
- * 2.39 -> 1.90 M nodes; a far gap's midpoint is rarely proven, and its questions found
- * fewer layouts on 200 / 60; docs/layout.md, "Bisection"). */
+ * gap is above 1/BISECT_GAP of the limit and at most 1/BISECT_FAR of it (docs/layout.md,
+ * "Bisection"; why these values: bench/solver/RESULTS.md, "Tuning constants"). */
 #define BISECT_GAP 64
 #define BISECT_FAR 8
 
