@@ -17,8 +17,8 @@ from pathlib import Path
 from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
 from cachefit.model.record_layout import Record
-from cachefit.rewrite.order_choice import empty_profile_entry
-from cachefit.rewrite.reorder_unit import reorder_unit
+from cachefit.pipeline.unit_transform import reorder_unit
+from cachefit.reorder.order_choice import empty_profile_entry
 
 
 @dataclass(frozen=True)

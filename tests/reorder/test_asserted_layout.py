@@ -16,8 +16,8 @@ import pytest
 from reorder_helpers import C_COMPILERS, build_and_run, snapshot, write
 
 from cachefit.errors import UnsafeTransformation
+from cachefit.pipeline.unit_transform import reorder_unit
 from cachefit.reorder.analysis import analyse, units_for
-from cachefit.rewrite.reorder_unit import reorder_unit
 
 CLANG = shutil.which("clang-19")
 

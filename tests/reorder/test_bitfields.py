@@ -20,8 +20,8 @@ from reorder_helpers import C_COMPILERS, build_and_run, write
 
 from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
-from cachefit.rewrite.order_choice import empty_profile_entry
-from cachefit.rewrite.reorder_unit import reorder_unit
+from cachefit.pipeline.unit_transform import reorder_unit
+from cachefit.reorder.order_choice import empty_profile_entry
 
 pytestmark = pytest.mark.skipif(not C_COMPILERS, reason="no C compiler")
 

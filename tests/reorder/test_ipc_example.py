@@ -16,7 +16,8 @@ import pytest
 
 from cachefit.frontend.clang_records import load_record
 from cachefit.layout import evaluate_order
-from cachefit.rewrite.order_choice import profile_entry
+from cachefit.model.profile import load
+from cachefit.reorder.order_choice import profile_entry
 from compiled_helpers import private_cache
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ipc"
@@ -77,7 +78,7 @@ def _profile(tmp_path: Path) -> Path:
 def _lines_per_ipc(header: Path, profile: Path) -> tuple[float, int]:
     """Replay the profile on the compiler's layout of tcb in `header`: (lines, sizeof)."""
     record = load_record(str(header), ["-std=c++17", f"-I{EXAMPLE}"], "tcb")
-    entry, _ = profile_entry(str(profile), record, "tcb")
+    entry, _ = profile_entry(load(profile), str(profile), record, "tcb")
     ev = evaluate_order(record, entry, [f.name for f in record.fields], object_align=64,
                         allow_growth=True)
     # The evaluation places the fields exactly where the compiler did.

@@ -30,7 +30,7 @@ from layout_programs import (
 from reorder_helpers import C_COMPILERS, CXX_COMPILERS, build_and_run, snapshot, write
 
 from cachefit.errors import UnsafeTransformation
-from cachefit.rewrite.reorder_unit import reorder_unit
+from cachefit.pipeline.unit_transform import reorder_unit
 
 pytestmark = pytest.mark.skipif(not C_COMPILERS, reason="no C compiler")
 

@@ -10,7 +10,7 @@ import pytest
 from reorder_helpers import write
 
 from cachefit.errors import UnsafeTransformation
-from cachefit.rewrite.reorder_unit import reorder_unit
+from cachefit.pipeline.unit_transform import reorder_unit
 
 CLANG = shutil.which("clang-19")
 pytestmark = pytest.mark.skipif(CLANG is None, reason="clang-19 not installed")

@@ -1,11 +1,11 @@
 """`cachefit reorder TYPE`: reorder a record's members for a profile (or a given order).
 
-Parses the arguments, runs the analysis (cachefit.reorder.analysis) and the rewrite
-(cachefit.rewrite.reorder_source), showing their stages live on a terminal
-(cachefit.cli.live_progress; nothing extra elsewhere), then writes: the rewritten file to
-stdout, to `-o OUT`, in place, or as a diff; generated headers; a summary (or `--json`).
-Everything is computed and verified before the first byte is written; a refusal writes
-nothing.
+Parses the arguments, loads the profile, runs the analysis (cachefit.reorder.analysis),
+the decision (cachefit.reorder.decide) and the rewrite (cachefit.rewrite.apply_order),
+showing their stages live on a terminal (cachefit.cli.live_progress; nothing extra
+elsewhere), then writes: the rewritten file to stdout, to `-o OUT`, in place, or as a diff;
+generated headers; a summary (or `--json`). Everything is computed and verified before the
+first byte is written; a refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from cachefit.cli.intermixed import add_intermixed_parser
 from cachefit.cli.scan_args import add_scan_arguments
@@ -22,7 +24,10 @@ from cachefit.errors import UserError
 
 # The work's modules are imported when the command runs, not by --help (issue 29).
 if TYPE_CHECKING:
-    from cachefit.rewrite.reorder_source import ReorderOptions, ReorderOutcome
+    from cachefit.model import Record
+    from cachefit.reorder.analysis import Analysis
+    from cachefit.reorder.decide import DecideOptions, OrderDecision
+    from cachefit.rewrite.apply_order import AppliedOrder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,8 +100,8 @@ def _take_output_from_passthrough(args: argparse.Namespace) -> None:
     args.passthrough = rest
 
 
-def _options(args: argparse.Namespace) -> ReorderOptions:
-    from cachefit.rewrite.reorder_source import ReorderOptions
+def _options(args: argparse.Namespace) -> DecideOptions:
+    from cachefit.reorder.decide import DecideOptions
 
     if args.profile and args.order:
         raise UserError("--profile and --order exclude each other",
@@ -106,19 +111,97 @@ def _options(args: argparse.Namespace) -> ReorderOptions:
         if v is not None and (v <= 0 or v & (v - 1)):
             raise UserError(f"--{name.replace('_', '-')} {v} is not a power of two",
                             "use e.g. 64")
-    return ReorderOptions(order=args.order, profile=args.profile, cache_line=args.cache_line,
-                          object_align=args.object_align, relax_align=args.relax_align,
-                          pins=list(args.pin), fix_initializers=args.fix_initializers,
-                          allow_growth=args.allow_growth, time_limit=args.time_limit,
-                          merge=args.merge, offsets_header=args.offsets_header,
-                          assert_header=args.assert_header)
+    return DecideOptions(order=args.order, cache_line=args.cache_line,
+                         object_align=args.object_align, relax_align=args.relax_align,
+                         pins=tuple(args.pin), fix_initializers=args.fix_initializers,
+                         allow_growth=args.allow_growth, time_limit=args.time_limit,
+                         merge=args.merge)
+
+
+@dataclass
+class ReorderOutcome:
+    """What `cachefit reorder` computed: the decision, the verified new text and the
+    generated headers (nothing is written yet)."""
+
+    decision: OrderDecision
+    applied: AppliedOrder
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def before(self) -> Record:
+        return self.decision.record
+
+    @property
+    def after(self) -> Record:
+        return self.applied.after
+
+    @property
+    def old_order(self) -> list[str]:
+        return self.decision.old_order
+
+    @property
+    def new_order(self) -> list[str]:
+        return list(self.applied.order)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.decision.warnings
+
+    def to_json(self) -> dict[str, Any]:
+        """docs/reorder.md's `--json` object (without "diff")."""
+        d, ap = self.decision, self.applied
+        fig = d.figures_json()
+        return {
+            "type": self.before.name, "file": d.analysis.file,
+            "old_order": self.old_order, "new_order": self.new_order,
+            "lines": fig["lines"], "dirty_lines": fig["dirty_lines"],
+            "size": {"before": self.before.size, "after": self.after.size},
+            "optimal": fig["optimal"], "solver_seconds": fig["solver_seconds"],
+            "method": fig["method"], "constraints": fig["constraints"],
+            "merged": fig["merged"], "relaxed_alignment": fig["relaxed_alignment"],
+            "split_declarations": list(ap.split),
+            "initializers_fixed": ap.initializers_fixed,
+            "changed_files": sorted(f for f in ap.contents
+                                    if ap.contents[f] != ap.originals.get(f)),
+            "headers": sorted(self.headers),
+            "offsets": {f.name: f.offset for f in self.after.fields},
+            "bitfield_barriers": fig["bitfield_barriers"],
+            "gap": fig["gap"],
+            "warnings": d.warnings,
+        }
+
+
+def reorder(analysis: Analysis, opts: DecideOptions, profile_path: str | None,
+            offsets_header: str | None = None, assert_header: str | None = None,
+            stage: Callable[[str], None] | None = None) -> ReorderOutcome:
+    """Decide, apply and verify, and make the headers asked for (writes nothing)."""
+    from cachefit.model.profile import load
+    from cachefit.reorder.decide import decide
+    from cachefit.rewrite.apply_order import apply_order
+    from cachefit.rewrite.layout_headers import assert_header as assert_text
+    from cachefit.rewrite.layout_headers import offsets_header as offsets_text
+
+    profile = load(profile_path) if profile_path else None
+    d = decide(analysis, opts, profile, profile_path or "", stage=stage)
+    applied = apply_order(analysis, d.order, attributes=d.attributes, barriers=d.barriers,
+                          fix_initializers=opts.fix_initializers, expected_size=d.size,
+                          predicted_offsets=d.offsets, pins=d.pins, relaxed=d.relaxed,
+                          compile_units=True, stage=stage)
+    headers: dict[str, str] = {}
+    if offsets_header:
+        headers[offsets_header] = offsets_text(applied.after, analysis.type_name)
+    if assert_header:
+        headers[assert_header] = assert_text(applied.after, analysis.type_spelling,
+                                             analysis.cxx)
+    return ReorderOutcome(d, applied, headers)
 
 
 def _summary(o: ReorderOutcome) -> str:
     from cachefit.cli.scan_args import scan_summary
     from cachefit.edits import display_path
 
-    r = o.result
+    r = o.decision.result
+    eb, ea = o.decision.eval_before, o.decision.eval_after
     lines = []
     if r is not None:
         lines.append(f"{o.before.name}: {r.lines_before:.2f} -> {r.lines_after:.2f} cache lines "
@@ -126,20 +209,22 @@ def _summary(o: ReorderOutcome) -> str:
                      f"{r.dirty_before:.2f} -> {r.dirty_after:.2f}; "
                      f"{'optimal' if r.optimal else f'gap {r.gap:.0%}'} ({r.method}, "
                      f"{r.solver_seconds:.1f} s)")
-    elif o.eval_before is not None and o.eval_after is not None:
-        lines.append(f"{o.before.name}: given order; {o.eval_before.lines:.2f} -> "
-                     f"{o.eval_after.lines:.2f} cache lines per invocation")
+    elif eb is not None and ea is not None:
+        lines.append(f"{o.before.name}: given order; {eb.lines:.2f} -> "
+                     f"{ea.lines:.2f} cache lines per invocation")
     lines.append(f"sizeof {o.before.size} -> {o.after.size} (checked with the compiler)")
     lines.append("new order: " + ", ".join(o.new_order))
-    if o.split:
-        lines.append("split declarations: " + ", ".join(o.split))
-    if o.initializers_fixed:
-        lines.append(f"initialisers rewritten: {o.initializers_fixed}")
-    lines.append(f"constraints ({len(o.constraints)}):" if o.constraints else
+    if o.applied.split:
+        lines.append("split declarations: " + ", ".join(o.applied.split))
+    if o.applied.initializers_fixed:
+        lines.append(f"initialisers rewritten: {o.applied.initializers_fixed}")
+    constraints = o.decision.constraints
+    lines.append(f"constraints ({len(constraints)}):" if constraints else
                  "constraints: none found")
-    for c in o.constraints:
-        lines.append(f"  {c.location or display_path(o.analysis.file)}: {c.describe()}")
-    lines.append(scan_summary(o.analysis))
+    for c in constraints:
+        lines.append(f"  {c.location or display_path(o.decision.analysis.file)}: "
+                     f"{c.describe()}")
+    lines.append(scan_summary(o.decision.analysis))
     lines += [f"warning: {w}" for w in o.warnings]
     return "\n".join(lines)
 
@@ -162,7 +247,6 @@ def run(args: argparse.Namespace) -> int:
     from cachefit.cli.scan_args import scan_options
     from cachefit.edits import display_path, unified_diffs, write_all_atomic
     from cachefit.reorder.analysis import analyse, units_for
-    from cachefit.rewrite.reorder_source import reorder_source
 
     _take_output_from_passthrough(args)
     opts = _options(args)
@@ -171,12 +255,14 @@ def run(args: argparse.Namespace) -> int:
         analysis = analyse(args.type, units, offsets_header=os.path.abspath(
             args.offsets_header) if args.offsets_header else None,
             scan_options=scan_options(args), stage=shown.stage)
-        outcome = reorder_source(analysis, opts, stage=shown.stage)
+        outcome = reorder(analysis, opts, args.profile, args.offsets_header,
+                          args.assert_header, stage=shown.stage)
     target = analysis.file
-    changed = {f: d for f, d in outcome.contents.items() if d != outcome.originals.get(f)}
+    applied = outcome.applied
+    changed = {f: d for f, d in applied.contents.items() if d != applied.originals.get(f)}
     others = sorted(f for f in changed if f != target)
     if others and not (args.in_place or args.diff):
-        needed = [f for f in others if f not in outcome.cosmetic_files]
+        needed = [f for f in others if f not in applied.cosmetic_files]
         if needed:
             raise UserError("--fix-initializers also changes " + ", ".join(
                 display_path(f) for f in needed), "use --in-place or --diff to get every file")
@@ -185,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{display_path(f)} not rewritten: its constructor initialiser lists are no "
                 "longer in declaration order (-Wreorder); use --in-place or --diff")
             del changed[f]
-    new_text = outcome.contents.get(target, outcome.originals[target])
+    new_text = applied.text_of(target)
     text_on_stdout = not args.json and not args.output and not args.in_place
     # Write: nothing above this line has touched a file; then everything at once.
     outputs: dict[str, bytes] = dict(changed) if args.in_place else {}
@@ -194,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
     for path, text in outcome.headers.items():
         outputs[path] = text.encode()
     write_all_atomic(outputs)
-    diff = unified_diffs(outcome.originals, outcome.contents) if args.diff else ""
+    diff = unified_diffs(applied.originals, applied.contents) if args.diff else ""
     note = _unchanged_note(args.order, outcome)
     if note:
         print(note, file=sys.stderr)

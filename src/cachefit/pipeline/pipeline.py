@@ -6,10 +6,13 @@ earlier steps left in the output tree (cachefit.pipeline.output_tree) and raises
 (exit 2) naming the missing file when it is not there. The project's build runs through
 cachefit's compiler wrapper (cachefit.pipeline.build_env): in profile mode with a flatten-only
 layout plan, in optimize mode with the computed plan. Layouts are chosen by the reorder
-analysis (`cachefit.reorder.analysis`, `cachefit.rewrite.reorder_source`) on the
+analysis (`cachefit.reorder.analysis`) on the
 transformed units that the profile build wrote to CACHEFIT_UNITS_DIR, so the constraints
-come from every unit of the build; the optimized binaries' layouts are then read back from
-their DWARF and compared with the plan. The retrace step (issue 26; only on request:
+come from every unit of the build, and the order by the deciding stage
+(`cachefit.reorder.decide`); the layout step rewrites nothing: the optimize build's
+wrapper applies the plan to each unit and checks the compiler's layout of it, and the
+optimized binaries' layouts are then read back from their DWARF and compared with the
+plan. The retrace step (issue 26; only on request:
 `--step retrace` or `[build] retrace = true`) measures the plan instead of predicting it:
 a profile build with the plan applied to the preprocessed units (flattened and reordered,
 CACHEFIT_PROFILE_REORDER), the workload traced again, and each planned type's lines per
@@ -44,7 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cachefit.atomic_files import make_output_dir
 from cachefit.cache_files import NOTICE_ENV
@@ -77,6 +80,9 @@ from cachefit.pipeline.output_tree import (
 from cachefit.pipeline.pipeline_config import PipelineConfig
 from cachefit.pipeline.unit_transform import original_location
 from cachefit.report.report_files import write_reports
+
+if TYPE_CHECKING:
+    from cachefit.reorder.decide import OrderDecision
 
 PLAN_FORMAT = "cachefit-layout-plan"
 PLAN_VERSION = 1
@@ -312,7 +318,7 @@ def step_trace(config: PipelineConfig, tree: OutputTree,
 
 def _traced_workload(config: PipelineConfig, tree: OutputTree, profile: Path, log: Path,
                      pgo: bool) -> Any:
-    """Run the workload under `cachefit trace` into `profile` (a failed run leaves none),
+    """Run the workload under the trace stage into `profile` (a failed run leaves none),
     its output in `log`; the loaded profile, which must have invocations and every type.
     `pgo`: the clang PGO build's .profraw files go to OUT/pgo/raw."""
     env = dict(os.environ)
@@ -322,9 +328,11 @@ def _traced_workload(config: PipelineConfig, tree: OutputTree, profile: Path, lo
     log.unlink(missing_ok=True)
     tmp = profile.with_name(".profile.tmp.json")
     kept = log.parent / "raw-interrupted"  # the finished processes' traces
-    cmd = (f"{shlex.quote(sys.executable)} -m cachefit.cli.main trace -o {shlex.quote(str(tmp))}"
-           f" --keep-raw-on-interrupt {shlex.quote(str(kept))}"
-           f" -- /bin/sh -c {shlex.quote(config.workload)}")
+    # A child process running the trace stage's entry point, not a call of it: the
+    # workload's output goes to the log, and Ctrl-C stops it as any build command
+    # (cachefit.pipeline.workload_trace says why).
+    cmd = shlex.join([sys.executable, "-m", "cachefit.pipeline.workload_trace", str(tmp),
+                      str(kept), "--", "/bin/sh", "-c", config.workload])
     try:
         _shell(cmd, config.root, env, log, "the workload under `cachefit trace`")
         os.replace(tmp, profile)
@@ -411,9 +419,12 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         raise UserError(f"{tree.units_dir('profile')}: the profile build wrote no units",
                         "the build command must compile through $CC/$CXX (cachefit's "
                         "wrapper); check profile/build.log")
+    from cachefit.model.profile import load
     from cachefit.reorder.analysis import analyse
+    from cachefit.reorder.decide import DecideOptions, decide
     from cachefit.reorder.scan_pool import ScanOptions
-    from cachefit.rewrite.reorder_source import ReorderOptions, reorder_source
+    profile = load(tree.profile)
+    options = DecideOptions(object_align=config.object_align, time_limit=config.time_limit)
     units = [(str(unit), list(data.get("args", []))) for unit, data in sidecars]
     records: dict[str, dict[str, Any]] = {}
     figures: dict[str, Any] = {}
@@ -431,9 +442,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
             analysis = analyse(type_name, units,
                                scan_options=ScanOptions(config.jobs, config.scan_cache),
                                stage=stage)
-            outcome = reorder_source(analysis, ReorderOptions(
-                profile=str(tree.profile), object_align=config.object_align,
-                time_limit=config.time_limit), stage=stage)
+            decision = decide(analysis, options, profile, str(tree.profile), stage=stage)
+            data = _decision_json(decision)
         except CachefitError as exc:
             sources.repoint(exc)
             if not isinstance(exc, UserError):
@@ -442,38 +452,46 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
             write_json(tree.layout_dir / f"{_slug(type_name)}.json",
                        {"type": type_name, "refused": exc.message()})
             continue
-        data = outcome.to_json()
         for c in data.get("constraints", []):
             if c.get("location"):
                 c["location"] = sources.location_text(c["location"])
         data["units"] = len(units)
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
-        records[type_name] = {"order": outcome.new_order, "expected_size": outcome.after.size}
+        # The optimize build's wrapper applies the order to each unit and checks the
+        # compiler's layout of it against this size (cachefit.pipeline.unit_transform).
+        records[type_name] = {"order": data["new_order"], "expected_size": decision.size}
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
                               "size": data["size"], "warnings": data.get("warnings", []),
-                              "kinds": _outcome_kinds(outcome)}
+                              "kinds": decision.kinds()}
     if refused and not records:
         _raise_all_refused(refused)
     write_plan(tree.plan, config.flatten, records)
-    from cachefit.model.profile import load
-    sizes = {name: t.size for name, t in load(tree.profile).types.items() if t.fields}
+    sizes = {name: t.size for name, t in profile.types.items() if t.fields}
     return {"types": figures, "refused": {name: {"reason": exc.message(),
                                                  "size": sizes.get(name)}
                                           for name, exc in refused.items()}}
 
 
-def _outcome_kinds(outcome: Any) -> list[dict[str, Any]]:
-    """The optimizer's per-kind figures, before and after (predicted), heaviest first."""
-    r, eb, ea = outcome.result, outcome.eval_before, outcome.eval_after
-    before, after = ((r.kinds_before, r.kinds_after) if r is not None else
-                     (eb.kinds, ea.kinds) if eb is not None and ea is not None else ((), ()))
-    after_of = {k.entry: k for k in after}
-    return [{"entry": k.entry, "invocations": k.invocations,
-             "lines": {"before": k.lines, "after": after_of[k.entry].lines
-                       if k.entry in after_of else None},
-             "dirty_lines": {"before": k.dirty, "after": after_of[k.entry].dirty
-                             if k.entry in after_of else None}}
-            for k in before]
+def _decision_json(decision: OrderDecision) -> dict[str, Any]:
+    """`layout/<type>.json`: the keys of `cachefit reorder --json` (docs/reorder.md), from
+    the decision: the predicted layout, no headers, no initialisers rewritten."""
+    a, fig = decision.analysis, decision.figures_json()
+    order = list(decision.declared)
+    offsets = decision.offsets or {}
+    return {
+        "type": decision.record.name, "file": a.file,
+        "old_order": decision.old_order, "new_order": order,
+        "lines": fig["lines"], "dirty_lines": fig["dirty_lines"],
+        "size": {"before": decision.record.size, "after": decision.size},
+        "optimal": fig["optimal"], "solver_seconds": fig["solver_seconds"],
+        "method": fig["method"], "constraints": fig["constraints"],
+        "merged": fig["merged"], "relaxed_alignment": fig["relaxed_alignment"],
+        "split_declarations": list(decision.split), "initializers_fixed": 0,
+        "changed_files": [a.file] if decision.changes_text else [], "headers": [],
+        "offsets": {n: offsets[n] for n in order if n in offsets},
+        "bitfield_barriers": fig["bitfield_barriers"], "gap": fig["gap"],
+        "warnings": decision.warnings,
+    }
 
 
 def _raise_all_refused(refused: dict[str, UserError]) -> None:

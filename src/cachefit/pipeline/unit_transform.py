@@ -4,7 +4,9 @@ then give each planned record its member order.
 `mentioned_names` is the cheap textual pre-filter (which plan names occur as words in
 the preprocessed text); it only decides which names are worth handing to libclang. The
 decision whether a unit defines a class and how to change it is libclang's, through
-`cachefit.flatten.flatten_unit` and `cachefit.rewrite.reorder_unit.reorder_unit`. Errors
+`cachefit.flatten.flatten_unit` and `reorder_unit` (the analysis of the unit, the
+decision for the plan's order, cachefit.reorder.decide.check_order, and the rewrite,
+cachefit.rewrite.apply_order). Errors
 (refusals, constraint violations) are re-pointed from the temporary unit file to the
 original source and line. A unit whose record of a planned name has other fields than the
 plan's order (another record of that name, another configuration) keeps its order, with a
@@ -21,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from cachefit.errors import CachefitError, Location, TypeNotFound
+from cachefit.frontend.compiler_args import Language
 from cachefit.model.layout_plan import LayoutPlan
-from cachefit.pipeline.wrapper_steps import Language
 
 
 @dataclass
@@ -87,6 +89,37 @@ def _repoint(exc: CachefitError, unit: Path, text: bytes, source: str) -> None:
                                 'set "fix_initializers": true in the layout plan')
 
 
+def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequence[str], *,
+                 fix_initializers: bool = False,
+                 expected_size: int | None = None) -> dict[str, str]:
+    """The preprocessed unit `path` with `type_name`'s fields declared in `new_order`:
+    {path: new text} and any other file the change touched. The checks are those of
+    `cachefit reorder` restricted to the unit: refusals (packed, ABI, raw I/O, positional
+    initialisers unless fixed), the constraints the order must honour, and the compiler's
+    layout of the result (order, alignment, sizeof when `expected_size` is given, and the
+    offsets and sizes that `static_assert`s in the unit pin). Raises
+    `UnsafeTransformation` (nothing to use) when the unit rules the order out, and
+    `OtherFields` when the unit's record has other fields than the order names."""
+    from cachefit.reorder.analysis import analyse
+    from cachefit.reorder.decide import check_order
+    from cachefit.reorder.scan_pool import ScanOptions
+    from cachefit.rewrite.apply_order import apply_order
+    # one preprocessed unit, whose object the build's own cache keeps: no scan cache
+    a = analyse(type_name, [(path, list(args))], build_time=True,
+                scan_options=ScanOptions(jobs=1, cache=False))
+    decision = check_order(a, new_order, fix_initializers=fix_initializers)
+    # byte boundaries are checked by `cachefit reorder` only, as before the one rewrite
+    applied = apply_order(a, decision.order, barriers=decision.barriers,
+                          fix_initializers=fix_initializers, expected_size=expected_size,
+                          byte_boundaries=False)
+    new = applied.contents[path] if path in applied.contents else \
+        applied.originals.get(path) or Path(path).read_bytes()
+    out = {path: new.decode("utf-8", errors="surrogateescape")}
+    for f, data in applied.contents.items():
+        out[f] = data.decode("utf-8", errors="surrogateescape")
+    return out
+
+
 def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequence[str],
                unit: Path, source: str, *, reorder: bool = True) -> TransformResult:
     """Flatten (C++ only) and, when `reorder`, reorder the records of the plan that the
@@ -116,7 +149,7 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                     unit.write_bytes(current)
                     result.flattened.append(cls)
         if reorder:
-            from cachefit.rewrite.reorder_unit import OtherFields, reorder_unit
+            from cachefit.reorder.decide import OtherFields
             for name, rec in plan.records.items():
                 if name not in names:
                     continue

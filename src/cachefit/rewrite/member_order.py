@@ -10,8 +10,9 @@ first field (or of the last, when a type or constant declared between fields cou
 by them), indented like the fields around it. A `#define`/`#undef` between fields splits the
 list: the fields on each side are gathered on their side, and none moves across it.
 
-It only produces text: it does not decide the order, check that the order is safe, read or
-write files, or verify the compiler's layout (see layout_check).
+It only produces text: it does not decide the order or how it cuts the member list
+(cachefit.reorder.member_pieces), check that the order is safe, read or write files, or
+verify the compiler's layout (see layout_check).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ from cachefit.frontend.source_text import (
     only_blanks_before,
     skip_blanks,
 )
+from cachefit.reorder.member_pieces import (
+    Piece,
+    declared_order,
+    plan_pieces,
+    split_declarations,
+)
 from cachefit.rewrite.removed_text import (
     blank_but,
     blank_line_follows,
@@ -57,19 +64,6 @@ from cachefit.rewrite.removed_text import (
 _NAMING_MEMBERS = {"typedef_decl", "type_alias_decl", "type_alias_template_decl", "enum_decl",
                    "struct_decl", "class_decl", "union_decl", "var_decl", "using_declaration",
                    "class_template", "namespace_alias", "using_directive"}
-
-
-@dataclass(frozen=True)
-class Piece:
-    """What the block emits: a whole unit, or some declarators of a splittable declaration."""
-
-    unit: FieldUnit
-    fields: tuple[str, ...]          # in declaration order within the piece
-    before: str | None = None        # an unnamed bit-field kept right before this field
-
-    @property
-    def whole(self) -> bool:
-        return self.fields == self.unit.fields
 
 
 @dataclass(frozen=True)
@@ -90,81 +84,6 @@ class MemberRewrite:
 
     def apply(self, text: bytes) -> bytes:
         return text[:self.span.begin] + self.replacement + text[self.span.end:]
-
-
-def plan_pieces(body: RecordBody, order: list[str]) -> list[Piece]:
-    """The pieces of the new member list, in order; raise UserError if `order` is invalid."""
-    names = body.field_names()
-    missing = [n for n in names if n not in order]
-    extra = [n for n in order if n not in names]
-    dups = sorted({n for n in order if order.count(n) > 1})
-    if missing or extra or dups:
-        what = []
-        if missing:
-            what.append("missing " + ", ".join(missing))
-        if extra:
-            what.append("unknown " + ", ".join(extra))
-        if dups:
-            what.append("repeated " + ", ".join(dups))
-        raise UserError(f"the new order does not list the fields of the record exactly once "
-                        f"({'; '.join(what)})", "give every field once", body.units[0].location
-                        if body.units else None)
-    pos = {n: i for i, n in enumerate(order)}
-    pieces: list[Piece] = []
-    i = 0
-    while i < len(order):
-        unit = body.unit_of(order[i])
-        if unit.splittable:
-            decl_names = [d.field for d in unit.declarators]
-            run = [order[i]]
-            k = decl_names.index(order[i])
-            while i + 1 < len(order) and k + 1 < len(decl_names) and \
-                    order[i + 1] == decl_names[k + 1]:
-                run.append(order[i + 1])
-                i += 1
-                k += 1
-            pieces.append(Piece(unit, tuple(run)))
-            i += 1
-            continue
-        span = sorted(pos[n] for n in unit.fields)
-        if span != list(range(span[0], span[0] + len(span))):
-            what = (f"one expansion of macro {unit.macro}" if unit.kind == "macro" else
-                    "one anonymous struct/union" if unit.kind == "anonymous" else
-                    "one declaration that defines a type")
-            raise UserError(f"fields {', '.join(unit.fields)} are declared by {what} and must "
-                            "stay together in the new order", "keep them adjacent",
-                            unit.location)
-        pieces.append(Piece(unit, unit.fields))
-        i += len(unit.fields)
-    return _with_padding(body.units, pieces)
-
-
-def _with_padding(units: list[FieldUnit], pieces: list[Piece]) -> list[Piece]:
-    """Insert the unnamed bit-fields (padding, barriers): each right after the field that
-    was declared right before it (after the piece holding it, when a declaration is split),
-    those before every named field right before the first one; several in their original
-    order. This is where the layout model places them (cachefit.layout.problem)."""
-    after: dict[str, list[FieldUnit]] = {}
-    leading: list[FieldUnit] = []
-    first: str | None = None
-    for idx, unit in enumerate(units):
-        if not unit.is_padding:
-            if first is None and unit.fields:
-                first = unit.fields[0]
-            continue
-        prev = next((u for u in reversed(units[:idx]) if u.fields), None)
-        if prev is None:
-            leading.append(unit)
-        else:
-            after.setdefault(prev.fields[-1], []).append(unit)
-    out: list[Piece] = []
-    for p in pieces:
-        if first is not None and first in p.fields:
-            out += [Piece(u, (), before=first) for u in leading]
-        out.append(p)
-        for name in p.fields:
-            out += [Piece(u, ()) for u in after.get(name, [])]
-    return out
 
 
 def _unchanged(body: RecordBody, pieces: list[Piece]) -> bool:
@@ -236,11 +155,10 @@ def rewrite_members(body: RecordBody, order: list[str],
     attrs = dict(attributes or {})
     walls = dict(barriers or {})
     pieces = plan_pieces(body, order)
-    effective = tuple(n for p in pieces for n in p.fields)
+    effective = declared_order(pieces)
     if _unchanged(body, pieces) and not attrs and not walls:
         return MemberRewrite(body.body, body.body.text(text), effective, (), False)
-    split = tuple(u.fields[0] for u in body.units
-                  if sum(1 for p in pieces if p.unit is u) > 1)
+    split = split_declarations(body, pieces)
     items = body.items
     removed = {k for k, it in enumerate(items) if isinstance(it, FieldUnit)}
     removed |= _useless_specs(items)

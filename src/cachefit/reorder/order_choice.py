@@ -1,9 +1,9 @@
-"""Where the new member order comes from: `--order`, alphabetical, or the profile optimizer.
+"""Where the new member order comes from: `--order`, alphabetical, or a profile's entry.
 
 Parses an explicit order (`a,b,c`), builds the alphabetical order (fields that must move
-together stay together, placed by their smallest name), finds the record's entry in a
-profile, and calls `cachefit.layout.optimize_layout` / `evaluate_order`. It neither
-analyses code nor edits text.
+together stay together, placed by their smallest name) and finds the record's entry in a
+loaded profile (`cachefit.model.profile.Profile`). It neither reads files, analyses code,
+calls the optimizer (cachefit.reorder.decide does) nor edits text.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 from cachefit.errors import Location, UserError
 from cachefit.frontend.member_units import RecordBody
 from cachefit.model import Record
-from cachefit.model import profile as profile_format
-from cachefit.model.profile import FieldSpan, TypeProfile
+from cachefit.model.profile import FieldSpan, Profile, TypeProfile
 from cachefit.model.type_names import key_matches
 
 
@@ -47,9 +46,10 @@ def empty_profile_entry(record: Record) -> TypeProfile:
                        [FieldSpan(f.name, f.offset, f.size) for f in record.fields])
 
 
-def profile_entry(path: str, record: Record, asked: str) -> tuple[TypeProfile, int]:
-    """The profile's type for the record (by qualified or given name) and its line size."""
-    profile = profile_format.load(path)
+def profile_entry(profile: Profile, path: str, record: Record,
+                  asked: str) -> tuple[TypeProfile, int]:
+    """The type of `profile` (read from `path`, named in errors) for the record (by
+    qualified or given name) and its line size."""
     types = profile.types
     found = profile.name_of(record.name) or profile.name_of(asked) or \
         next((n for n in types if key_matches(n, asked)), None)
