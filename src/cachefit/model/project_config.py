@@ -37,8 +37,11 @@ class TraceConfig:
 
     types: tuple[str, ...] = ()
     entry: tuple[str, ...] = ()
-    # Functions to instrument (clang allowlist `fun:` patterns); None = every function.
+    # Functions to instrument (clang allowlist `fun:` patterns); None = every function
+    # that can touch a traced type (issue 31's static filter, clang backend), or every
+    # function at all with `instrument_all` (`instrument = "all"`).
     instrument: tuple[str, ...] | None = None
+    instrument_all: bool = False
     # Source files to instrument (clang allowlist `src:` patterns).
     instrument_files: tuple[str, ...] = ("*",)
     max_accesses: int = 4096
@@ -106,6 +109,7 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
         inst = trace_raw["instrument"]
         kw["instrument"] = None if inst == "all" else \
             _names(text, path, "trace", "instrument", inst)
+        kw["instrument_all"] = inst == "all"
     for key, limit in (("max_accesses", 1 << 24), ("max_objects", 32767),
                        ("max_sequences", 1 << 40), ("max_distinct", 1 << 24),
                        ("cache_line", 4096)):

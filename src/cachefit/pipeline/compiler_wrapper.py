@@ -4,8 +4,11 @@ plain    runs the real compiler with the arguments unchanged.
 profile  compiles every C/C++ source as: preprocess with the real compiler, edit the
          preprocessed unit (cachefit.trace.unit_instrument: invocation begin/end in the
          entry functions, heap registrations), compile it with load/store
-         instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, optionally
-         with an allowlist; gcc: -fsanitize=thread served by the cachefit runtime). A link
+         instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, with the
+         allowlist of an `instrument` list, or without one the ignorelist of the unit's
+         functions that cannot touch a traced type (cachefit.trace.touch_filter, issue 31;
+         a note on stderr counts them, CACHEFIT_UNITS_DIR gets their list);
+         gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
          with the static objects and type layouts found in its debug information; the
          executable exports the runtime (cachefit.pipeline.runtime_exports). A shared library
@@ -27,10 +30,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from cachefit.atomic_files import write_bytes_atomic
 from cachefit.cache_files import CacheWrites, build_cached, cache_dir
 from cachefit.errors import ToolMissing, UserError
 from cachefit.frontend.compiler_args import (
@@ -61,6 +66,9 @@ from cachefit.pipeline.wrapper_steps import (
     save_unit_copy,
 )
 from cachefit.scratch import scratch_directory
+
+if TYPE_CHECKING:
+    from cachefit.trace.touch_filter import FilterResult
 
 __all__ = ["GUARD_ENV", "Language", "WrapperResult", "run", "ProfileBuild", "allowlist_text",
            "detect_backend"]
@@ -187,7 +195,15 @@ class ProfileBuild:
 
     # ---------------------------------------------------------------- compile
 
-    def _instrument_flags(self, tmpdir: Path) -> list[str]:
+    def _filtered(self) -> bool:
+        """Whether this build instruments only the functions that can touch a traced type
+        (issue 31: no `instrument` list, not `"all"`, the clang backend)."""
+        return self.backend == "sanitizer-coverage" and self.trace.instrument is None and \
+            not self.trace.instrument_all
+
+    def _instrument_flags(self, tmpdir: Path, ignorelist: str | None = None) -> list[str]:
+        """The instrumentation flags; `ignorelist`: the static filter's list of the unit's
+        functions that cannot touch a traced type (cachefit.trace.touch_filter)."""
         if self.backend == "tsan":
             return ["-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0"]
         # Sanitizer coverage sees load and store instructions only, at the end of the
@@ -203,6 +219,11 @@ class ProfileBuild:
             path = build_cached(cache_dir() / "allowlists" / f"{digest}.txt",
                                 lambda out: out.write_text(text), self.writes)
             flags.append(f"-fsanitize-coverage-allowlist={path}")
+        elif ignorelist is not None:
+            digest = hashlib.sha256(ignorelist.encode()).hexdigest()[:16]
+            path = build_cached(cache_dir() / "ignorelists" / f"{digest}.txt",
+                                lambda out: out.write_text(ignorelist), self.writes)
+            flags.append(f"-fsanitize-coverage-ignorelist={path}")
         return flags
 
     def _compile(self, cmd: CompilerCommand, src: Source, out: str, tmpdir: Path) -> int:
@@ -235,11 +256,14 @@ class ProfileBuild:
             text = flat.text
         edited, report = instrument_preprocessed(
             text, lang, self.trace, cmd.args, source=src.path,
-            struct_copies=self.backend == "sanitizer-coverage", by_value_copies=True)
+            struct_copies=self.backend == "sanitizer-coverage", by_value_copies=True,
+            touch_filter=self._filtered())
         self.warnings.extend(report.warnings)
         pre.write_bytes(edited)
         flags = select(cmd, keep={"other"})
-        extra = self._instrument_flags(tmpdir)
+        chosen = report.functions
+        extra = self._instrument_flags(
+            tmpdir, chosen.ignorelist_text() if chosen is not None else None)
         if not has_debug(flags):
             extra.append("-g")
         extra += full_debug_args(self.compiler, self.env, lang)
@@ -259,8 +283,23 @@ class ProfileBuild:
         # Only a unit that compiled is kept: a configure check that fails on purpose (CMake's
         # CheckSymbolExists) is no unit of the program, and the layout step parses them all.
         if code == 0:
-            save_unit_copy(self.env, src, lang, text, cmd.args, out)
+            kept = save_unit_copy(self.env, src, lang, text, cmd.args, out)
+            if chosen is not None:
+                self._show_choice(src.path, chosen, kept)
         return code
+
+    def _show_choice(self, source: str, chosen: FilterResult, kept: Path | None) -> None:
+        """Tell how many functions the static filter instruments in a unit (a note on
+        stderr, in the build log) and, with CACHEFIT_UNITS_DIR, list them in
+        `<unit>.instrumented.txt` beside the unit's copy."""
+        where = ""
+        if kept is not None:
+            listing = kept.with_name(kept.stem + ".instrumented.txt")
+            write_bytes_atomic(listing, chosen.listing(source).encode())
+            where = f"; list: {listing}"
+        sys.stderr.write(f"cachefit: note: {source}: {chosen.instrumented} of "
+                         f"{len(chosen.functions)} functions instrumented (static filter"
+                         f"{where})\n")
 
     # ---------------------------------------------------------------- link
 

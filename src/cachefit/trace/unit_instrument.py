@@ -21,6 +21,8 @@ never by matching source text):
   * calls of memcpy/memmove/memset (and their __builtin_ forms) in instrumented
     functions: redirected to the runtime, which reports the bytes copied or filled
     inside target objects (neither backend sees the loads and stores of these);
+  * with `touch_filter`, which functions can touch a traced object at all
+    (cachefit.trace.touch_filter: the profile build instruments only those);
   * with the clang backend (`struct_copies`), struct assignments in instrumented
     functions that clang would lower to an unseen llvm.memcpy, and with both backends
     (`by_value_copies`) copy-initialisations, by-value arguments and returns, whose copy
@@ -48,6 +50,7 @@ from cachefit.model.type_names import type_key
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
+from cachefit.trace.touch_filter import FilterResult, choose_functions
 
 CK = ci.CursorKind
 TK = ci.TypeKind
@@ -149,6 +152,9 @@ class UnitReport:
     # The instrumented function with the most cursors (user code, as walked) and how many:
     # cachefit.trace.sancov_inline does not inline the checks into a unit with a huge one.
     largest_function: tuple[str, int] = ("", 0)
+    # With the static filter (issue 31, cachefit.trace.touch_filter): which functions of
+    # the unit can touch a traced object; None without it.
+    functions: FilterResult | None = None
 
     @property
     def edited(self) -> bool:
@@ -271,8 +277,10 @@ class UnitInstrumenter:
 
     def __init__(self, text: bytes, tu: ci.TranslationUnit, lang: Lang,
                  trace: TraceConfig, source: str = "<unit>", *,
-                 struct_copies: bool = False, by_value_copies: bool = False) -> None:
+                 struct_copies: bool = False, by_value_copies: bool = False,
+                 touch_filter: bool = False) -> None:
         self.text = text
+        self.touch_filter = touch_filter
         self.tu = tu
         self.lang = lang
         self.trace = trace
@@ -618,6 +626,9 @@ class UnitInstrumenter:
 
     def run(self) -> None:
         self.find_targets()
+        if self.touch_filter:
+            self.report.functions = choose_functions(self.tu, self.target_usr, self.lang,
+                                                     self.lines.is_system)
         self._walk(self.tu.cursor, 0)
 
     def _walk(self, c: ci.Cursor, depth: int) -> None:
@@ -1273,16 +1284,22 @@ def instrument_preprocessed(text: bytes, lang: Lang, trace: TraceConfig,
                             compiler_args: Sequence[str] = (), *,
                             source: str = "<unit>",
                             struct_copies: bool = False,
-                            by_value_copies: bool = False) -> tuple[bytes, UnitReport]:
+                            by_value_copies: bool = False,
+                            touch_filter: bool = False) -> tuple[bytes, UnitReport]:
     """Analyse preprocessed `text` and return the edited text and what was done;
     `struct_copies` (the clang backend) also rewrites struct assignments it cannot see,
-    `by_value_copies` (both backends) initialisations, by-value arguments and returns."""
+    `by_value_copies` (both backends) initialisations, by-value arguments and returns;
+    `touch_filter` also decides which functions can touch a traced object
+    (UnitReport.functions, cachefit.trace.touch_filter). The edits are the same with or
+    without it: memcpy and friends are redirected in every function, as with
+    `instrument = "all"`."""
     with scratch_directory("cachefit-unit-") as tmp:
         path = str(Path(tmp) / ("unit.ii" if lang == "c++" else "unit.i"))
         Path(path).write_bytes(text)
         tu = _parse(path, lang, libclang_flags(compiler_args))
         inst = UnitInstrumenter(text, tu, lang, trace, source, struct_copies=struct_copies,
-                                by_value_copies=by_value_copies or struct_copies)
+                                by_value_copies=by_value_copies or struct_copies,
+                                touch_filter=touch_filter)
         errors = list(_errors_in_user_code(tu, inst.lines))
         if errors:
             raise ParseError(f"libclang cannot analyse {source} for the profile build",

@@ -1,0 +1,101 @@
+"""Issue 31's static filter (cachefit.trace.touch_filter) in clang profile builds.
+
+programs/touch_filter.c and touch_filter.cc touch `rec` / `Rec` by member access, in a
+static inline helper inlined into a caller, by memcpy (directly and through a helper that
+sees `void *`) and through offsetof-computed byte pointers (directly and through a helper
+that sees `int *`). With no `instrument` list the build instruments only the functions that
+can touch the type: the profile must equal the one of `instrument = "all"`, and checksum()
+and fib() must not be instrumented (the unit's list and the compiler's ignorelist say so).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from trace_helpers import CACHEFIT, env_for, needs_clang, profile_project, run
+
+from cachefit.model.profile import load
+
+CASES = {
+    "c": ("touch_filter.c", "rec", False,
+          ["touch", "rec_id", "sum_ids", "copy_bytes", "snapshot", "add_to", "weight_of",
+           "work", "main"],
+          ["checksum", "fib"]),
+    "c++": ("touch_filter.cc", "Rec", True,
+            ["touch(Rec *)", "rec_id(const Rec *)", "sum_ids(Rec **, int)",
+             "copy_bytes(void *, const void *, std::size_t)",
+             "snapshot(Rec *, const Rec *)", "add_to(int *, int)", "Rec::bump()",
+             "work(Rec **, int)", "weigh(T *)"],
+            ["checksum(const char *)", "fib(int)"]),
+}
+
+
+def _build_and_trace(tmp: Path, source: str, type_name: str, cxx: bool,
+                     extra: str) -> tuple[str, str, Path]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = profile_project(tmp, [source], types=[type_name], entry=["work"],
+                          compiler="clang++-19" if cxx else "clang-19", cxx=cxx,
+                          config_extra=extra)
+    env["CACHEFIT_UNITS_DIR"] = str(tmp / "units")
+    proc = run([*CACHEFIT, "c++" if cxx else "cc", "-O2", "-g", source, "-o", "prog"], tmp,
+               env)
+    run([*CACHEFIT, "trace", "-o", "prof.json", "--", str(tmp / "prog")], tmp, env_for(tmp))
+    shown = run([*CACHEFIT, "profile", "show", "prof.json"], tmp, env_for(tmp)).stdout
+    return proc.stderr, shown, tmp / "prof.json"
+
+
+@needs_clang
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_filtered_profile_equals_all(tmp_path: Path, lang: str) -> None:
+    source, type_name, cxx, chosen, left_out = CASES[lang]
+    log, shown, prof = _build_and_trace(tmp_path / "filter", source, type_name, cxx, "")
+    _log_all, shown_all, prof_all = _build_and_trace(tmp_path / "all", source, type_name,
+                                                     cxx, 'instrument = "all"\n')
+    # The same profile, sequence for sequence and count for count.
+    assert shown == shown_all
+    p, q = load(prof), load(prof_all)
+    assert p.types[type_name].sequences == q.types[type_name].sequences
+    assert p.invocations == q.invocations == 3
+    assert p.types[type_name].sequences, "the type was touched"
+    # What was chosen: a note in the build's log, the list beside the unit's copy.
+    assert f"{source}: " in log and "functions instrumented (static filter" in log
+    listing = next((tmp_path / "filter" / "units").glob("*.instrumented.txt")).read_text()
+    marks = {line[2:].split("  (")[0].split(" [")[0]: line[0]
+             for line in listing.splitlines() if line[:1] in "+-"}
+    for name in chosen:
+        assert marks.get(name) == "+", (name, listing)
+    for name in left_out:
+        assert marks.get(name) == "-", (name, listing)
+    # The compiler's ignorelist names exactly the functions left out, as clang matches
+    # them (the plain name in C, the mangled name in C++).
+    ignorelists = list((tmp_path / "filter").rglob("ignorelists/*.txt"))
+    assert len(ignorelists) == 1
+    entries = {line[4:] for line in ignorelists[0].read_text().splitlines()
+               if line.startswith("fun:")}
+    wanted = {"checksum", "fib"} if lang == "c" else {"_ZL8checksumPKc", "_ZL3fibi"}
+    assert wanted <= entries
+    assert not entries & ({"touch", "rec_id", "add_to", "copy_bytes", "work"} if lang == "c"
+                          else {"_ZL5touchP3Rec", "_Z4workPP3Reci", "_ZL6add_toPii"})
+
+
+@needs_clang
+def test_left_out_functions_have_no_checks(tmp_path: Path) -> None:
+    """The functions the filter leaves out hold no sanitizer-coverage call in the object,
+    the chosen ones do (the ignorelist reaches the compiler)."""
+    _build_and_trace(tmp_path, "touch_filter.c", "rec", False, "")
+    env = dict(env_for(tmp_path), CACHEFIT_INLINE_CHECKS="0")
+    env.update(profile_project(tmp_path, ["touch_filter.c"], types=["rec"], entry=["work"]))
+    env["CACHEFIT_INLINE_CHECKS"] = "0"
+    run([*CACHEFIT, "cc", "-O2", "-g", "-c", "touch_filter.c", "-o", "t.o"], tmp_path, env)
+    import subprocess
+    dis = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(tmp_path / "t.o")],
+                         capture_output=True, text=True, check=True).stdout
+    bodies: dict[str, str] = {}
+    for chunk in dis.split("\n\n"):
+        head = chunk.strip().splitlines()[:1]
+        if head and head[0].endswith(">:"):
+            bodies[head[0].split("<")[1].split(">")[0]] = chunk
+    assert "__sanitizer_cov_load" not in bodies["checksum"]
+    assert "__sanitizer_cov_load" not in bodies["fib"]
+    assert "__sanitizer_cov_" in bodies["work"]
