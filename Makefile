@@ -25,7 +25,8 @@ system-deps:
 test-deps:
 	@scripts/install-system-deps.sh $(TEST_PKGS)
 
-$(BIN)/.installed: pyproject.toml
+# pip builds the block search library (src/cachefit/layout/native) into the source tree
+$(BIN)/.installed: pyproject.toml src/cachefit/layout/native/cf_block_search.c
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "cachefit: installing Python packages into $(VENV)"
 	@$(BIN)/pip install -q --upgrade pip >/dev/null

@@ -4,9 +4,8 @@
 For each record size and seed (synthetic.py, objects aligned to the record's alignment,
 8 start offsets) the optimizer is run *without* block_search to get its best layout (the
 upper bound), then `block_search` is run from that layout with each node budget given,
-without a wall-clock backstop, so the figures depend only on the node counts (they are
-deterministic when the upper bound is: use a time limit large enough that the optimizer's
-own wall-clock backstop does not fire). Prints, per run: the per-footprint bound, the
+so the figures depend only on the node counts (deterministic, as the upper bound is).
+Prints, per run: the per-footprint bound, the
 upper bound, the proven lines bound and whether it is the relaxation's optimum, the dirty
 bound, the best realised layout, nodes and CPU seconds. Results: RESULTS.md.
 
@@ -60,8 +59,7 @@ def upper_bound(n: int, seed: int, time_limit: float) -> tuple[Any, Any, tuple[i
     return record, problem, (cost.lines, cost.dirty)
 
 
-def run(problem: Any, upper: tuple[int, int], nodes: int, method: str = "best_first"
-        ) -> dict[str, Any]:
+def run(problem: Any, upper: tuple[int, int], nodes: int) -> dict[str, Any]:
     best = [upper]
 
     def judge(targets: dict[int, int]) -> tuple[int, int] | None:
@@ -74,7 +72,7 @@ def run(problem: Any, upper: tuple[int, int], nodes: int, method: str = "best_fi
         return c.lines, c.dirty
 
     cpu = time.process_time()
-    result = bs.block_search(problem, upper=upper, max_nodes=nodes, judge=judge, method=method)
+    result = bs.block_search(problem, upper=upper, max_nodes=nodes, judge=judge)
     cpu = time.process_time() - cpu
 
     def pi(total: int | None) -> float | None:

@@ -5,9 +5,8 @@
 process's CPU clock, when wall-clock backstops could end its stages on a loaded machine.
 Since issue 28 the optimizer reads no clock, so its results are the same either way.)
 Same arguments as bench_solver.py, plus `--no-block-search` (the optimizer without
-block_search), `--block-dfs` (block_search's depth-first threshold passes instead of the
-best-first search), `--block-share X` (block_search's share of `time_limit`) and
-`--no-fill` (without the line-filling model), for comparisons:
+block_search), `--block-share X` (block_search's share of `time_limit`),
+`--nodes-per-second N` and `--no-fill` (without the line-filling model), for comparisons:
 
     .venv/bin/python bench/solver/cpu_clock.py --sizes 20 40 60 --seeds 3 --placement record
 
@@ -23,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_solver import main  # noqa: E402
 
-from cachefit.layout import block_native, optimizer  # noqa: E402
+from cachefit.layout import optimizer  # noqa: E402
 
 if __name__ == "__main__":
     args = sys.argv[1:]
@@ -36,14 +35,8 @@ if __name__ == "__main__":
         del args[at:at + 2]
     if "--nodes-per-second" in args:
         at = args.index("--nodes-per-second")
-        optimizer.NATIVE_NODES_PER_SECOND = int(args[at + 1])
+        optimizer.NODES_PER_SECOND = int(args[at + 1])
         del args[at:at + 2]
-    if "--python-block-search" in args:
-        args.remove("--python-block-search")
-        block_native.available = lambda: False  # type: ignore[assignment]
-    if "--block-dfs" in args:
-        args.remove("--block-dfs")
-        optimizer.BLOCK_METHOD = "dfs"
     if "--no-fill" in args:
         args.remove("--no-fill")
         optimizer.fill_applicable = lambda problem: False  # type: ignore[assignment]

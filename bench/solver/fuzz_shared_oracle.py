@@ -37,9 +37,8 @@ from cachefit.layout.block_search import applicable  # noqa: E402
 
 def _shared(p: object, cut: int | None, least: int, lim: int) -> tuple:
     """(complete, least dirty cost) of both phases over one oracle, or why not."""
-    counter = bs._Counter(10**9, None)
-    scalar = bs._Search(p, dirty=True, counter=counter)
-    lines = bs._Search(p, dirty=False, counter=counter)
+    scalar = bs._Search(p, dirty=True)
+    lines = bs._Search(p, dirty=False)
     oracle = bn.LinesOracle(scalar, lines)
     if oracle.handle is None:
         return ("no oracle",)
@@ -68,7 +67,6 @@ def _shared(p: object, cut: int | None, least: int, lim: int) -> tuple:
 
 def main() -> int:
     seed, records, max_fields, max_hot = (int(a) for a in sys.argv[1:5])
-    bn.available()
     rng = random.Random(seed)
     ok = skip = bad = 0
     began = time.time()
@@ -81,13 +79,12 @@ def main() -> int:
         if not applicable(p):
             skip += 1
             continue
-        counter = bs._Counter(10**9, None)
-        out, _ = bn.best_first(bs._Search(p, dirty=False, counter=counter), 10**12, 3 * 10**6)
+            out, _ = bn.best_first(bs._Search(p, dirty=False), 10**12, 3 * 10**6)
         if not out.complete:
             skip += 1
             continue
         least = out.cost
-        scalar = bs._Search(p, dirty=True, counter=counter)
+        scalar = bs._Search(p, dirty=True)
         lim = (least + 1) * scalar.scale - 1
         plain, _ = bn.best_first(scalar, lim, 3 * 10**6, partial=False)
         if not plain.complete:

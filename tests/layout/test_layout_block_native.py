@@ -1,25 +1,26 @@
 """The native block search (block_native, native/cf_block_search.c).
 
-Without partial expansion it must expand exactly as the Python search (same optimum,
-path, proven bound, expansions and states queued, cut or complete, lines and dirty);
-with it (the default), the complete searches must find the same optimum with fewer
-states, and cut searches must prove bounds that never exceed the optimum and never fall
-as the budget grows. The state cap ends a search like the budget. The library is built
-once into the cache, and block_search falls back to Python when it cannot be used.
+Without partial expansion it must expand exactly as the plain statement of the search
+(block_reference.best_first: same optimum, path, proven bound, expansions and states
+queued, cut or complete, lines and dirty); with it (the default), the complete searches
+must find the same optimum with fewer states, and cut searches must prove bounds that
+never exceed the optimum and never fall as the budget grows. The state cap ends a search
+like the budget. The library is built when cachefit is installed, never at run time.
 The brute-force checks of block_search (test_layout_block_best_first.py,
-test_layout_block_search.py) run through the native search, since it is the default.
+test_layout_block_search.py) run through it too.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 from pathlib import Path
 
+import block_reference as ref
 import pytest
 from layout_synth import large_case
 from test_layout_block_search import problem_of
 
-from cachefit.layout import block_best_first as bbf
 from cachefit.layout import block_native as bn
 from cachefit.layout import block_search as bs
 from cachefit.layout.block_search import applicable, block_search
@@ -28,9 +29,9 @@ from cachefit.layout.problem import LayoutProblem
 CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _native() -> None:
-    assert bn.available(), "the native block search could not be built (is cc installed?)"
+SOURCE = Path(bn.__file__).resolve().parent / "native" / "cf_block_search.c"
+CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra"]
+"""pyproject.toml's flags for the extension, as a shared library."""
 
 
 def _problem(n: int, hot: int, seed: int) -> LayoutProblem:
@@ -41,7 +42,7 @@ def _problem(n: int, hot: int, seed: int) -> LayoutProblem:
 
 
 def _search(problem: LayoutProblem, dirty: bool, budget: int = 10**9) -> bs._Search:
-    return bs._Search(problem, dirty=dirty, counter=bs._Counter(budget, None))
+    return bs._Search(problem, dirty=dirty)
 
 
 def _limits(problem: LayoutProblem, dirty: bool) -> tuple[int, tuple[int, int] | None]:
@@ -56,20 +57,20 @@ def _limits(problem: LayoutProblem, dirty: bool) -> tuple[int, tuple[int, int] |
 
 
 @pytest.mark.parametrize(("n", "hot", "seed"), CASES)
-def test_native_expands_as_the_python_search(n: int, hot: int, seed: int) -> None:
+def test_native_expands_as_the_plain_search(n: int, hot: int, seed: int) -> None:
     problem = _problem(n, hot, seed)
     compared = cut = 0
     for dirty in (False, True):
         limit, floor = _limits(problem, dirty)
         for budget in (1, 50, 700, 4000, 10**6):
-            want = bbf.best_first(_search(problem, dirty, budget), limit, bs._Budget,
-                                  floor=floor)
+            want = ref.best_first(_search(problem, dirty), limit, floor, budget)
             got, status = bn.best_first(_search(problem, dirty), limit, budget, floor,
                                         partial=False)
-            assert got == want, (dirty, budget)
-            assert (status == bn.NODES) == (not want.complete)
-            compared += want.expanded
-            cut += not want.complete
+            assert (got.cost, got.path, got.bound, got.complete, got.expanded,
+                    got.queued) == want[:6], (dirty, budget)
+            assert (status == bn.NODES) == (not want[3])
+            compared += want[4]
+            cut += not want[3]
     assert compared > 5000 and 0 < cut < 10
 
 
@@ -112,16 +113,7 @@ def test_partial_paths_cost_what_they_claim() -> None:
         search = _search(problem, dirty)
         out, _ = bn.best_first(search, limit, 10**8, floor)
         assert out.path is not None and out.cost is not None
-        counts = list(search.counts0)
-        cmod = search.start % search.g
-        ages = tuple(a if search.left0[i] else 0 for i, a in enumerate(search.ages0))
-        cost = search.fixed_cost
-        for ti, o in out.path:
-            moves = {(c[0], c[1]): c for c in search.children(tuple(counts), cmod, ages)}
-            _ti, _o, add, cmod, ages = moves[(ti, o)]
-            counts[ti] -= 1
-            cost += add
-        assert not any(counts) and cost == out.cost
+        assert ref.replay(search, out.path) == out.cost
 
 
 def test_state_cap_ends_the_search_with_a_valid_bound() -> None:
@@ -137,64 +129,39 @@ def test_state_cap_ends_the_search_with_a_valid_bound() -> None:
         assert out.queued == cap + 1
 
 
-def test_block_search_gives_the_same_proofs_in_python_and_natively() -> None:
-    for n, hot, seed in CASES[:3]:
-        problem = _problem(n, hot, seed)
-        for upper in ((10**9, 0), None):
-            if upper is None:
-                first = block_search(problem, upper=(10**9, 0), max_nodes=10**6)
-                upper = (first.lines_bound, 10**6)
-            a = block_search(problem, upper=upper, max_nodes=10**6)
-            b = block_search(problem, upper=upper, max_nodes=10**6, native=False)
-            assert (a.lines_bound, a.lines_exact, a.dirty_bound, a.dirty_exact) == \
-                (b.lines_bound, b.lines_exact, b.dirty_bound, b.dirty_exact)
-            assert a.lines_exact
+def test_library_is_built_at_install_time() -> None:
+    """The library is the package's extension module (pyproject.toml), built by pip; the
+    module compiles nothing and keeps nothing in the user's cache."""
+    spec = importlib.util.find_spec(bn.LIBRARY)
+    assert spec is not None and spec.origin is not None
+    assert Path(spec.origin).parent == Path(bn.__file__).resolve().parent
+    assert bn.library() is bn.library()
+    text = Path(bn.__file__).read_text()
+    assert "subprocess" not in text and "cache_dir" not in text
 
 
-def test_library_is_built_once_into_the_cache(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CACHEFIT_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(bn, "_tried", False)
-    monkeypatch.setattr(bn, "_lib", None)
-    assert bn.available()
-    built = list(tmp_path.glob(f"solver/*/{bn.LIB_NAME}"))
-    assert len(built) == 1
-    stamp = built[0].stat().st_mtime_ns
-    monkeypatch.setattr(bn, "_tried", False)
-    monkeypatch.setattr(bn, "_lib", None)
-    assert bn.available()
-    assert list(tmp_path.glob(f"solver/*/{bn.LIB_NAME}")) == built
-    assert built[0].stat().st_mtime_ns == stamp
-    assert not list(tmp_path.glob("solver/*/tmp*")), "no temporary files left"
-
-
-def test_switched_off_or_without_a_compiler_python_is_used(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_library_is_an_installation_error(monkeypatch: pytest.MonkeyPatch) -> None:
     problem = _problem(40, 16, 2)
-    want = block_search(problem, upper=(10**9, 0), max_nodes=10**6)
-    monkeypatch.setenv("CACHEFIT_NATIVE_SOLVER", "0")
-    assert not bn.available()
-    monkeypatch.delenv("CACHEFIT_NATIVE_SOLVER")
-    monkeypatch.setattr(bn, "_tried", False)
     monkeypatch.setattr(bn, "_lib", None)
-    monkeypatch.setattr(bn, "_compiler", lambda: None)
-    assert not bn.available()
-    got = block_search(problem, upper=(10**9, 0), max_nodes=10**6)
-    assert (got.lines_bound, got.lines_exact, got.dirty_bound) == \
-        (want.lines_bound, want.lines_exact, want.dirty_bound)
-    monkeypatch.setattr(bn, "_tried", False)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(bn.NotBuilt, match="not built"):
+        block_search(problem, upper=(10**9, 0), max_nodes=10**6)
 
 
-def test_numbers_that_do_not_fit_go_to_python() -> None:
+def test_numbers_that_do_not_fit_are_not_searched() -> None:
+    """A search the C form cannot hold is not run: the root's bound, nothing proven."""
     problem = _problem(40, 16, 2)
     search = _search(problem, False)
     assert bn.fits(search, 10**9)
     assert not bn.fits(search, 2**62)
+    result = block_search(problem, upper=(2**62, 0), max_nodes=10**6)
+    assert result.nodes == 0 and not result.lines_exact and result.dirty_bound is None
+    assert result.lines_bound == search.root_bound()
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang-19"])
 def test_source_compiles_without_warnings(cc: str, tmp_path: Path) -> None:
-    proc = subprocess.run([cc, *bn.CFLAGS, "-Werror", str(bn.SOURCE), "-o",
+    proc = subprocess.run([cc, *CFLAGS, "-Werror", str(SOURCE), "-o",
                            str(tmp_path / "lib.so")], capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 0, proc.stderr

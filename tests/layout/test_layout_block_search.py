@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from layout_synth import Oracle, access, c_layout, large_case, profile_entry, random_case, typed
 
-from cachefit.layout import block_search as bs
 from cachefit.layout import optimize_layout
 from cachefit.layout.block_search import applicable, block_search, item_types, natural
 from cachefit.layout.constraints import LayoutConstraints
@@ -187,55 +186,3 @@ def test_mid_size_record_is_proven_by_block_search() -> None:
     assert simple < first.lines_lower_bound - 1e-6
     again = optimize_layout(record, typed(entry), time_limit=30.0)
     assert again.order == first.order and again.method == first.method
-
-
-def _group_bound_module() -> Any:
-    """bench/solver/group_bound.py (a measured bound, not used by the optimizer)."""
-    import importlib
-    import sys
-    from pathlib import Path
-    bench = Path(__file__).resolve().parents[2] / "bench" / "solver"
-    if str(bench) not in sys.path:
-        sys.path.insert(0, str(bench))
-    return importlib.import_module("group_bound")
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_group_bound_is_exact_for_all_footprints_and_a_bound_for_parts(seed: int) -> None:
-    """The group bound (bench/solver/group_bound.py) against the enumeration of free
-    placements: over all footprints its value at the root is the relaxation's optimum;
-    over the parts of a random partition the values add to at most that; the search
-    with the bound still finds the optimum."""
-    gb = _group_bound_module()
-    rng = random.Random(3000 + seed)
-    record, entry = small_unaligned_case(rng, hot=rng.randint(2, 4))
-    problem = problem_of(record, entry)
-    if not applicable(problem) or natural(problem):
-        pytest.skip("cache-aligned record (test_layout_natural_search)")
-    want = enumerate_relaxation(problem, max_gap=problem.object_align)[0]
-    search = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
-    shapes = [(t.size, t.align, t.mask) for t in search.types]
-    root = (search.counts0, search.start % search.g, search.ages0)
-
-    def value(fps: tuple[int, ...]) -> int:
-        return gb.GroupBound(fps, shapes, search.weight, search.g, search.k,
-                             10**6).value(*root)
-
-    assert search.fixed_cost + value(tuple(range(search.nfp))) == want
-    fps = list(range(search.nfp))
-    rng.shuffle(fps)
-    cut = rng.randint(1, max(1, len(fps) - 1))
-    parts = [tuple(fps[:cut]), tuple(fps[cut:])]
-    total = search.fixed_cost + sum(value(part) for part in parts if part)
-    assert total <= want
-    settings = gb.SETTINGS
-    gb.SETTINGS = gb.Settings(size=2, most=2, cap=10**6, dp_per_node=2)
-    saved = bs._Search
-    bs._Search = gb.GroupSearch
-    try:
-        result = bs.block_search(problem, upper=(want + 1, 0), max_nodes=10**6,
-                                 method="dfs")
-    finally:
-        bs._Search = saved
-        gb.SETTINGS = settings
-    assert result.lines_exact and result.lines_bound == want

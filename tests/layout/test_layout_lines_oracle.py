@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from test_layout_block_best_first import _case
-from test_layout_block_native import _native, _problem  # noqa: F401  (_native: autouse)
+from test_layout_block_native import _problem
 
 from cachefit.layout import block_native as bn
 from cachefit.layout import block_search as bs
@@ -23,7 +23,7 @@ CASES = [(40, 16, 2), (40, 20, 5), (60, 24, 1), (40, 28, 0), (30, 18, 3), (50, 2
 
 
 def _least_lines(problem: LayoutProblem) -> int:
-    lines = bs._Search(problem, dirty=False, counter=bs._Counter(10**9, None))
+    lines = bs._Search(problem, dirty=False)
     out, _ = bn.best_first(lines, 10**12, 10**8)
     assert out.complete and out.cost is not None
     return out.cost
@@ -32,7 +32,7 @@ def _least_lines(problem: LayoutProblem) -> int:
 def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0,
            group_cap: int = 200_000) -> tuple[int | None, int, int]:
     """The dirty search's optimum (dirty part), the states it queued and its nodes."""
-    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
+    scalar = bs._Search(problem, dirty=True)
     base = least * scalar.scale
     out, _ = bn.best_first(scalar, base + scalar.scale - 1, 10**8,
                            (least, scalar.scale), partial=False, groups=groups,
@@ -44,7 +44,7 @@ def _dirty(problem: LayoutProblem, least: int, oracle_cap: int, groups: int = 0,
 def _split_classes(problem: LayoutProblem) -> int:
     """Lines classes (whole-granule pieces with the same lines footprints) whose pieces
     have different dirty footprints: the oracle merges what is left of them."""
-    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(1, None))
+    scalar = bs._Search(problem, dirty=True)
     low = (1 << len(problem.lines_fp)) - 1
     classes: dict[int, set[int]] = {}
     for t in scalar.types:
@@ -131,7 +131,7 @@ def _threshold_dirty(problem: LayoutProblem, least: int, max_nodes: int = 10**8,
                      oracle_cap: int = 10**8) -> tuple[int | None, bool, int]:
     """The threshold dirty search (the oracle bounds it): the dirty part of its last layout,
     whether it is proven, and its nodes."""
-    scalar = bs._Search(problem, dirty=True, counter=bs._Counter(10**9, None))
+    scalar = bs._Search(problem, dirty=True)
     base = least * scalar.scale
     out, _ = bn.threshold(scalar, base + scalar.scale - 1, max_nodes, groups=groups,
                           group_size=3, group_cap=group_cap, floor=(least, scalar.scale),

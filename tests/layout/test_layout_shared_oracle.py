@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 from test_layout_block_best_first import _case
-from test_layout_block_native import _native, _problem  # noqa: F401  (_native: autouse)
+from test_layout_block_native import _problem
 from test_layout_threshold_lines import CASES, _best_first_optimum, _replayed
 
 from cachefit.layout import block_native as bn
@@ -24,9 +24,8 @@ from cachefit.layout.problem import LayoutProblem
 
 
 def _searches(problem: LayoutProblem) -> tuple[bs._Search, bs._Search]:
-    counter = bs._Counter(10**9, None)
-    return (bs._Search(problem, dirty=False, counter=counter),
-            bs._Search(problem, dirty=True, counter=counter))
+    return (bs._Search(problem, dirty=False),
+            bs._Search(problem, dirty=True))
 
 
 def _oracle(problem: LayoutProblem) -> tuple[bs._Search, bs._Search, bn.LinesOracle]:

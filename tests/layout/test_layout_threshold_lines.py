@@ -9,9 +9,10 @@ the optimum and rise with the budget, and a layout it returns must be below the 
 
 from __future__ import annotations
 
+import block_reference as ref
 import pytest
 from test_layout_block_best_first import _case
-from test_layout_block_native import _native, _problem, _search  # noqa: F401  (autouse)
+from test_layout_block_native import _problem, _search
 
 from cachefit.layout import block_native as bn
 from cachefit.layout import block_search as bs
@@ -24,17 +25,7 @@ def _replayed(search: bs._Search, path: tuple[tuple[int, int], ...]) -> int:
     """The cost of a path replayed through the plain moves (every piece placed once, the
     mirror pair in any order)."""
     search.mirror = None
-    counts = list(search.counts0)
-    cmod = search.start % search.g
-    ages = tuple(a if search.left0[i] else 0 for i, a in enumerate(search.ages0))
-    cost = search.fixed_cost
-    for ti, o in path:
-        moves = {(c[0], c[1]): c for c in search.children(tuple(counts), cmod, ages)}
-        _ti, _o, add, cmod, ages = moves[(ti, o)]
-        counts[ti] -= 1
-        cost += add
-    assert not any(counts)
-    return cost
+    return ref.replay(search, path)
 
 
 def _best_first_optimum(problem: object) -> int:

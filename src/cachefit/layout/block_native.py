@@ -1,42 +1,38 @@
-"""The native (C) form of `block_best_first.best_first`, built on demand and called with ctypes.
+"""The block search's engine: `native/cf_block_search.c`, built when cachefit is installed
+(the `cachefit.layout._cf_block_search` extension of pyproject.toml) and called with ctypes.
 
-`native/cf_block_search.c` expands the same states in the same order as the Python
-search (same queue key, children, duplicate, dominance and re-queue rules), so at a given
-node budget both return the same outcome; the C form takes 20-50x less CPU per node,
-and the optimizer spends that as a larger node budget (`optimizer.NATIVE_NODES_PER_SECOND`).
-Three options change the order, not the meaning of the outcome: partial expansion (fewer
-states kept), group bounds (a stronger bound) and, in a dirty search, the lines oracle
-(children that cannot reach the least lines dropped); `block_search` uses all three.
-`LinesOracle` keeps one lines oracle from the lines search to the dirty search (the lines
-search runs over it, the dirty search goes on with its memo).
-The library is compiled once per source and compiler into the cache directory
-(`cache_files`), like the tracing runtime. When no C compiler is found, or
-CACHEFIT_NATIVE_SOLVER=0, `available()` is False and the caller uses the Python search.
+`best_first` is the best-first (A*) search of block_search's granule relaxation, with a
+proven bound at any budget; `threshold` asks threshold questions on the root; `LinesOracle`
+keeps one lines oracle from the lines search to the dirty search (the lines search runs
+over it, the dirty search goes on with its memo). Three options change the order of the
+expansions, not the meaning of the outcome: partial expansion (fewer states kept), group
+bounds (a stronger bound) and, in a dirty search, the lines oracle (children that cannot
+reach the least lines dropped); `block_search` uses all three. docs/layout.md ("Exact
+search for unaligned objects", "Native search") has the states, the bounds and why the
+results are proven. Every search ends on its node budget or its states cap, both counts,
+never on the clock.
 
 This module marshals a `block_search._Search` and its answer; it neither builds the
-search nor judges layouts.
+search nor judges layouts, and it compiles nothing: a missing library is an installation
+error (`NotBuilt`).
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import os
-import shutil
-import subprocess
+import importlib.util
 from collections.abc import Callable
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cachefit.cache_files import build_cached, cache_dir
-from cachefit.layout.block_best_first import BestFirstOutcome
+from cachefit.errors import CachefitError
 
 if TYPE_CHECKING:
     from cachefit.layout.block_search import _Search
 
-SOURCE = Path(__file__).resolve().parent / "native" / "cf_block_search.c"
-CFLAGS = ["-std=c11", "-O2", "-fPIC", "-shared", "-Wall", "-Wextra"]
-LIB_NAME = "libcf_block_search.so"
+LIBRARY = "cachefit.layout._cf_block_search"
+"""The extension module built from native/cf_block_search.c (a plain C library: no
+Python API, so it is loaded with ctypes, never imported)."""
 
 MAX_STATES = 3_000_000
 """States kept at most (about 90 bytes each with the queue: 1.1 GB); reaching it ends the
@@ -55,7 +51,7 @@ class _Input(ctypes.Structure):
                 ("g0", ctypes.c_int64), ("limit", ctypes.c_int64),
                 ("floor_lines", ctypes.c_int64), ("floor_scale", ctypes.c_int64),
                 ("max_nodes", ctypes.c_int64), ("max_states", ctypes.c_int64),
-                ("deadline", ctypes.c_double), ("partial", ctypes.c_int32),
+                ("partial", ctypes.c_int32),
                 ("ngroups", ctypes.c_int32), ("gstart", _I32), ("gfp", _I32),
                 ("group_cap", ctypes.c_int64), ("nlines", ctypes.c_int32),
                 ("oracle", ctypes.c_int32), ("oracle_cap", ctypes.c_int64),
@@ -69,38 +65,38 @@ class _Output(ctypes.Structure):
                 ("expanded", ctypes.c_int64), ("queued", ctypes.c_int64), ("path", _I32)]
 
 
-FOUND, NONE, NODES, STATES, DEADLINE, NOMEM = 0, 1, 2, 3, 4, -1
+FOUND, NONE, NODES, STATES, NOMEM = 0, 1, 2, 3, -1
 """`cf_block_best_first`'s status codes."""
 
+
+@dataclass(frozen=True)
+class BestFirstOutcome:
+    """`cost`, `path`: the relaxation's optimum and its moves (item type, start in the
+    granule) when one is below the limit, else None. `bound`: every relaxed layout costs
+    at least this (the limit when the search proved none is below it). `complete`: the
+    search ended by itself (optimum found, or none below the limit), not on the budget."""
+
+    cost: int | None
+    path: tuple[tuple[int, int], ...] | None
+    bound: int
+    complete: bool
+    expanded: int
+    queued: int
+
+
+class NotBuilt(CachefitError):
+    """The native block search library is missing: cachefit was not installed with
+    `pip install` (which builds it), or the build failed (exit code 1)."""
+
 _lib: ctypes.CDLL | None = None
-_tried = False
 
 
-def _compiler() -> str | None:
-    for name in (os.environ.get("CACHEFIT_CC", ""), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return name
-    return None
-
-
-def _load() -> ctypes.CDLL | None:
-    cc = _compiler()
-    if cc is None or not SOURCE.is_file():
-        return None
-    h = hashlib.sha256(SOURCE.read_bytes())
-    h.update(" ".join([cc, *CFLAGS]).encode())
-
-    def make(out: Path) -> None:
-        proc = subprocess.run([cc, *CFLAGS, str(SOURCE), "-o", str(out)],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise OSError(proc.stderr.strip().splitlines()[:1] or "compile failed")
-
-    try:
-        path = build_cached(cache_dir() / "solver" / h.hexdigest()[:16] / LIB_NAME, make)
-        lib = ctypes.CDLL(str(path))
-    except OSError:
-        return None
+def _load() -> ctypes.CDLL:
+    spec = importlib.util.find_spec(LIBRARY)
+    if spec is None or spec.origin is None:
+        raise NotBuilt(f"the block search library {LIBRARY} is not built",
+                       "install cachefit with pip (make deps runs pip install -e .)")
+    lib = ctypes.CDLL(spec.origin)
     lib.cf_block_best_first.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
     lib.cf_block_best_first.restype = ctypes.c_int
     lib.cf_block_threshold.argtypes = [ctypes.POINTER(_Input), ctypes.POINTER(_Output)]
@@ -117,16 +113,12 @@ def _load() -> ctypes.CDLL | None:
     return lib
 
 
-def available() -> bool:
-    """The native search can be used here (built now if needed; CACHEFIT_NATIVE_SOLVER=0
-    switches it off)."""
-    global _lib, _tried
-    if os.environ.get("CACHEFIT_NATIVE_SOLVER", "1") == "0":
-        return False
-    if not _tried:
-        _tried = True
+def library() -> ctypes.CDLL:
+    """The loaded library (loaded on first use); raises NotBuilt when it is missing."""
+    global _lib
+    if _lib is None:
         _lib = _load()
-    return _lib is not None
+    return _lib
 
 
 def fits(search: _Search, limit: int) -> bool:
@@ -146,10 +138,10 @@ def best_first(search: _Search, limit: int, max_nodes: int,
                partial: bool = True, groups: int = 0, group_size: int = 4,
                group_cap: int = 200_000, oracle_cap: int = 0
                ) -> tuple[BestFirstOutcome, int]:
-    """`block_best_first.best_first` natively, with at most `max_nodes` expansions.
+    """The best-first search below `limit`, with at most `max_nodes` expansions.
     Returns the outcome and the status (NODES, STATES or NOMEM when cut).
 
-    `partial` False expands exactly as the Python search. True (partial expansion): an
+    `partial` False expands every child at once (the plain order). True (partial expansion): an
     expansion queues only the children whose bound equals the state's f and puts the
     state back at the smallest bound of the others; when it comes back it queues those,
     and so on. Every child is still queued before anything above its bound is expanded,
@@ -158,18 +150,18 @@ def best_first(search: _Search, limit: int, max_nodes: int,
 
     `groups`: that many group bounds (docs/layout.md, "Group bounds"): the lines
     footprints by falling weight in chunks of `group_size`; each group's programme may
-    expand `group_cap` states (counted as nodes) before the group is dropped. 0 expands
-    as the Python search does. With the oracle, the groups bound the oracle's search
-    instead of this one's (this one's again when the oracle cannot be built).
+    expand `group_cap` states (counted as nodes) before the group is dropped; 0: none.
+    With the oracle, the groups bound the oracle's search instead of this one's (this
+    one's again when the oracle cannot be built).
 
     `oracle_cap` > 0 (a dirty search, `floor` given): children the lines oracle proves
     unable to reach the floor's lines are dropped; it may expand that many states
     (counted as nodes), then lets every child through (docs/layout.md, "Lines oracle")."""
-    assert _lib is not None, "call available() first"
+    lib = library()
     inp, _keep = _input(search, limit, max_nodes, floor, max_states, partial, groups,
                         group_size, group_cap, oracle_cap)
     # out of memory ends the search like the budget: the f being expanded is a bound
-    return _run(_lib.cf_block_best_first, inp, search, lambda status, out: status == FOUND)
+    return _run(lib.cf_block_best_first, inp, search, lambda status, out: status == FOUND)
 
 
 def threshold(search: _Search, limit: int, max_nodes: int,
@@ -194,14 +186,14 @@ def threshold(search: _Search, limit: int, max_nodes: int,
 
     `oracle` (a dirty search, `search` the one it was opened for): the oracle of the lines
     search goes on with its memo instead of a new one."""
-    assert _lib is not None, "call available() first"
+    lib = library()
     inp, _keep = _input(search, limit, max_nodes, floor, max_states, False, groups,
                         group_size, group_cap, oracle_cap, nest)
     if oracle is not None and oracle.handle is not None and floor is not None:
         assert oracle.search is search
         oracle.use_plan(inp, _keep, groups, group_size, nest)
         inp.orc = oracle.handle
-    return _run(_lib.cf_block_threshold, inp, search,
+    return _run(lib.cf_block_threshold, inp, search,
                 lambda status, out: out.cost >= 0 and status != NOMEM)
 
 
@@ -214,18 +206,18 @@ class LinesOracle:
     memo. `handle` is None when the oracle cannot be built. Call `close` when done."""
 
     def __init__(self, search: _Search, lines: _Search) -> None:
-        assert _lib is not None, "call available() first"
+        lib = library()
         self.search = search
         self._keep: list[Any] = []
         self._plans: dict[tuple[int, int, int], tuple[int, ctypes.Array, ctypes.Array]] = {}
         inp, keep = _input(search, 0, 0, (0, search.scale), MAX_STATES, False, 0, 2, 0, 1, 0)
         self._keep += [inp, keep]
-        self.handle: int | None = _lib.cf_oracle_open(ctypes.byref(inp))
+        self.handle: int | None = lib.cf_oracle_open(ctypes.byref(inp))
         self._to_lines: list[int] = []
         if self.handle is None:
             return
         size, align, count, rep = ((ctypes.c_int32 * 256)() for _ in range(4))
-        n = _lib.cf_oracle_types(self.handle, size, align, count, rep, 256)
+        n = lib.cf_oracle_types(self.handle, size, align, count, rep, 256)
         nl = len(search.p.lines_fp)
         index = {(t.size, t.align, t.mask): i for i, t in enumerate(lines.types)}
         for p in range(n):
@@ -259,14 +251,14 @@ class LinesOracle:
         """The least lines below `limit` (the lines search's costs) by threshold questions
         over the oracle, with at most `max_nodes` of work and the given groups; the
         outcome's path is in the lines search's item types."""
-        assert _lib is not None and self.handle is not None
+        assert self.handle is not None
         inp, keep = _input(self.search, limit, max_nodes, (0, self.search.scale),
                            MAX_STATES, False, groups, group_size, group_cap, 1, nest)
         self._keep += [inp, keep]
         self.use_plan(inp, keep, groups, group_size, nest)
         path = (ctypes.c_int32 * max(1, sum(self.search.counts0)))()
         out = _Output(0, 0, 0, 0, 0, 0, ctypes.cast(path, _I32))
-        status = _lib.cf_oracle_lines(self.handle, ctypes.byref(inp), ctypes.byref(out))
+        status = library().cf_oracle_lines(self.handle, ctypes.byref(inp), ctypes.byref(out))
         has = out.cost >= 0 and status != NOMEM
         moves = tuple((self._to_lines[path[i] // 256], path[i] % 256)
                       for i in range(out.path_len))
@@ -274,8 +266,8 @@ class LinesOracle:
                                  status in (FOUND, NONE), out.expanded, out.queued), status)
 
     def close(self) -> None:
-        if self.handle is not None and _lib is not None:
-            _lib.cf_oracle_close(self.handle)
+        if self.handle is not None:
+            library().cf_oracle_close(self.handle)
         self.handle = None
 
 
@@ -326,7 +318,6 @@ def _input(search: _Search, limit: int, max_nodes: int,
     inp = _Input(nt, nfp, search.g, search.k, *keep, search.start % search.g, mp, mq,
                  search.fixed_cost, limit, floor[0] if floor else 0, floor[1] if floor else 0,
                  max(0, max_nodes), max_states,
-                 0.0,   # no wall-clock deadline: the node budget alone ends a search
                  int(partial), len(chunks), arr(ctypes.c_int32, gstart),
                  arr(ctypes.c_int32, gfp), group_cap, nl, int(oracle_cap > 0), oracle_cap,
                  nest)

@@ -25,14 +25,14 @@ is optimal. Within the relaxation, without loss of optimality:
 
 The search places units left to right, with a dominance table on (units left, cursor
 within its granule, per footprint the capped distance to its last granule), the
-per-footprint bound on what is left and a next-granule penalty. By default best-first
-(`block_best_first`: the first complete layout is the optimum, and when the budget ends
-the smallest bound still queued is proven); `method="dfs"` keeps the depth-first search
-by rising thresholds (each exhausted pass proves one). Lines first; then, when the known
-layout's lines are proven, lines * M + dirty with M above any dirty total. The budget is
-a count of nodes (deterministic: no clock is read). This module
-neither orders cold units nor checks the caller's constraints: the caller's `judge`
-realises the relaxed layouts as C orders and measures them.
+per-footprint bound on what is left and a next-granule penalty, in C (`block_native`, built
+at install time): best-first (the first complete layout is the optimum, and when the budget
+ends the smallest bound still queued is proven) and threshold searches. Lines first; then,
+when the known layout's lines are proven, lines * M + dirty with M above any dirty total.
+The budget is a count of nodes (deterministic: no clock is read). This module builds the
+search's item types, footprints and bounds and runs the phases; it neither orders cold
+units nor checks the caller's constraints: the caller's `judge` realises the relaxed
+layouts as C orders and measures them.
 
 Cache-aligned objects (one start, g = the line: `natural`) are searched differently: the
 free gaps of the relaxation are not free in C (cold fields must fill them), so there every
@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cachefit.layout import block_native
-from cachefit.layout.block_best_first import BestFirstOutcome, best_first
+from cachefit.layout.block_native import BestFirstOutcome
 from cachefit.layout.problem import LayoutProblem, align_up
 
 
@@ -83,14 +83,6 @@ class BlockSearchResult:
     item_types: int
     pieces: int
     dirty_exact: bool = False
-
-
-MEMO_PER_KEY = 64
-"""Explored (distances, cost) entries kept per (units left, cursor) for dominance checks."""
-
-
-class _Budget(Exception):
-    pass
 
 
 def applicable(problem: LayoutProblem) -> bool:
@@ -164,8 +156,7 @@ Judge = Callable[[dict[int, int]], "tuple[int, int] | None"]
 
 
 def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: int,
-                 judge: Judge | None = None,
-                 merge: bool = True, method: str = "best_first", native: bool = True,
+                 judge: Judge | None = None, merge: bool = True,
                  lower: int = 0, lower_dirty: int = 0, free_gaps: bool = False,
                  dirty: bool = True,
                  plans: tuple[tuple[int, int, float | None], ...] | None = None,
@@ -173,135 +164,70 @@ def block_search(problem: LayoutProblem, *, upper: tuple[int, int], max_nodes: i
     """Lower bounds (and better layouts) from the granule relaxation of `problem` (for
     cache-aligned objects, `natural`: from the search over declaration orders).
 
-    `upper`: (lines, dirty) totals of a known C layout. Lines first: with `method`
-    "best_first" (`block_best_first`), states are expanded by increasing bound, so the
-    first complete relaxed layout is the relaxation's optimum, and when the budget ends
-    the smallest bound still queued is proven; with "dfs", thresholds between the
-    per-footprint bound and `upper` are proven one after another by depth-first passes
-    (no relaxed layout below the threshold), until `upper` itself is proven or the budget
-    is spent, and a relaxed layout below a threshold ends the phase with the relaxation's
-    optimum. `judge` turns relaxed layouts into C layouts (a better C layout lowers the
-    upper bound). When the lines of the upper bound are proven optimal, a second search
-    over (lines, dirty) proves its dirty lines or finds better ones (best-first: or, out
+    `upper`: (lines, dirty) totals of a known C layout. Lines first: threshold searches,
+    then best-first (states expanded by increasing bound, so the first complete relaxed
+    layout is the relaxation's optimum, and when the budget ends the smallest bound still
+    queued is proven). `judge` turns relaxed layouts into C layouts (a better C layout
+    lowers the upper bound). When the lines of the upper bound are proven optimal, a
+    second search over (lines, dirty) proves its dirty lines or finds better ones (or, out
     of budget, proves the bound still queued). At most `max_nodes` nodes in all, and
     DIRTY_EXTRA_SHARE of that more for the dirty search once the lines are proven
-    (deterministic). `merge` False
-    searches whole-granule units one by one (for tests). `native`: the best-first search
-    runs in C (`block_native`, the same expansions) when it can be built and the numbers
-    fit, else in Python. `lower`: the caller's proven lower bound on the lines of every C
-    layout (0: none), from another relaxation (the line models, for cache-aligned objects);
-    the native lines search asks it first, and a layout there is optimal. `lower_dirty`:
-    the caller's proven lower bound on the dirty lines of the layouts with `lower` lines
-    (the native dirty search ends at a layout there; it does not ask it first). `free_gaps`:
-    search the relaxation even for cache-aligned objects (with `lower` at least the best
-    layout's lines, for its dirty search: docs/layout.md, "Dirty lines of cache-aligned
-    objects"). `dirty` False: the lines search only (no dirty bound). `plans`: the native
-    threshold lines searches to try instead of THRESHOLD_PLANS, `threshold_share` their
-    share of the budget instead of THRESHOLD_LINES_SHARE."""
+    (deterministic). `merge` False searches whole-granule units one by one (for tests).
+    A search whose numbers the C form cannot hold (`block_native.fits`) is not run: the
+    lines bound is then the root's, the dirty bound none. `lower`: the caller's proven
+    lower bound on the lines of every C layout (0: none), from another relaxation (the
+    line models, for cache-aligned objects); the lines search asks it first, and a layout
+    there is optimal. `lower_dirty`: the caller's proven lower bound on the dirty lines of
+    the layouts with `lower` lines (the dirty search ends at a layout there; it does not
+    ask it first). `free_gaps`: search the relaxation even for cache-aligned objects (with
+    `lower` at least the best layout's lines, for its dirty search: docs/layout.md, "Dirty
+    lines of cache-aligned objects"). `dirty` False: the lines search only (no dirty
+    bound). `plans`: the threshold lines searches to try instead of THRESHOLD_PLANS,
+    `threshold_share` their share of the budget instead of THRESHOLD_LINES_SHARE."""
     counter = _Counter(max_nodes, 0.0 if natural(problem) else None)
-    lines = _Search(problem, dirty=False, counter=counter, merge=merge, free_gaps=free_gaps)
+    lines = _Search(problem, dirty=False, merge=merge, free_gaps=free_gaps)
     lines.known_lo = lower
     if plans is not None:
         lines.plans = plans
     if threshold_share is not None:
         lines.threshold_share = threshold_share
-    if method == "best_first" and not (lines.encodable() and _Search(
-            problem, dirty=True, counter=counter, merge=merge,
-            free_gaps=free_gaps).encodable()):
-        method = "dfs"
-    if method == "best_first":
-        return _best_first_search(problem, lines, counter, upper, judge, merge, lower_dirty,
-                                  native and block_native.available(), dirty)
-    found: list[dict[int, int]] = []
-    best = upper
-    lb = lines.root_bound()
-    exact = False
-    if lb >= best[0]:
-        exact = True
-    for threshold in _thresholds(lb, best[0]):
-        try:
-            path = lines.solve(threshold)
-        except _Budget:
-            break
-        if path is None:
-            lb = threshold
-            exact = threshold == best[0]
-            continue
-        targets = lines.targets(path)
-        found.append(targets)
-        lb = lines.limit
-        exact = True
-        real = judge(targets) if judge is not None else None
-        if real is not None and real < best:
-            best = real
-        break
-    lines_nodes = counter.nodes
-    dirty_bound: int | None = None
-    if dirty and exact and best[0] == lb:
-        counter.grant_dirty_extra()
-        scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
-                         free_gaps=free_gaps)
-        try:
-            path = scalar.solve(lb * scalar.scale + best[1])
-        except _Budget:
-            path = None
-        else:
-            if path is None:
-                dirty_bound = best[1]
-            else:
-                targets = scalar.targets(path)
-                found.append(targets)
-                dirty_bound = scalar.limit - lb * scalar.scale
-                if judge is not None:
-                    judge(targets)
-    return BlockSearchResult(lb, exact, dirty_bound, tuple(found), counter.nodes, lines_nodes,
-                             len(lines.types), sum(len(t.units) for t in lines.types),
-                             dirty_bound is not None)
-
-
-def _best_first_search(problem: LayoutProblem, lines: _Search, counter: _Counter,
-                       upper: tuple[int, int], judge: Judge | None, merge: bool,
-                       known_dirty: int, native: bool, dirty: bool = True
-                       ) -> BlockSearchResult:
-    """`block_search` with `block_best_first.best_first` (or its native form) for both
-    phases; natively, one lines oracle serves both when it can be built (`_shared_oracle`)."""
-    scalar = _Search(problem, dirty=True, counter=counter, merge=merge,
-                     free_gaps=lines.free_gaps)
+    scalar = _Search(problem, dirty=True, merge=merge, free_gaps=free_gaps)
     scalar.known_lo = lines.known_lo    # the oracle's lines search reads it from here
-    scalar.known_dirty = known_dirty
-    oracle = _shared_oracle(lines, scalar, upper, counter) if native else None
+    scalar.known_dirty = lower_dirty
+    if not block_native.fits(lines, upper[0]):
+        return BlockSearchResult(max(lines.root_bound(), lower), False, None, (), 0, 0,
+                                 len(lines.types), sum(len(t.units) for t in lines.types))
+    scalar_fits = block_native.fits(scalar, upper[0] * scalar.scale + upper[1])
+    oracle = _shared_oracle(lines, scalar, upper) if scalar_fits else None
+    dirty = dirty and scalar_fits
     try:
-        return _both_phases(lines, scalar, counter, upper, judge, native, oracle, dirty)
+        return _both_phases(lines, scalar, counter, upper, judge, oracle, dirty)
     finally:
         if oracle is not None:
             oracle.close()
 
 
-def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int],
-                   counter: _Counter) -> block_native.LinesOracle | None:
+def _shared_oracle(lines: _Search, scalar: _Search, upper: tuple[int, int]
+                   ) -> block_native.LinesOracle | None:
     """The lines oracle of the dirty search, opened for the lines search to fill (docs/
     layout.md, "One oracle for both phases"), or None (SHARED_ORACLE off, the threshold
-    searches off, numbers the C form cannot hold, or a projection it cannot build)."""
-    if not (SHARED_ORACLE and THRESHOLD_DIRTY and lines.threshold_share > 0
-            and block_native.fits(lines, upper[0])
-            and block_native.fits(scalar, upper[0] * scalar.scale + upper[1])):
+    searches off, or a projection it cannot build)."""
+    if not (SHARED_ORACLE and THRESHOLD_DIRTY and lines.threshold_share > 0):
         return None
     oracle = block_native.LinesOracle(scalar, lines)
     return oracle if oracle.handle is not None else None
 
 
 def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tuple[int, int],
-                 judge: Judge | None, native: bool,
-                 oracle: block_native.LinesOracle | None, dirty: bool = True
-                 ) -> BlockSearchResult:
-    """The lines phase, then (`dirty`) the dirty phase when the lines are proven
-    (`_best_first_search`)."""
+                 judge: Judge | None, oracle: block_native.LinesOracle | None,
+                 dirty: bool = True) -> BlockSearchResult:
+    """The lines phase, then (`dirty`) the dirty phase when the lines are proven."""
     found: list[dict[int, int]] = []
     best = upper
     lb = max(lines.root_bound(), lines.known_lo)
     exact = lb >= best[0]
     if not exact:
-        out = _best_first(lines, best[0], counter, None, native, oracle=oracle)
+        out = _best_first(lines, best[0], counter, None, oracle=oracle)
         if out.path is not None and out.cost is not None:
             targets = lines.targets(list(out.path))
             found.append(targets)
@@ -325,7 +251,7 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
     elif dirty and exact and best[0] == lb:
         counter.grant_dirty_extra()
         base = lb * scalar.scale
-        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale), native,
+        out = _best_first(scalar, base + best[1], counter, (lb, scalar.scale),
                           lines.plan, oracle)
         if out.path is not None and out.cost is not None:
             targets = scalar.targets(list(out.path))
@@ -347,41 +273,38 @@ def _both_phases(lines: _Search, scalar: _Search, counter: _Counter, upper: tupl
 
 
 def _best_first(search: _Search, limit: int, counter: _Counter,
-                floor: tuple[int, int] | None, native: bool,
+                floor: tuple[int, int] | None,
                 plan: tuple[int, int] | None = None,
                 oracle: block_native.LinesOracle | None = None) -> BestFirstOutcome:
-    """One search within `counter`'s budget: best-first, or natively when `native` and the
-    search's numbers fit; the counter ends as the Python search leaves it (one tick past
-    the budget when cut). A native lines search (no `floor`) asks threshold questions
-    (`_threshold_lines`; cut, it may return a layout that is not proven); a native dirty
-    search asks threshold questions with the lines oracle, which may take the whole budget,
+    """One search within `counter`'s budget (one node past it when cut). A lines search
+    (no `floor`) asks threshold questions (`_threshold_lines`; cut, it may return a layout
+    that is not proven); a dirty search asks threshold questions with the lines oracle,
+    which may take the whole budget,
     and its groups bound the oracle: `plan`'s (groups, footprints per group) when given
     (the plan that proved the lines), else GROUPS'. `oracle`: the lines oracle both
     phases share (the lines search runs over it; the dirty search goes on with it)."""
-    if native and block_native.fits(search, limit):
-        budget = counter.limit - counter.nodes
-        if floor is None and search.threshold_share > 0:
-            return _threshold_lines(search, limit, counter, oracle)
-        groups, size, cap = GROUPS[floor is not None]
-        if cap is None:
-            cap = budget
-        if floor is not None and THRESHOLD_DIRTY:
-            if plan is not None:
-                groups, size = plan
-            out, _status = block_native.threshold(search, limit, budget, groups=groups,
-                                                  group_size=size,
-                                                  group_cap=cap, floor=floor,
-                                                  oracle_cap=budget, nest=NEST,
-                                                  oracle=oracle)
-            counter.nodes += out.expanded + (0 if out.complete else 1)
-            return out
-        out, _status = block_native.best_first(search, limit, budget, floor,
-                                               partial=PARTIAL[floor is not None],
-                                               groups=groups, group_size=size, group_cap=cap,
-                                               oracle_cap=budget if floor else 0)
+    budget = counter.limit - counter.nodes
+    if floor is None and search.threshold_share > 0:
+        return _threshold_lines(search, limit, counter, oracle)
+    groups, size, cap = GROUPS[floor is not None]
+    if cap is None:
+        cap = budget
+    if floor is not None and THRESHOLD_DIRTY:
+        if plan is not None:
+            groups, size = plan
+        out, _status = block_native.threshold(search, limit, budget, groups=groups,
+                                              group_size=size,
+                                              group_cap=cap, floor=floor,
+                                              oracle_cap=budget, nest=NEST,
+                                              oracle=oracle)
         counter.nodes += out.expanded + (0 if out.complete else 1)
         return out
-    return best_first(search, limit, _Budget, floor=floor)
+    out, _status = block_native.best_first(search, limit, budget, floor,
+                                           partial=PARTIAL[floor is not None],
+                                           groups=groups, group_size=size, group_cap=cap,
+                                           oracle_cap=budget if floor else 0)
+    counter.nodes += out.expanded + (0 if out.complete else 1)
+    return out
 
 
 def _threshold_lines(search: _Search, limit: int, counter: _Counter,
@@ -498,19 +421,6 @@ states a group may expand before it is dropped, None: the whole budget): exact v
 the lines search, and in the dirty search the lines oracle's groups, asked by threshold."""
 
 
-THRESHOLD_STEPS = ((1, 8), (1, 4), (1, 2), (3, 4), (1, 1))
-"""Lines thresholds tried: the bound plus 1/8, 1/4, 1/2, 3/4 and all of the gap."""
-
-
-def _thresholds(lower: int, upper: int) -> list[int]:
-    out: list[int] = []
-    for num, den in THRESHOLD_STEPS:
-        t = lower + -(-(upper - lower) * num // den)
-        if lower < t <= upper and t not in out:
-            out.append(t)
-    return out
-
-
 class _Counter:
     def __init__(self, limit: int, extra_share: float | None = None) -> None:
         self.limit = limit
@@ -530,17 +440,13 @@ class _Counter:
         self.limit += int(self.budget * share)
         return True
 
-    def tick(self) -> None:
-        self.nodes += 1
-        if self.nodes > self.limit:
-            raise _Budget
-
 
 class _Search:
-    """Depth-first search of the relaxation, objective lines (and dirty when `dirty`)."""
+    """The relaxation as the native search takes it (item types, footprints, weights, the
+    fixed area, the root's bound), objective lines (and dirty when `dirty`)."""
 
-    def __init__(self, problem: LayoutProblem, *, dirty: bool, counter: _Counter,
-                 merge: bool = True, free_gaps: bool = False) -> None:
+    def __init__(self, problem: LayoutProblem, *, dirty: bool, merge: bool = True,
+                 free_gaps: bool = False) -> None:
         self.p = problem
         self.g = problem.object_align
         self.k = problem.line // self.g
@@ -550,17 +456,12 @@ class _Search:
         # lines of the layouts with that many lines
         self.known_lo = 0
         self.known_dirty = 0
-        self.counter = counter
         self.types, weights = item_types(problem, dirty, merge, free_gaps)
         self.nfp = len(weights)
         self.weight = [w for w, _i, _d in weights]
         self.scale = weights[0][0] // problem.lines_fp[0].weight if problem.lines_fp else 1
-        self.memo: dict[tuple[tuple[int, ...], int], list[tuple[tuple[int, ...], int]]] = {}
         self.penalties: dict[tuple[int, int, int, tuple[int, ...]], int] = {}
         self.bit_lists: dict[int, tuple[int, ...]] = {}
-        self.limit = 0
-        self.best_path: list[tuple[int, int]] | None = None
-        self.path: list[tuple[int, int]] = []
         self.fidx = [tuple(i for i in range(self.nfp) if t.mask >> i & 1) for t in self.types]
         self.type_bytes = [[t.size if t.mask >> i & 1 else 0 for i in range(self.nfp)]
                            for t in self.types]
@@ -626,8 +527,8 @@ class _Search:
         return same == 1
 
     def encodable(self) -> bool:
-        """States fit in bytes (counts, cursor and distances below 256), as
-        `block_best_first` stores them."""
+        """States fit in bytes (counts, cursor and distances below 256), as the native
+        search stores them."""
         return self.g < 256 and self.k < 256 and all(c < 256 for c in self.counts0)
 
     def root_bound(self) -> int:
@@ -731,103 +632,6 @@ class _Search:
             mask >>= 1
             i += 1
         return total
-
-    def solve(self, limit: int) -> list[tuple[int, int]] | None:
-        """The best relaxed layout of cost below `limit` (as a path of moves), None if
-        there is none; `self.limit` is then its cost. Raises _Budget when out of nodes."""
-        self.limit = limit
-        self.best_path = None
-        self.memo = {}
-        self.dfs(self.counts0, self.start % self.g, self.ages0, self.fixed_cost, self.left0)
-        return self.best_path
-
-    def children(self, counts: tuple[int, ...], cmod: int, ages: tuple[int, ...]
-                 ) -> list[tuple[int, int, int, int, tuple[int, ...]]]:
-        """(type, start in the granule, added cost, new cursor in its granule, new
-        distances) for each move: the next piece goes right after the previous one (in
-        the granule where that ended) or at the next granule boundary."""
-        g, k = self.g, self.k
-        weight = self.weight
-        out = []
-        mirror = self.mirror
-        for ti, t in enumerate(self.types):
-            if not counts[ti]:
-                continue
-            if mirror is not None and ti == mirror[1] and counts[mirror[0]]:
-                continue   # q only after p (the mirrored layouts have p after q)
-            if cmod == 0:
-                starts = (0,)
-            else:
-                o = align_up(cmod, t.align)
-                starts = (o,) if self.natural else (o, g) if o < g else (g,)
-            mine = self.fidx[ti]
-            for o in starts:
-                sg = o // g
-                end = o + t.size
-                eg = (end - 1) // g
-                g1 = end // g
-                cost = 0
-                if g1:
-                    new = [a + g1 if a + g1 < k else k for a in ages]
-                else:
-                    new = list(ages)
-                for i in mine:
-                    d = ages[i] + sg
-                    cost += weight[i] * ((d if d < k else k) if d else 0) + \
-                        weight[i] * (eg - sg)
-                    new[i] = g1 - eg
-                out.append((ti, o, cost, end % g, tuple(new)))
-        return out
-
-    def dfs(self, counts: tuple[int, ...], cmod: int, ages: tuple[int, ...], cost: int,
-            left: list[int]) -> None:
-        self.counter.tick()
-        if not any(counts):
-            if cost < self.limit:
-                self.limit = cost
-                self.best_path = list(self.path)
-            return
-        # footprints with nothing left: their distance no longer matters
-        key_ages = tuple(a if left[i] else 0 for i, a in enumerate(ages))
-        key = (counts, cmod)
-        seen = self.memo.get(key)
-        if seen is None:
-            self.memo[key] = [(key_ages, cost)]
-        else:
-            # an explored state (with a limit at least as high) whose cost so far plus
-            # what its larger distances can cost more is at most this one's: nothing
-            # new below (a footprint at distance x instead of y pays at most
-            # x - y more, per its weight, in any completion)
-            weight = self.weight
-            for old_ages, old_cost in seen:
-                slack = cost - old_cost
-                if slack < 0:
-                    continue
-                for i, (x, y) in enumerate(zip(old_ages, key_ages, strict=True)):
-                    if x > y:
-                        slack -= weight[i] * (x - y)
-                        if slack < 0:
-                            break
-                else:
-                    return
-            if len(seen) < MEMO_PER_KEY:
-                seen.append((key_ages, cost))
-        scored = []
-        for ti, o, add, ncmod, nages in self.children(counts, cmod, key_ages):
-            tb = self.type_bytes[ti]
-            nleft = [x - y for x, y in zip(left, tb, strict=True)]
-            ncounts = counts[:ti] + (counts[ti] - 1,) + counts[ti + 1:]
-            lb = cost + add + self.lower_bound(nleft, nages, ncmod, ncounts)
-            if lb < self.limit:
-                scored.append((lb, ti, o, add, ncmod, nages, nleft))
-        scored.sort(key=lambda s: (s[0], s[1], s[2]))
-        for lb, ti, o, add, ncmod, nages, nleft in scored:
-            if lb >= self.limit:
-                break
-            ncounts = counts[:ti] + (counts[ti] - 1,) + counts[ti + 1:]
-            self.path.append((ti, o))
-            self.dfs(ncounts, ncmod, nages, cost + add, nleft)
-            self.path.pop()
 
     def targets(self, path: list[tuple[int, int]]) -> dict[int, int]:
         """Offsets of the hot units (`natural`: of all units placed) for a path of (item

@@ -12,17 +12,20 @@ heuristics and the exact model (which weighs each start):
 * line clustering + local search over lines, realised by cold fill (fast, any size);
 * for cache-aligned objects, the CP-SAT line-assignment relaxations: fields with the same
   footprints as one fluid class (a lower bound, usually proven), then one item per unit
-  (targets realised by cold fill, and a bound), then, if nothing is proven, the
-  line-filling model of all units (`line_fill_model`: a bound, and orders of exactly its
-  cost, told the earlier models' lines and dirty bounds so that it stops on reaching them;
-  H4); for other objects the same models of the record as if it were cache-aligned,
-  only as starting points;
+  (targets realised by cold fill, and a bound); for other objects the same models of the
+  record as if it were cache-aligned, only as starting points;
 * local search on complete orders from the best candidate;
-* for objects that may start inside a line, if optimality is unproven: block_search, an
-  exact branch-and-bound over the granule relaxation (a lower bound; its layouts become
-  candidates; node budget);
 * if optimality is still unproven and the record has at most EXACT_MAX_UNITS units, the
   exact CP-SAT circuit model, hinted with the best order.
+
+That is the core. The proving step (`prove`, on by default, within the same budget) adds,
+where nothing is proven yet: the tight class model (when the class model's optimum cannot
+be arranged into a C order), the line-filling model of all units and the unit model with
+its lines in any order (`line_fill_model`: a bound, and orders of exactly its cost, told
+the earlier models' lines and dirty bounds so that it stops on reaching them), and
+block_search, an exact branch-and-bound over the granule relaxation (a lower bound; its
+layouts become candidates; node budget). They mostly prove what the core found, and
+sometimes find a better layout (docs/layout.md, "The proving step").
 
 The lower bound is the best of the per-footprint bound, the CP-SAT bounds and
 block_search's bound.
@@ -38,7 +41,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cachefit.errors import UserError
-from cachefit.layout import block_native
 from cachefit.layout.block_search import (
     BlockSearchResult,
     applicable,
@@ -127,10 +129,8 @@ FILL_EXTRA = 0.25
 """The line-filling model's further budget, as a share of the line models' (the share the
 exact model gets for small records; the line-filling model runs only on larger ones)."""
 # --- block search (H5): objects that may start inside a line ---
-NODES_PER_SECOND = 10_000
-"""block_search nodes per second of `time_limit` (about a third of an idle core)."""
-NATIVE_NODES_PER_SECOND = 440_000
-"""The same for the native search (block_native), about 20x cheaper per node."""
+NODES_PER_SECOND = 440_000
+"""block_search nodes per second of `time_limit`."""
 BLOCK_SHARE = 0.55
 """Share of `time_limit` (as nodes) for block_search on records too large for the exact
 model."""
@@ -145,9 +145,6 @@ BLOCK_SHARE_LARGE = 0.3
 LARGE_UNITS = 128
 """Units above which a record is large: block search gets BLOCK_SHARE_LARGE, and the class
 model's dirty stage does not go on (RESUME_SHARE)."""
-BLOCK_METHOD = "best_first"
-"""block_search's search: "best_first" (a proven bound at any budget, no repeated
-threshold passes) or "dfs" (the depth-first threshold passes, kept for comparison)."""
 BLOCK_MAX_HOT = 64
 """block_search only for records with at most this many hot units."""
 NATURAL_BLOCK_SHARE = 0.45
@@ -259,14 +256,17 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                     constraints: LayoutConstraints = LayoutConstraints(),  # noqa: B008
                     allow_growth: bool = False, time_limit: float = 10.0,
                     merge: bool = False,
-                    entry_weights: Mapping[str, float] | None = None) -> LayoutResult:
+                    entry_weights: Mapping[str, float] | None = None,
+                    prove: bool = True) -> LayoutResult:
     """Choose a member order for `record` from one type of a cachefit profile.
 
     Objectives, in order: weighted cache lines touched per (sequence, role) — a sequence
     or summary weighs its count, unless `entry_weights` weighs its kind of operation
     (problem.weigh_sequences); dirty lines; size (never above the original rounded up to
     whole lines unless `allow_growth`); cold fields then hot fields in their original
-    relative order. See docs/layout.md.
+    relative order. `time_limit` sizes the budgets (counts, not the clock: the same input
+    gives the same layout on any machine). `prove` False: the core only, without the
+    proving step (see the module docstring). See docs/layout.md.
     """
     began = time.monotonic()
     if time_limit <= 0:
@@ -293,7 +293,7 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                         "can be reduced")
     stages: list[list[StageOutcome]] = []
     if problem.units and problem.hot:
-        stages = _search(solved, cands, time_limit)
+        stages = _search(solved, cands, time_limit, prove)
     chosen = cands.best()
     if chosen is None:
         raise UserError(f"no layout of {record.name} satisfies the constraints",
@@ -305,7 +305,7 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
     return _result(problem, chosen, stages, warnings, time.monotonic() - began)
 
 
-def _search(problem: LayoutProblem, cands: _Candidates, time_limit: float
+def _search(problem: LayoutProblem, cands: _Candidates, time_limit: float, prove: bool
             ) -> list[list[StageOutcome]]:
     """Add the solvers' candidates; return the CP-SAT stage outcomes of each model run
     (for bounds).
@@ -330,20 +330,20 @@ def _search(problem: LayoutProblem, cands: _Candidates, time_limit: float
     # Records block search can prove (objects that may start inside a line, not small):
     # it finds its own layouts, so the order search runs mostly after it, and only if it
     # proves nothing (ORDER_SHARE_BEFORE_BLOCK).
-    searchable = len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) and not (
+    searchable = prove and len(problem.hot) <= BLOCK_MAX_HOT and applicable(problem) and not (
         natural(problem) and len(problem.units) - len(problem.hot)
         > NATURAL_COLD_PER_HOT * len(problem.hot))
     block = not small and searchable
     if line_model:
         stages += _line_models(problem, cands,
-                               det_total * (0.15 if small else LINE_MODELS_SHARE))
+                               det_total * (0.15 if small else LINE_MODELS_SHARE), prove)
         search_share = 0.1 if small else 0.35
     elif not small and not block and len(problem.hot) <= LINE_MODEL_MAX_HOT:
         # Objects that may start inside a line: the line models of the same record as if
         # it were cache-aligned give starting points (judged by the real cost; their
         # bounds do not apply here).
         view = replace(problem, starts=(0,), object_align=problem.line, start_weights=())
-        _line_models(view, cands, det_total * 0.2, prove=False)
+        _line_models(view, cands, det_total * 0.2, prove, own=False)
     work = len(problem.units) + sum(len(fp.units) for fp in problem.lines_fp + problem.dirty_fp)
     evals = min(int(WORK_PER_SECOND * time_limit * search_share / max(work, 1)),
                 EVALS_PER_HOT_UNIT * len(problem.hot) + 2_000)
@@ -407,10 +407,10 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
 
     if not natural(problem):
         return [_outcomes(block_search(problem, upper=(best.cost.lines, best.cost.dirty),
-                                       max_nodes=int(_nodes_per_second() * time_limit * share),
-                                       judge=judge, method=BLOCK_METHOD))]
+                                       max_nodes=int(NODES_PER_SECOND * time_limit * share),
+                                       judge=judge))]
     out: list[list[StageOutcome]] = []
-    nodes = int(_nodes_per_second() * time_limit * NATURAL_BLOCK_SHARE)
+    nodes = int(NODES_PER_SECOND * time_limit * NATURAL_BLOCK_SHARE)
     lower = _solver_bounds(problem, best, stages)[0]
     floor = _dirty_floor(stages)     # the line models' dirty bound at `lower` lines
     lower_dirty = floor[1] if floor is not None and floor[0] == lower else 0
@@ -422,7 +422,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
         result = block_search(
             problem, upper=(best.cost.lines, best.cost.dirty),
             max_nodes=int(nodes * FREE_GAPS_FIRST), judge=judge,
-            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty, free_gaps=True,
+            lower=lower, lower_dirty=lower_dirty, free_gaps=True,
             plans=FREE_GAPS_PLANS, threshold_share=1.0)
         out.append(_outcomes(result))
         left -= result.nodes
@@ -430,7 +430,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
     if best.cost.lines > lower and left > 0:
         result = block_search(
             problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
-            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
+            lower=lower, lower_dirty=lower_dirty,
             plans=NATURAL_PLANS, threshold_share=1.0)
         out.append(_outcomes(result))
         left -= result.nodes
@@ -439,7 +439,7 @@ def _block_search(problem: LayoutProblem, cands: _Candidates, best: _Candidate,
             not _proven(problem, best, stages + out):
         out.append(_outcomes(block_search(
             problem, upper=(best.cost.lines, best.cost.dirty), max_nodes=left, judge=judge,
-            method=BLOCK_METHOD, lower=lower, lower_dirty=lower_dirty,
+            lower=lower, lower_dirty=lower_dirty,
             free_gaps=True)))
     return out
 
@@ -455,39 +455,37 @@ def _outcomes(result: BlockSearchResult) -> list[StageOutcome]:
     return out
 
 
-def _nodes_per_second() -> int:
-    return NATIVE_NODES_PER_SECOND if block_native.available() else NODES_PER_SECOND
-
-
-def _line_models(problem: LayoutProblem, cands: _Candidates, det: float,
-                 prove: bool = True) -> list[list[StageOutcome]]:
+def _line_models(problem: LayoutProblem, cands: _Candidates, det: float, prove: bool,
+                 own: bool = True) -> list[list[StageOutcome]]:
     """Cache-aligned objects: the line-assignment relaxations (see line_model).
 
     First the class model (fields with the same footprints as one fluid item): small, so
     it usually proves its optimum, a lower bound, quickly. If that optimum cannot be
     arranged into a C order, the tight class model (`LineModel(tight=True)`), told the
-    lines optimum when a candidate reaches it. Then the per-unit model, told
+    lines optimum when a candidate reaches it (`prove`). Then the per-unit model, told
     that bound (every unit assignment is a class assignment of the same cost), for better
     targets and its own bound. Both realise targets into candidates, as they are and
-    arranged (line_arrangement). Then, where the line filling applies and nothing is
-    proven, the unit model with its lines in any order, arranged. With `prove` False,
-    `problem` is only a model of the candidates' problem: no early stop, no bounds."""
+    arranged (line_arrangement). Then (`prove`), where the line filling applies and
+    nothing is proven, the unit model with its lines in any order, arranged, and the line
+    filling. With `own` False, `problem` is only a model of the candidates' problem: no
+    early stop, no bounds, no line filling."""
     out: list[list[StageOutcome]] = []
     known: int | None = None
     total_det = det
     # H4: the line-filling model runs last (records the exact model does not take)
-    fill = prove and fill_applicable(problem) and len(problem.units) > EXACT_MAX_UNITS
-    class_share = CLASS_SHARE if prove else CLASS_SHARE_AS_IF_ALIGNED
+    fill = prove and own and fill_applicable(problem) and \
+        len(problem.units) > EXACT_MAX_UNITS
+    class_share = CLASS_SHARE if own else CLASS_SHARE_AS_IF_ALIGNED
     unarranged = False      # the class model's optimum did not arrange into a C order
     floor: int | None = None    # ... and its dirty bound
     for classes, tight, share in ((True, False, class_share),
                                     (True, True, TIGHT_SHARE),
                                     (False, False, 1.0 - FILL_SHARE if fill else 1.0)):
         best = cands.best()
-        if prove and known is not None and best is not None and \
+        if own and known is not None and best is not None and \
                 best.cost.lines <= known and _proven(problem, best, out):
             break
-        if tight and not unarranged:
+        if tight and not (unarranged and prove):
             continue
         model = LineModel(problem, classes=classes, contiguous=not classes, tight=tight)
         best = cands.best()
@@ -502,14 +500,14 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, det: float,
         if solution is None:
             continue
         dirty = solution.stage("dirty")
-        if prove and classes and not tight and RESUME_SHARE and dirty is not None and \
+        if own and classes and not tight and RESUME_SHARE and dirty is not None and \
                 not dirty.optimal and len(problem.units) <= LARGE_UNITS:
             # the class model's dirty stage, cut short: go on with it
             more = model.resume_dirty(solution, RESUME_SHARE * total_det)
             if more is not None:
                 solution = more
                 dirty = solution.stage("dirty")
-        label = ("line model" if prove else "aligned line model") + \
+        label = ("line model" if own else "aligned line model") + \
             (" (classes)" if classes else "")
         for assignment in (solution.lines, *solution.earlier):
             cands.add(realize(problem, model.targets(solution, assignment)), label)
@@ -524,7 +522,7 @@ def _line_models(problem: LayoutProblem, cands: _Candidates, det: float,
             elif classes and not tight and assignment is solution.lines:
                 unarranged = dirty is not None and dirty.optimal
                 floor = dirty.bound if dirty is not None else None
-        if prove:
+        if own:
             out.append(solution.stages)
         first = solution.stage("lines")
         if first is not None and first.bound is not None:

@@ -1,24 +1,21 @@
-/* Best-first (A*) search of block_search's granule relaxation: the native form of
- * cachefit/layout/block_best_first.py.
- *
- * Without its options it expands exactly the states that module expands, in the same
- * order (queue key (f, -g, seq), the same children in the same order, the same
- * duplicate, dominance and re-queue rules), so its results equal the Python form's at any
- * node budget; only the cost per node differs. The options change the order, not the
- * meaning of the results: partial expansion, group bounds, and in a dirty search the
- * lines oracle. docs/layout.md ("Exact search for unaligned objects", "Native search")
- * has the states, the bounds and why the results are proven.
+/* The block search of cachefit/layout (block_search.py builds its input, block_native.py
+ * calls it with ctypes): best-first (A*) and threshold searches of the granule relaxation,
+ * with a proven bound at any node budget. Queue key (f, -g, seq), children in a fixed
+ * order, duplicate, dominance and re-queue rules; options that change the order of the
+ * expansions, not the meaning of the results: partial expansion, group bounds, and in a
+ * dirty search the lines oracle. docs/layout.md ("Exact search for unaligned objects",
+ * "Native search") has the states, the bounds and why the results are proven. Every
+ * search ends on counts (nodes, states kept), never on a clock.
  *
  * It does not build item types, judge layouts or choose budgets (block_search.py and
- * block_native.py do), and it never prints. Memory: every state queued is kept (like the
- * Python form's best_g); `max_states` caps them, and reaching the cap ends the search
- * like the node budget, with the bound of the state being expanded.
+ * block_native.py do), and it never prints. Memory: every state queued is kept;
+ * `max_states` caps them, and reaching the cap ends the search like the node budget, with
+ * the bound of the state being expanded. Built when cachefit is installed (pyproject.toml,
+ * the cachefit.layout._cf_block_search extension).
  */
-#define _POSIX_C_SOURCE 199309L
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MEMO_PER_KEY 64
 #define VISITS_PER_NODE 6             /* bound evaluations a threshold search's node pays */
@@ -42,8 +39,7 @@ typedef struct {
     int64_t g0, limit;
     int64_t floor_lines, floor_scale; /* floor_scale 0: no floor */
     int64_t max_nodes, max_states;
-    double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
-    int32_t partial;                  /* 1: partial expansion (below); 0: the Python order */
+    int32_t partial;                  /* 1: partial expansion (below); 0: every child at once */
     /* Group bounds (ngroups 0: none): group j is footprints gfp[gstart[j] .. gstart[j+1]);
      * its value is the exact optimum of the relaxation projected onto it (pieces in none
      * of its footprints dropped), memoised; at most group_cap programme states a group. */
@@ -84,7 +80,7 @@ typedef struct {
 } cf_bs_input;
 
 enum { CF_BS_FOUND = 0, CF_BS_NONE = 1, CF_BS_NODES = 2, CF_BS_STATES = 3,
-       CF_BS_DEADLINE = 4, CF_BS_NOMEM = -1 };
+       CF_BS_NOMEM = -1 };
 
 typedef struct {
     int32_t status, path_len;
@@ -673,13 +669,6 @@ static void search_free(search *s)
     free(s->wait);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- depth-first programmes over a projection (the group bounds, the lines oracle): the
  * projected input and its search, and per depth the children of the state expanded ---- */
 typedef struct {
@@ -1117,7 +1106,6 @@ typedef struct {
     uint8_t *ingroup;
     int64_t *gfloor;                  /* per group: what it pays at least, this state */
     known *gknown;                    /* per group: its projection's, this state */
-    double deadline;                  /* CLOCK_MONOTONIC seconds; 0: none */
     int64_t max_keys;                 /* states kept at most; 0: no limit */
     int stop;                         /* why a query returned -1 (CF_BS_*), 0 not yet */
     /* a dirty search's lines oracle (the threshold dirty search), or NULL: a state whose
@@ -1699,10 +1687,6 @@ static int thresh_query(thresh *o, const uint8_t *st, int64_t b, int32_t depth, 
         o->stop = CF_BS_STATES;
         return -1;
     }
-    if (o->deadline > 0 && !(o->nodes & 1023) && now() > o->deadline) {
-        o->stop = CF_BS_DEADLINE;
-        return -1;
-    }
     if (depth + 1 >= o->pr->maxdepth)
         return -1;
     if (id < 0) {
@@ -2196,10 +2180,6 @@ int cf_block_best_first(const cf_bs_input *in, cf_bs_output *out)
             status = CF_BS_NODES;
             goto done;
         }
-        if (in->deadline > 0 && (expanded & 255) == 0 && now() > in->deadline) {
-            status = CF_BS_DEADLINE;
-            goto done;
-        }
         int32_t me = e.me;
         if (!again) {
             me = (int32_t)parents.n;
@@ -2408,7 +2388,7 @@ done:
  * children that answer yes, and the next question asks for less than its cost; no proves
  * that nothing costs at most hi, so the last layout found is optimal (or nothing is below
  * the limit). Every question reuses the proven bounds of the ones before. Cut by the
- * budget, the states cap or the deadline, it returns the last layout found (not proven)
+ * budget or the states cap, it returns the last layout found (not proven)
  * and the root's proven lower bound. A dirty search (in->oracle, floor given) is bounded
  * by the lines oracle, and its groups bound the oracle ("The threshold dirty search").
  * thresh_search is that loop for any threshold programme t over pr, from `root` at cost
@@ -2554,7 +2534,6 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
             goto done;
         o->base = thresh_nodes(&o->t);
         o->t.cap = o->base + in->oracle_cap;
-        o->t.deadline = 0;
         o->t.max_keys = 0;
         o->t.stop = 0;
         o->dead = 0;
@@ -2569,7 +2548,6 @@ int cf_block_threshold(const cf_bs_input *in, cf_bs_output *out)
     } else if (thresh_groups(&t, in->ngroups, in->gstart, in->gfp,
                              in->group_cap > 0 ? in->group_cap : in->max_nodes, in->nest))
         goto done;
-    t.deadline = in->deadline;
     t.max_keys = in->max_states;
     root = calloc(pr.stride, 1);
     if (!root)
@@ -2657,7 +2635,6 @@ int cf_oracle_lines(void *h, const cf_bs_input *in, cf_bs_output *out)
         pieces += o->pcounts[p];
     int64_t start = thresh_nodes(&o->t);
     o->t.cap = start + in->max_nodes;
-    o->t.deadline = in->deadline;
     o->t.max_keys = in->max_states;
     o->t.stop = 0;
     int status = CF_BS_NOMEM;
