@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -139,6 +139,7 @@ class _Facts:
     # usr or "" and the argument index), "var" (variable usr), "return", "store".
     flows: list[tuple[int, int, str, tuple[str, ...]]] = field(default_factory=list)
     lambdas: bool = False
+    taints: set[str] = field(default_factory=set)      # variables given to annotations
 
 
 def _children(c: ci.Cursor) -> list[ci.Cursor]:
@@ -149,9 +150,10 @@ class TouchFilter:
     """Decide, for each function definition of a parsed unit, whether it can touch an
     object of the records `targets` (USRs of the traced types)."""
 
-    def __init__(self, tu: ci.TranslationUnit, targets: Iterable[str], lang: str,
+    def __init__(self, tu: ci.TranslationUnit, targets: Mapping[str, str], lang: str,
                  is_system: Callable[[int], bool]) -> None:
         self.tu = tu
+        self.names = set(targets.values())
         self.lang = lang
         self.is_system = is_system
         self.records: dict[str, ci.Cursor] = {}
@@ -246,7 +248,8 @@ class TouchFilter:
         self.alias = inside | holders | headers | self.traced
         self.inner = inside | headers
         names = sorted({self.records[u].spelling for u in self.alias
-                        if u in self.records and self.records[u].spelling})
+                        if u in self.records and self.records[u].spelling} |
+                       {n.split("<")[0].split("::")[-1] for n in self.names if n})
         self._names = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b") \
             if names else None
 
@@ -306,7 +309,10 @@ class TouchFilter:
 
         ci.conf.lib.clang_visitChildren(fn, _VISIT(visit), found)
         for c in found:
-            self._look(c, facts)
+            try:
+                self._look(c, facts)
+            except ValueError:      # a type or cursor kind these bindings do not know
+                self._seed(facts, "cannot be analysed")
         facts.marks.sort()
         return facts
 
@@ -387,11 +393,8 @@ class TouchFilter:
                     lhs.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL):
                 ref = lhs.referenced
                 usr = ref.get_usr()
-                if usr in f.params or ref.semantic_parent is not None and \
-                        ref.semantic_parent.kind in _FUNCTION_DEFS | {CK.LAMBDA_EXPR}:
-                    f.flows.append((e.start.offset, e.end.offset, "var", (usr,)))
-                else:
-                    f.flows.append((e.start.offset, e.end.offset, "store", (lhs.spelling,)))
+                # a local, a parameter, a global: whoever reads it is chosen
+                f.flows.append((e.start.offset, e.end.offset, "var", (usr,)))
             elif c.type.get_canonical().kind == TK.POINTER or kind == \
                     CK.COMPOUND_ASSIGNMENT_OPERATOR:
                 f.flows.append((e.start.offset, e.end.offset, "store", (_short(c),)))
@@ -440,7 +443,11 @@ class TouchFilter:
             u = self._record_usr(c.type)
             if u:
                 f.classes.add(u)
-            if callee and self._mentions(c, ref):
+            if callee and (self._mentions(c, ref) or ">" in callee and not (
+                    ref is not None and ref.location.file is not None and
+                    self.is_system(ref.location.offset))):
+                # a specialisation of the project's template, or one whose types name
+                # a traced record's memory: its body is not in the AST
                 f.typed_calls.add(callee)
         system = "sys" if ref is not None and ref.location.file is not None and \
             self.is_system(ref.location.offset) else ""
@@ -452,6 +459,15 @@ class TouchFilter:
                             (callee, str(i), ref.spelling if ref is not None else "", system)))
         if callee:
             f.marks.append((c.extent.start.offset, ("call", callee)))
+        if ref is not None and ref.spelling.startswith(("cachefit_", "__cachefit_")):
+            # The runtime's annotations (runtime/include/cachefit.h) register untyped memory:
+            # the variables they are given hold pointers into traced objects.
+            self._seed(f, f"calls {ref.spelling}")
+            for a in c.get_arguments():
+                for d in a.walk_preorder():
+                    if d.kind == CK.DECL_REF_EXPR and d.referenced is not None and \
+                            d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL):
+                        f.taints.add(d.referenced.get_usr())
 
     def _address_of(self, c: ci.Cursor, f: _Facts) -> None:
         t = c.type.get_canonical()
@@ -553,7 +569,7 @@ class TouchFilter:
         """Follow untyped pointers into traced objects through the unit's variables,
         parameters, calls and returns; choose every function they reach."""
         hidden_params: dict[str, set[str]] = {fa.usr: set() for fa in order}
-        hidden_vars: set[str] = set()
+        hidden_vars: set[str] = {u for fa in order for u in fa.taints}
         returns: set[str] = set()
 
         def is_hidden(fa: _Facts, start: int, end: int) -> bool:
@@ -605,12 +621,20 @@ class TouchFilter:
                         escapes[f"{fa.name} stores a pointer into a traced object "
                                 f"({detail[0]})"] = None
         result.escapes.extend(escapes)
+        # Whoever reads a variable (local, parameter or global) holding such a pointer.
+        for fa in order:
+            if not fa.why and any(src[0] == "var" and src[1] in hidden_vars
+                                  for _at, src in fa.marks if src != _HIDDEN):
+                fa.why = "reads a variable that points into a traced object"
 
     def _close(self, order: list[_Facts], facts: dict[str, _Facts]) -> None:
         """Choose templates, and every function that may inline a chosen one."""
         for fa in order:
             if fa.template:
                 self._seed(fa, "template (instantiations not analysed)")
+            elif any("<" in n for n in self.names):
+                # a traced class template instance: its members are not in the AST
+                self._seed(fa, "a traced type is a template instance (not analysed)")
         changed = True
         while changed:
             changed = False
@@ -659,7 +683,10 @@ _CARRIERS = {TK.POINTER, TK.LVALUEREFERENCE, TK.RVALUEREFERENCE, TK.CONSTANTARRA
 def _carries(t: ci.Type) -> bool:
     """Whether a value of type `t` can carry a pointer (a pointer, a reference, an integer
     as wide as a pointer, a struct that may hold one, a type the analysis cannot see)."""
-    return t.get_canonical().kind in _CARRIERS
+    try:
+        return t.get_canonical().kind in _CARRIERS
+    except ValueError:      # a kind these bindings do not know
+        return True
 
 
 def _strip(c: ci.Cursor) -> ci.Cursor:
@@ -692,8 +719,8 @@ def _display_name(fn: ci.Cursor, lang: str) -> str:
         f"{name}({', '.join(a.type.spelling for a in fn.get_children() if a.kind == CK.PARM_DECL)})"
 
 
-def choose_functions(tu: ci.TranslationUnit, targets: Iterable[str], lang: str,
+def choose_functions(tu: ci.TranslationUnit, targets: Mapping[str, str], lang: str,
                      is_system: Callable[[int], bool]) -> FilterResult:
     """Which function definitions of `tu` can touch an object of the records `targets`
-    (USRs); `is_system(offset)` tells code of system headers."""
+    (USR -> traced type name); `is_system(offset)` tells code of system headers."""
     return TouchFilter(tu, targets, lang, is_system).run()
