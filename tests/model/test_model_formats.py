@@ -99,3 +99,46 @@ def test_a_malformed_project_file_is_one_located_line(tmp_path: Path) -> None:
     line = text.splitlines().index("max_objects = 0") + 1
     assert str(info.value.location) == f"{path}:{line}:15"
     assert info.value.what == "[trace] max_objects must be an integer from 1 to 32767"
+
+
+def test_the_settings_name_the_schemas_values() -> None:
+    """The modes and backends the code accepts (CACHEFIT_MODE, TraceConfig) are the ones
+    the published schema allows in the file."""
+    from cachefit.model.project_config import BACKENDS, MODES
+    props = schema(TOML_SCHEMA)["properties"]
+    assert tuple(props["build"]["properties"]["mode"]["enum"]) == MODES
+    assert tuple(props["trace"]["properties"]["backend"]["enum"]) == BACKENDS
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("[trace]\nmax_objects = 64.0\n",          # a whole float is not an integer
+     "[trace] max_objects must be an integer from 1 to 32767"),
+    ('[trace]\ntypes = "  "\n', "[trace] types must be a list of names"),
+    ("[layout]\nentry_weights = { a = inf }\n",
+     "[layout] entry_weights: the weight of a must be a number >= 0, not inf"),
+    ("[layout]\nentry_weights = { a = true }\n",
+     "[layout] entry_weights: the weight of a must be a number >= 0, not True"),
+])
+def test_every_loader_checks_every_value_once(text: str, what: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse_toml checks the whole file against the schema: the wrapper's settings and the
+    deciding stage's alike refuse a bad value, with the same located line."""
+    path = tmp_path / "cachefit.toml"
+    path.write_text(text)
+    monkeypatch.delenv("CACHEFIT_CONFIG", raising=False)
+    with pytest.raises(UserError) as first:
+        parse_config(text, path)
+    with pytest.raises(UserError) as second:
+        load_reorder_config(str(tmp_path))
+    assert first.value.what == second.value.what == what
+    assert first.value.location == second.value.location
+    assert first.value.location is not None and first.value.location.line == 2
+
+
+def test_a_plan_size_must_be_an_integer(tmp_path: Path) -> None:
+    data = json.loads(GOLDEN_PLAN.read_text())
+    data["records"]["tcb"]["expected_size"] = 560.0
+    bad = tmp_path / "plan.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="`expected_size` must be a positive integer"):
+        layout_plan.load_plan(bad)

@@ -7,14 +7,14 @@ this way. `load_config` gives the settings of the build wrapper and the tracer (
 abi, [layout] entry_weights: `ReorderConfig`); other sections are kept untouched in
 `sections` for the stages that read them ([trace.qemu]: cachefit.trace.qemu_backend,
 [build] pipeline keys: cachefit.pipeline.pipeline_config). CACHEFIT_MODE, CACHEFIT_CC and
-CACHEFIT_CXX override the file (`effective_mode`, `real_compiler`). The text, unknown names
-and the places of values are cachefit.model.project_toml's: every error about a value is
-one line located at the value. It never runs a compiler.
+CACHEFIT_CXX override the file (`effective_mode`, `real_compiler`). The text, unknown names,
+the values' rules (the published schema) and the places of values are
+cachefit.model.project_toml's: every error about a value is one line located at the
+value; this module only turns checked values into settings. It never runs a compiler.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from cachefit.errors import UserError
-from cachefit.model.project_toml import parse_toml, read_project_text, value_error, value_place
+from cachefit.model.project_toml import parse_toml, read_project_text
 from cachefit.model.type_names import key_matches, type_key
 
 CONFIG_NAME = "cachefit.toml"
@@ -80,60 +80,37 @@ class ProjectConfig:
     """The file's text, to locate a bad value (`value_place`)."""
 
 
-def _names(text: str, path: Path, table: str, key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise value_error(text, path, table, key, "must be a list of names")
-    return tuple(v.strip() for v in value)
-
-
-def _positive(text: str, path: Path, key: str, value: Any, limit: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise value_error(text, path, "trace", key, f"must be an integer from 1 to {limit}")
-    return value
+def names(value: str | list[str]) -> tuple[str, ...]:
+    """A checked list of names (one name may be written as a string), stripped."""
+    return tuple(v.strip() for v in ([value] if isinstance(value, str) else value))
 
 
 def parse_config(text: str, path: Path) -> ProjectConfig:
-    """Parse and validate the TOML text of a project file."""
+    """Parse and validate the TOML text of a project file (`parse_toml`: names and values
+    against the schema) and give its settings."""
     data = parse_toml(text, path)
     trace_raw = data.get("trace", {})
     build_raw = data.get("build", {})
     kw: dict[str, Any] = {}
     for key in ("types", "entry", "allocators", "deallocators", "instrument_files"):
         if key in trace_raw:
-            kw[key] = _names(text, path, "trace", key, trace_raw[key])
+            kw[key] = names(trace_raw[key])
     if "types" in kw:     # one spelling everywhere: `ring<int, 16>` is `ring<int,16>`
         kw["types"] = tuple(dict.fromkeys(type_key(t) for t in kw["types"]))
     if "instrument" in trace_raw:
         inst = trace_raw["instrument"]
-        kw["instrument"] = None if inst == "all" else \
-            _names(text, path, "trace", "instrument", inst)
+        kw["instrument"] = None if inst == "all" else names(inst)
         kw["instrument_all"] = inst == "all"
-    for key, limit in (("max_accesses", 1 << 24), ("max_objects", 32767),
-                       ("max_sequences", 1 << 40), ("max_distinct", 1 << 24),
-                       ("cache_line", 4096)):
+    for key in ("max_accesses", "max_objects", "max_sequences", "max_distinct", "cache_line",
+                "backend"):
         if key in trace_raw:
-            kw[key] = _positive(text, path, key, trace_raw[key], limit)
-    if "backend" in trace_raw:
-        if trace_raw["backend"] not in BACKENDS:
-            raise value_error(text, path, "trace", "backend",
-                              f"must be one of {', '.join(BACKENDS)}")
-        kw["backend"] = trace_raw["backend"]
+            kw[key] = trace_raw[key]
     bkw: dict[str, Any] = {}
     if "mode" in build_raw:
-        if build_raw["mode"] not in MODES:
-            raise value_error(text, path, "build", "mode", f"must be one of {', '.join(MODES)}")
         bkw["mode"] = build_raw["mode"]
-    for key in ("cc", "cxx"):
+    for key in ("cc", "cxx", "layouts"):
         if key in build_raw:
-            if not isinstance(build_raw[key], str) or not build_raw[key].strip():
-                raise value_error(text, path, "build", key, "must be a compiler command")
             bkw[key] = build_raw[key].strip()
-    if "layouts" in build_raw:
-        if not isinstance(build_raw["layouts"], str) or not build_raw["layouts"].strip():
-            raise value_error(text, path, "build", "layouts", "must be the path of a layout plan")
-        bkw["layouts"] = build_raw["layouts"].strip()
     sections = {k: v for k, v in data.items() if k not in ("trace", "build")}
     return ProjectConfig(path=path, trace=TraceConfig(**kw), build=BuildConfig(**bkw),
                          sections=sections, raw=data, text=text)
@@ -210,33 +187,11 @@ def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
     found = find_config(cwd=Path(cwd) if cwd is not None else None)
     if found is None:
         return ReorderConfig()
-    path = str(found)
-    text = read_project_text(found)
-    data = parse_toml(text, found)
-    table = data.get("reorder", {})     # tables: parse_toml checked
-    abi = table.get("abi", [])
-    if not isinstance(abi, list) or not all(isinstance(a, str) for a in abi):
-        raise UserError("[reorder] abi must be a list of record names",
-                        'write e.g. abi = ["wire_header", "ns::disk_block"]',
-                        value_place(text, found, "reorder", "abi"))
-    return ReorderConfig(tuple(abi), path, _entry_weights(data.get("layout", {}), text, found))
-
-
-def _entry_weights(table: Any, text: str, path: Path) -> dict[str, float]:
-    weights = table.get("entry_weights", {})
-    todo = 'write e.g. entry_weights = { deflate = 256, longest_match = 1000 } (numbers >= 0)'
-    if not isinstance(weights, dict):
-        raise UserError("[layout] entry_weights must be a table of entry functions and "
-                        "weights", todo, value_place(text, path, "layout", "entry_weights"))
-    out: dict[str, float] = {}
-    for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, int | float) or not math.isfinite(w) \
-                or w < 0:
-            raise UserError(f"[layout] entry_weights: the weight of {name} must be a number "
-                            f">= 0, not {w!r}", todo,
-                            value_place(text, path, "layout.entry_weights", name))
-        out[name] = float(w)
-    return out
+    data = parse_toml(read_project_text(found), found)     # names and values checked
+    abi = data.get("reorder", {}).get("abi", [])
+    weights = data.get("layout", {}).get("entry_weights", {})
+    return ReorderConfig(tuple(abi), str(found),
+                         {name: float(w) for name, w in weights.items()})
 
 
 def load_entry_weights(cwd: str | None = None) -> dict[str, float]:

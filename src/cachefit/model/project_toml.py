@@ -1,11 +1,15 @@
-"""The text of the project file `cachefit.toml` as data: read, decoded and checked for
-unknown names, and the places of its values in the text (docs/cachefit-toml.md).
+"""The text of the project file `cachefit.toml` as data: read, decoded and checked against
+its published JSON Schema, and the places of its values in the text (docs/cachefit-toml.md).
 
 `read_project_text` reads the file (UTF-8, a byte order mark allowed), `parse_toml` decodes
-it and rejects a table or key that no stage reads (TABLES; SUBTABLES: [trace.qemu] and its
-arrays of tables), with the closest known names. `value_place` locates a value
-(`cachefit.toml:LINE:COL:`) and `value_error` makes the one-line error about it. The typed
-settings are cachefit.model.project_config's; this module knows no value's meaning.
+it, rejects a table or key that no stage reads (TABLES; SUBTABLES: [trace.qemu] and its
+arrays of tables) with the closest known names, then checks every value against the
+schema (`check_values`: the one place the value rules of [trace], [build], [reorder] and
+[layout] live, with their messages). `value_place` locates a value
+(`cachefit.toml:LINE:COL:`), `value_error` makes the one-line error about it and
+`rule_error` the schema's own error about a key, for a rule of it the schema cannot state
+(checked in code by the stage that reads the key). The typed settings are
+cachefit.model.project_config's; this module knows no value's meaning.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cachefit.errors import Location, UserError
-from cachefit.model.schema_check import schema
+from cachefit.model.schema_check import first_error, schema
 
 SCHEMA = "cachefit-toml.schema.json"
 """The published JSON Schema of the parsed file (cachefit/model/schemas/): every table of
@@ -56,7 +60,8 @@ def _tables() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]], fro
 TABLES, SUBTABLES, ARRAYS = _tables()
 # How an entry of an array of tables is named in messages: input is written inline.
 _ARRAY_NAMES = {"trace.qemu.input": "input of [trace.qemu]"}
-
+DOCS = "see docs/cachefit-toml.md"
+"""What to do about a bad value when the schema names nothing more precise (`x-fix`)."""
 
 
 def value_error(text: str, path: Path, table: str, key: str, what: str,
@@ -99,7 +104,33 @@ def parse_toml(text: str, path: Path) -> dict[str, Any]:
                         "see docs/cachefit-toml.md",
                         Location(str(path), int(where[1]), int(where[2]))) from exc
     check_names(data, text, path)
+    check_values(data, text, path)
     return data
+
+
+def check_values(data: Mapping[str, Any], text: str, path: Path) -> None:
+    """A UserError for the first value the schema refuses (in its check order), with the
+    schema's message, at the value (`value_place`). Names are `check_names`'s."""
+    error = first_error(SCHEMA, data)
+    if error is None:
+        return
+    steps = list(error.path)
+    while steps and isinstance(steps[-1], int):
+        steps.pop()                 # an item of a list: the place of the list
+    keys = [str(k) for k in steps if not isinstance(k, int)]   # [[table]] entries
+    table, key = ".".join(keys[:-1]), keys[-1] if keys else ""
+    raise UserError(error.message, error.fix or DOCS, value_place(text, path, table, key))
+
+
+def rule_error(text: str, path: Path, table: str, key: str) -> UserError:
+    """The schema's error (`x-message`, `x-fix`) about `key` of [table], at its value: for
+    a rule of that key that code checks because a schema cannot state it (a power of
+    two)."""
+    node = schema(SCHEMA)["properties"][table]
+    fix = node.get("x-fix", DOCS)
+    node = node["properties"][key]
+    return UserError(node["x-message"], node.get("x-fix", fix),
+                     value_place(text, path, table, key))
 
 
 def check_names(data: Mapping[str, Any], text: str, path: Path) -> None:

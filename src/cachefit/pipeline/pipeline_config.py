@@ -1,25 +1,25 @@
 """The `[build]` keys of cachefit.toml that `cachefit build` reads (docs/cachefit-toml.md).
 
 `load_pipeline_config` finds the project file like every other stage
-(cachefit.model.project_config), validates the pipeline's keys (`command`, `clean`,
-`workload`, `flatten`, `output`, `binaries`, `object_align`, `time_limit`, `march_native`,
-`lto`, `pgo`, `retrace`) and resolves paths against the directory of the project file, where every
-command runs. It never runs anything. An error about a value is located at that value, a
-missing key at its table's header (issue 29). Other `[build]` keys (`mode`, `cc`, `cxx`, `layouts`)
-belong to the compiler wrapper and are not checked here.
+(cachefit.model.project_config, which checks every value against the published schema)
+and gives the pipeline's keys (`command`, `clean`, `workload`, `flatten`, `output`,
+`binaries`, `object_align`, `time_limit`, `march_native`, `lto`, `pgo`, `retrace`), with
+paths resolved against the directory of the project file, where every command runs. What
+the schema cannot state is checked here: the keys `cachefit build` needs (a missing one is
+located at its table's header, issue 29) and that `object_align` is a power of two (at the
+value). It never runs anything. Other `[build]` keys (`mode`, `cc`, `cxx`, `layouts`)
+belong to the compiler wrapper.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
-from cachefit.model.project_config import ProjectConfig, load_config
-from cachefit.model.project_toml import value_error
+from cachefit.model.project_config import ProjectConfig, load_config, names
+from cachefit.model.project_toml import rule_error, value_error
 
 DEFAULT_OUTPUT = "out/cachefit"
 
@@ -60,67 +60,43 @@ def _err(project: ProjectConfig, key: str, what: str, table: str = "build") -> U
                        f"see docs/cachefit-toml.md, section [{table}]")
 
 
-def _string(project: ProjectConfig, raw: Mapping[str, Any], key: str, required: bool
-            ) -> str | None:
-    value = raw.get(key)
+def _required(project: ProjectConfig, key: str) -> str:
+    value = project.raw.get("build", {}).get(key)
     if value is None:
-        if required:
-            raise _err(project, key, "is missing (cachefit build needs it)")
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise _err(project, key, "must be a non-empty string (a shell command or path)")
+        raise _err(project, key, "is missing (cachefit build needs it)")
     return value.strip()
 
 
-def _strings(project: ProjectConfig, raw: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    value = raw.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise _err(project, key, "must be a list of strings")
-    return tuple(v.strip() for v in value)
-
-
-def _flag(project: ProjectConfig, raw: Mapping[str, Any], key: str) -> bool:
-    value = raw.get(key, False)
-    if not isinstance(value, bool):
-        raise _err(project, key, "must be true or false")
-    return value
-
-
 def pipeline_config(project: ProjectConfig) -> PipelineConfig:
-    """Validate the pipeline keys of an already parsed project file."""
+    """The pipeline keys of an already parsed (and schema-checked) project file, with the
+    rules the schema cannot state."""
     if project.path is None:
         raise UserError("no cachefit.toml found in this directory or a parent",
                         "write one with [trace] types/entry and [build] command/workload, "
                         "or set CACHEFIT_CONFIG")
     path = project.path
-    build = project.raw.get("build", {})       # a table: parse_toml checked
-    command = _string(project, build, "command", True)
-    workload = _string(project, build, "workload", True)
-    assert command is not None and workload is not None
+    build = project.raw.get("build", {})       # values: the schema checked them
+    command = _required(project, "command")
+    workload = _required(project, "workload")
     for key in ("types", "entry"):
         if not getattr(project.trace, key):
             raise _err(project, key, "is needed by cachefit build (the types to reorder "
                        "and the entry functions whose calls are invocations)", "trace")
     align = build.get("object_align")
-    if align is not None and (isinstance(align, bool) or not isinstance(align, int)
-                              or align <= 0 or align & (align - 1)):
-        raise _err(project, "object_align", "must be a power of two (e.g. 64)")
-    limit = build.get("time_limit", 10.0)
-    if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
-        raise _err(project, "time_limit", "must be a positive number of seconds")
-    output = Path(_string(project, build, "output", False) or DEFAULT_OUTPUT)
+    if align is not None and align & (align - 1):
+        raise rule_error(project.text, path, "build", "object_align")
+    output = Path(build.get("output", DEFAULT_OUTPUT).strip())
+    clean = build.get("clean")
     root = path.parent.resolve()
     return PipelineConfig(
         project=project, root=root, command=command, workload=workload,
-        types=project.trace.types, clean=_string(project, build, "clean", False),
-        flatten=_strings(project, build, "flatten"),
+        types=project.trace.types, clean=clean.strip() if clean is not None else None,
+        flatten=names(build.get("flatten", [])),
         output=output if output.is_absolute() else root / output,
-        binaries=_strings(project, build, "binaries"), object_align=align,
-        time_limit=float(limit), march_native=_flag(project, build, "march_native"),
-        lto=_flag(project, build, "lto"), pgo=_flag(project, build, "pgo"),
-        retrace=_flag(project, build, "retrace"))
+        binaries=names(build.get("binaries", [])), object_align=align,
+        time_limit=float(build.get("time_limit", 10.0)),
+        march_native=build.get("march_native", False), lto=build.get("lto", False),
+        pgo=build.get("pgo", False), retrace=build.get("retrace", False))
 
 
 def load_pipeline_config(config_file: Path | None = None) -> PipelineConfig:
