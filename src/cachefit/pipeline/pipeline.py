@@ -44,7 +44,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -52,7 +52,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from cachefit.atomic_files import make_output_dir
 from cachefit.cache_files import NOTICE_ENV
 from cachefit.errors import CachefitError, Location, UserError
-from cachefit.model.layout_plan import PROFILE_REORDER_ENV
+from cachefit.model.layout_plan import (
+    PROFILE_REORDER_ENV,
+    LayoutPlan,
+    RecordPlan,
+    load_plan,
+    save_plan,
+)
 from cachefit.pipeline.build_env import (
     build_environment,
     compiler_family,
@@ -84,8 +90,6 @@ from cachefit.report.report_files import write_reports
 if TYPE_CHECKING:
     from cachefit.reorder.decide import OrderDecision
 
-PLAN_FORMAT = "cachefit-layout-plan"
-PLAN_VERSION = 1
 Progress = Callable[[str], None]
 
 
@@ -130,16 +134,9 @@ class PipelineResult:
     products: list[Path] = field(default_factory=list)   # what the steps run wrote
 
 
-def plan_document(flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A layout plan (docs/layout-plan.md, version 1)."""
-    return {"format": PLAN_FORMAT, "version": PLAN_VERSION, "flatten": list(flatten),
-            "records": records, "fix_initializers": False}
-
-
-def write_plan(path: Path, flatten: Sequence[str], records: dict[str, dict[str, Any]]) -> None:
-    """Validate the plan with the wrapper's own reader, then write it atomically."""
-    from cachefit.model.layout_plan import parse_plan, save_plan
-    save_plan(parse_plan(plan_document(flatten, records), path), path)
+def write_plan(path: Path, flatten: Sequence[str], records: Mapping[str, RecordPlan]) -> None:
+    """Write the layout plan (model.layout_plan, docs/layout-plan.md) atomically."""
+    save_plan(LayoutPlan(tuple(flatten), dict(records)), path)
 
 
 # ---------------------------------------------------------------------------
@@ -426,7 +423,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     profile = load(tree.profile)
     options = DecideOptions(object_align=config.object_align, time_limit=config.time_limit)
     units = [(str(unit), list(data.get("args", []))) for unit, data in sidecars]
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, RecordPlan] = {}
     figures: dict[str, Any] = {}
     tree.layout_dir.mkdir(parents=True, exist_ok=True)
     sources = _UnitSources(sidecars)
@@ -459,7 +456,7 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
         # The optimize build's wrapper applies the order to each unit and checks the
         # compiler's layout of it against this size (cachefit.pipeline.unit_transform).
-        records[type_name] = {"order": data["new_order"], "expected_size": decision.size}
+        records[type_name] = RecordPlan(tuple(data["new_order"]), decision.size)
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
                               "size": data["size"], "warnings": data.get("warnings", []),
                               "kinds": decision.kinds()}
@@ -510,7 +507,7 @@ def step_retrace(config: PipelineConfig, tree: OutputTree,
                  shown: StepDisplay = QUIET) -> dict[str, Any]:
     """Measure the plan (issue 26): profile-build it (flattened and reordered), trace the
     workload, and evaluate each planned type at its new offsets and observed alignment."""
-    plan = json.loads(tree.plan.read_text())
+    plan = load_plan(tree.plan)
     for stale in (tree.retrace_profile, tree.retrace_dir / "bin"):
         if stale.is_dir():
             shutil.rmtree(stale)
@@ -525,7 +522,7 @@ def step_retrace(config: PipelineConfig, tree: OutputTree,
             "notes": [f"retrace: {n}" for n in guard_notes(prof)]}
 
 
-def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: dict[str, Any],
+def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
                   prof: Any) -> dict[str, Any]:
     """Per planned type: check that the retraced build has the planned layout (the new
     profile's field offsets and size, and the kept binaries' DWARF order), then its lines
@@ -537,12 +534,12 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: dict[str, Any]
     from cachefit.report.record_lookup import record_from_profile
     weights = load_reorder_config().entry_weights or None
     out: dict[str, Any] = {}
-    for type_name, entry in plan.get("records", {}).items():
+    for type_name, entry in plan.records.items():
         name = prof.name_of(type_name)
         if name is None:
             continue        # _traced_workload refused a [trace] type without accesses
         tp = prof.types[name]
-        order = list(entry["order"])
+        order = list(entry.order)
         try:
             layout = json.loads((tree.layout_dir / f"{_slug(type_name)}.json").read_text())
         except (OSError, ValueError):
@@ -550,7 +547,7 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: dict[str, Any]
         planned = layout.get("offsets") or {}
         traced = {f.name: f.offset for f in tp.fields}
         wrong = [n for n in order if n in planned and traced.get(n) != planned[n]]
-        expected = entry.get("expected_size")
+        expected = entry.expected_size
         if wrong or (expected is not None and tp.size != expected):
             raise UserError(
                 f"{tree.retrace_profile}: {type_name} does not have the planned layout in "
@@ -601,28 +598,27 @@ def step_optimize(config: PipelineConfig, tree: OutputTree,
                   shown: StepDisplay = QUIET) -> dict[str, Any]:
     flags = tailoring_flags(config, "optimize", tree.pgo_dir)
     _run_build(config, tree, "optimize", tree.plan, flags, tree.optimize_dir, shown)
-    plan = json.loads(tree.plan.read_text())
-    return {"flags": flags, "layouts": _check_binaries(config, tree, plan)}
+    return {"flags": flags, "layouts": _check_binaries(config, tree, load_plan(tree.plan))}
 
 
 def _check_binaries(config: PipelineConfig, tree: OutputTree,
-                    plan: dict[str, Any]) -> dict[str, Any]:
+                    plan: LayoutPlan) -> dict[str, Any]:
     """Read each planned record from the kept binaries' DWARF; it must follow the plan."""
     from cachefit.frontend.dwarf_records import read_record
     out: dict[str, Any] = {}
     for name in config.binaries:
         binary = tree.optimize_dir / "bin" / Path(name).name
-        for type_name, entry in plan.get("records", {}).items():
+        for type_name, entry in plan.records.items():
             try:
                 rec = read_record(str(binary), type_name)
             except CachefitError:
                 continue            # this binary does not use the type
             order = [f.name for f in rec.fields]
-            if order != list(entry["order"]):
+            if order != list(entry.order):
                 raise UserError(f"{binary}: {type_name} does not have the planned member "
                                 "order (DWARF)", "check optimize/build.log: was every unit "
                                 "compiled through the wrapper in optimize mode?",
-                                details=[f"planned: {', '.join(entry['order'])}",
+                                details=[f"planned: {', '.join(entry.order)}",
                                          f"built:   {', '.join(order)}"])
             out.setdefault(type_name, {})[str(binary)] = {
                 "size": rec.size, "offsets": {f.name: f.offset for f in rec.fields}}
