@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -84,10 +85,10 @@ def notes(stderr: str) -> dict[str, int]:
     """Functions instrumented, and in all, over the units of a filtered build."""
     chosen = total = units = 0
     for line in stderr.splitlines():
-        if "functions instrumented (static filter" in line:
-            words = line.split(": ")[-1].split()
-            chosen += int(words[0])
-            total += int(words[2])
+        m = re.search(r": (\d+) of (\d+) functions instrumented \(static filter", line)
+        if m:
+            chosen += int(m.group(1))
+            total += int(m.group(2))
             units += 1
     return {"units": units, "instrumented": chosen, "functions": total}
 
