@@ -5,14 +5,11 @@ Profiles are built by hand here; these tests do not run the tracer or the profil
 
 from __future__ import annotations
 
-import pytest
 from layout_synth import access, c_layout, profile_entry, typed
 
-from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.merging import merge_by_inclusion
 from cachefit.layout.profile_footprints import read_footprints
-from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile
 from cachefit.model.record_layout import Field, Record
 
 
@@ -72,27 +69,6 @@ def test_the_profiles_vptr_and_base_spans_are_the_fixed_area() -> None:
     assert role.touched == {"y"}
     assert fps.unmapped_accesses == 0
     assert fps.warnings == ()
-
-
-def _bad_type(count: int = 1, access: Access | None = None,
-              fields: list[FieldSpan] | None = None) -> TypeProfile:
-    return TypeProfile("s", 4, fields or [], [AccessSequence(
-        count, (access or Access(0, 0, 4, "r"),))])
-
-
-@pytest.mark.parametrize("bad", [
-    _bad_type(access=Access(0, 0, 4, "x")),     # type: ignore[arg-type]
-    _bad_type(count=-1),
-    _bad_type(access=Access(0, -4, 4, "r")),
-    _bad_type(access=Access(0, 0, 0, "r")),
-    _bad_type(fields=[FieldSpan("a", -1, 4)]),
-    {"fields": [], "sequences": []},            # a dict is not read by the layout stage
-    [],
-])
-def test_malformed_entries_are_user_errors(bad: object) -> None:
-    record = c_layout("s", [("a", "int", 4, 4)])
-    with pytest.raises(UserError, match="malformed profile"):
-        optimize_layout(record, bad)  # type: ignore[arg-type]
 
 
 def inclusion_profile() -> tuple[Record, dict]:

@@ -12,7 +12,6 @@ import random
 import pytest
 from layout_synth import c_layout
 
-from cachefit.errors import UserError
 from cachefit.layout import access_sets, evaluate_order, optimize_layout
 from cachefit.layout.profile_footprints import read_footprints
 from cachefit.model.profile import Access, AccessSequence, FieldSpan, TypeProfile
@@ -176,13 +175,3 @@ def test_footprints_match_a_per_access_reading(seed: int,
                 for s in got.sequences] == want
         assert got.unmapped_accesses == unmapped
         assert got.straddled == straddled
-
-
-def test_the_first_bad_access_is_named_in_profile_order() -> None:
-    good = Access(0, 0, 1, "r")
-    tp = TypeProfile("s", RECORD.size, FIELDS, [
-        AccessSequence(2, (good, good)),
-        AccessSequence(1, (good, Access(0, 4, 0, "r"), Access(0, 8, 2, "x"))),  # type: ignore[arg-type]
-        AccessSequence(1, (Access(0, 9, 2, "x"),))])  # type: ignore[arg-type]
-    with pytest.raises(UserError, match=r"sequences\[1\]\.accesses\[1\] size"):
-        read_footprints(RECORD, tp, 0)

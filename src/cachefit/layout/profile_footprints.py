@@ -12,18 +12,18 @@ length of the summaries (issue 26). The result says, for every sequence and obje
 which fields were touched and which written (sequences with equal footprints share the
 objects), plus the access widths per field (for relaxed alignment). Accesses to the fixed
 area before the first field (vptr, bases) are kept as byte spans. This module does not look
-at cache lines or choose layouts; malformed input raises `UserError`.
+at cache lines or choose layouts, and does not check the profile: it trusts the typed
+objects (cachefit.model.profile checks them once, when loading a file, or with
+`check_type_profile` for one built in code from data no loader read).
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any
 
-from cachefit.errors import UserError
 from cachefit.layout.access_sets import access_table
-from cachefit.model.profile import Access, AccessSequence, TypeProfile
+from cachefit.model.profile import Access, TypeProfile
 from cachefit.model.record_layout import Record
 
 Span = tuple[int, int]
@@ -84,24 +84,8 @@ class _StoredField:
         return self.offset + max(self.size, 0)
 
 
-def _bad(what: str) -> UserError:
-    return UserError(f"malformed profile entry: {what}",
-                     "regenerate it with `cachefit profile`")
-
-
-def _int(value: Any, what: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _bad(f"{what} must be an integer >= {minimum}, not {value!r}")
-    return value
-
-
 def _stored_fields(entry: TypeProfile) -> list[_StoredField]:
-    out = []
-    for i, f in enumerate(entry.fields):
-        if not isinstance(f.name, str):
-            raise _bad(f"fields[{i}] must have a name")
-        out.append(_StoredField(f.name, _int(f.offset, f"fields[{i}].offset"),
-                                _int(f.size, f"fields[{i}].size")))
+    out = [_StoredField(f.name, f.offset, f.size) for f in entry.fields]
     out.sort(key=lambda f: (f.offset, f.end, f.name))
     return out
 
@@ -142,30 +126,6 @@ class _Mapper:
                 hits.append(f)
         hits.reverse()
         return hits
-
-
-def _checked(acc: Access, where: str) -> None:
-    """Raise for an access the profile format does not allow (wrong mode, size 0)."""
-    if acc.mode not in ("r", "w"):
-        raise _bad(f"{where} must be [role, offset, size, 'r'|'w']")
-    _int(acc.offset, f"{where} offset")
-    _int(acc.size, f"{where} size", 1)
-
-
-def _valid(acc: Access) -> bool:
-    try:
-        _checked(acc, "")
-    except UserError:
-        return False
-    return True
-
-
-def _first_error(sequences: list[AccessSequence]) -> None:
-    """Raise the error of the first bad count or access, in profile order."""
-    for qi, seq in enumerate(sequences):
-        _int(seq.count, f"sequences[{qi}].count")
-        for ai, acc in enumerate(seq.accesses):
-            _checked(acc, f"sequences[{qi}].accesses[{ai}]")
 
 
 @dataclass(frozen=True)
@@ -209,12 +169,8 @@ def read_footprints(record: Record, entry: TypeProfile, prefix_end: int) -> Prof
     `prefix_end` is where the record's movable fields start; accesses below it (and below
     the first stored field) are kept as fixed-area spans.
     """
-    if not isinstance(entry, TypeProfile):
-        raise _bad(f"the type entry must be a TypeProfile, not {type(entry).__name__}")
     stored = _stored_fields(entry)
     sequences = entry.sequences
-    if not isinstance(sequences, list):
-        raise _bad("'sequences' must be a list")
     warnings: list[str] = []
     current = {f.name for f in record.fields}
     stored_names = {f.name for f in stored}
@@ -237,10 +193,6 @@ def read_footprints(record: Record, entry: TypeProfile, prefix_end: int) -> Prof
     shapes: dict[str, set[tuple[int, int]]] = {}
     straddled: set[str] = set()
     table = access_table(sequences)
-    if not all(_valid(table.accesses[i]) for i in table.used()) or not all(
-            isinstance(s.count, int) and not isinstance(s.count, bool) and s.count >= 0
-            for s in sequences):
-        _first_error(sequences)
     # Each distinct access is mapped to fields once; a sequence's footprint is the union
     # over the tokens of its distinct accesses (issue 26: thousands of summaries, each of
     # up to thousands of accesses, hit a few dozen fields).

@@ -14,9 +14,13 @@ schema check), so loading costs in proportion to the distinct sequences, not to 
 length. A type may carry the distribution of its objects' base addresses modulo the cache
 line (`alignment`, issue 26; absent when unknown), which merging sums.
 `dumps(profile, readable=True)` spells the same document out (`cachefit profile show
---json`); that form loads too. Version 1 (plain JSON) still loads: its sequences
-have no kind (entry None). A name ending in ``.gz`` is written gzip-compressed. It does
-not trace, run programs or print anything.
+--json`); that form loads too. Version 1 (plain JSON) still loads, checked against its own
+published schema (schemas/profile-v1.schema.json): its sequences have no kind (entry
+None). Each version is checked once, by its schema, and the rules a schema cannot state
+(a summary's one hit per access) by `check_type_profile`, which also checks a
+`TypeProfile` built in code from data no loader read; the stages then trust the typed
+objects. A name ending in ``.gz`` is written gzip-compressed. It does not trace, run
+programs or print anything.
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ import base64
 import gzip
 import json
 import os
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 import msgspec
 import zstandard
@@ -38,6 +43,7 @@ import zstandard
 from cachefit.atomic_files import save_output
 from cachefit.errors import UserError
 from cachefit.input_files import require_file
+from cachefit.model.schema_check import first_error
 from cachefit.model.type_names import type_key
 
 FORMAT = "cachefit-profile"
@@ -61,11 +67,13 @@ class Access(msgspec.Struct, frozen=True, order=True, array_like=True):
     """One memory access: object role, byte offset into the object, size, read/write.
 
     A msgspec Struct (hashable, ordered like the tuple of its fields) so that packed
-    sequences decode straight into it; it is `[role, offset, size, mode]` on the wire."""
+    sequences decode straight into it; it is `[role, offset, size, mode]` on the wire.
+    An access touches at least one byte (no tracer records a zero-byte one:
+    docs/profile-format.md)."""
 
     role: _NonNeg
     offset: _NonNeg
-    size: _NonNeg
+    size: _Pos
     mode: Mode
 
     def to_json(self) -> list[Any]:
@@ -283,12 +291,38 @@ class _Document(msgspec.Struct):
     types: dict[str, _Type]
 
 
+class _SequenceV1(msgspec.Struct):
+    count: _Pos
+    accesses: list[Access]
+
+
+class _TypeV1(msgspec.Struct):
+    size: _NonNeg
+    sequences: list[_SequenceV1]
+    fields: list[_Field] = msgspec.field(default_factory=list)
+    dropped: _Dropped = msgspec.field(default_factory=_Dropped)
+
+
+class _DocumentV1(msgspec.Struct):
+    """A version 1 document as msgspec decodes it: the rules of SCHEMA_V1 (which names
+    the first error), so that a large file is checked at msgspec's speed."""
+
+    format: Literal["cachefit-profile"]
+    version: Literal[1]
+    cache_line: _Pos
+    invocations: _NonNeg
+    types: dict[str, _TypeV1]
+
+
 _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder(list[_PackedSequence])
 
 SCHEMA = "profile.schema.json"
 """The published JSON Schema of a version 2 profile (cachefit/model/schemas/), generated
 from the typed wire schema above by `json_schema`: what msgspec's typed decoding checks."""
+SCHEMA_V1 = "profile-v1.schema.json"
+"""The published JSON Schema of a version 1 profile (written by hand, with the messages of
+its errors), checked with jsonschema (cachefit.model.schema_check)."""
 
 
 def json_schema() -> dict[str, Any]:
@@ -383,12 +417,6 @@ def _bad(path: str, what: str) -> UserError:
                      "produce it with `cachefit trace` or `cachefit profile merge`")
 
 
-def _int(value: Any, path: str, where: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _bad(path, f"{where} must be an integer >= {minimum}")
-    return value
-
-
 def from_json(data: Any, path: str = "<profile>") -> Profile:
     """Validate a decoded profile document (version 1 or 2) and build a Profile; raise
     UserError naming what is wrong."""
@@ -427,10 +455,6 @@ def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
             seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in packed]
         else:
             seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in t.sequences]
-        for i, s in enumerate(seqs):
-            if s.hits is not None and len(s.hits) != len(s.accesses):
-                raise _bad(path, f"{where}[{i}]: a summary needs one hit count per access "
-                           f"({len(s.hits)} for {len(s.accesses)})")
         types[name] = TypeProfile(
             name=name, size=t.size,
             fields=[FieldSpan(f.name, f.offset, f.size) for f in t.fields], sequences=seqs,
@@ -439,6 +463,9 @@ def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
             alignment=_alignment(t.alignment, doc.cache_line, path,
                                  f"$.types[{name!r}].alignment"),
             alignment_line=doc.cache_line)
+        broken = _broken_rule(types[name])
+        if broken is not None:
+            raise _bad(path, f"$.types[{name!r}].{broken}")
     metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
     return Profile(types=types, invocations=doc.invocations, cache_line=doc.cache_line,
                    metadata=metadata, entry_invocations=dict(doc.entry_invocations))
@@ -446,71 +473,107 @@ def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
 
 def _alignment(raw: dict[str, int] | None, cache_line: int, path: str,
                where: str) -> dict[int, int] | None:
-    """A type's `alignment` object ({"48": 1000}) as {48: 1000}: keys are decimal offsets
-    in [0, cache_line), sorted."""
+    """A type's `alignment` object ({"48": 1000}) as {48: 1000}, sorted: keys are
+    decimal numbers (that they are offsets within the cache line: `_broken_rule`)."""
     if raw is None:
         return None
     out: dict[int, int] = {}
     for key, count in raw.items():
-        if not key.isdigit() or str(int(key)) != key or int(key) >= cache_line:
+        if not key.isdigit() or str(int(key)) != key:
             raise _bad(path, f"{where}: {key!r} is not an offset in [0, {cache_line})")
         out[int(key)] = count
     return dict(sorted(out.items()))
 
 
 def _from_json_v1(data: dict[str, Any], path: str) -> Profile:
-    cache_line = _int(data.get("cache_line"), path, '"cache_line"', 1)
-    invocations = _int(data.get("invocations"), path, '"invocations"')
-    raw_types = data.get("types")
-    if not isinstance(raw_types, dict):
-        raise _bad(path, '"types" is not an object')
-    types = {name: type_from_json(name, t, path) for name, t in raw_types.items()}
+    doc = _checked_v1(data, path)
+    types = {name: _type_v1(name, t) for name, t in doc.types.items()}
     metadata = {k: v for k, v in data.items() if k not in _CORE_KEYS}
     # Version 1 kept the per-entry counts as metadata (ignored unless they are counts).
     legacy = Profile(metadata={"entry_invocations": data.get("entry_invocations")})
-    return Profile(types=types, invocations=invocations, cache_line=cache_line,
+    return Profile(types=types, invocations=doc.invocations, cache_line=doc.cache_line,
                    metadata=metadata, entry_invocations=legacy.kind_invocations())
+
+
+def _checked_v1(data: dict[str, Any], path: str) -> _DocumentV1:
+    """`data` checked against the version 1 schema, once: decoded by the types that hold
+    its rules; when they refuse it, SCHEMA_V1 names the first error (in profile order)."""
+    try:
+        return msgspec.convert(data, _DocumentV1)
+    except msgspec.ValidationError as exc:
+        error = first_error(SCHEMA_V1, data)
+        raise _bad(path, error.message if error is not None else str(exc)) from exc
+
+
+def _type_v1(name: str, t: _TypeV1) -> TypeProfile:
+    """A checked version 1 type entry as a TypeProfile (no check left to make: a version 1
+    sequence is literal, so `check_type_profile`'s rules hold)."""
+    return TypeProfile(
+        name=name, size=t.size, fields=[FieldSpan(f.name, f.offset, f.size) for f in t.fields],
+        sequences=[AccessSequence(s.count, tuple(s.accesses)) for s in t.sequences],
+        runaway=t.dropped.runaway, outside_objects=t.dropped.outside_objects,
+        table_full=t.dropped.table_full)
 
 
 def type_from_json(name: str, t: Any, path: str = "<profile>") -> TypeProfile:
     """One type entry of a version 1 profile (`size`, `fields`, `sequences` as lists of
-    `{"count", "accesses"}`, `dropped`) as a TypeProfile; its sequences have no kind."""
-    where = f'types["{name}"]'
-    if not isinstance(t, dict):
-        raise _bad(path, f"{where} is not an object")
-    size = _int(t.get("size"), path, f"{where}.size")
-    fields = []
-    for i, f in enumerate(t.get("fields", [])):
-        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
-            raise _bad(path, f"{where}.fields[{i}] needs a name")
-        fields.append(FieldSpan(f["name"], _int(f.get("offset"), path, f"{where}.fields[{i}]"),
-                                _int(f.get("size"), path, f"{where}.fields[{i}]")))
-    seqs = []
-    raw_seqs = t.get("sequences")
-    if not isinstance(raw_seqs, list):
-        raise _bad(path, f"{where}.sequences is not a list")
-    for i, s in enumerate(raw_seqs):
-        swhere = f"{where}.sequences[{i}]"
-        if not isinstance(s, dict) or not isinstance(s.get("accesses"), list):
-            raise _bad(path, f"{swhere} needs count and accesses")
-        count = _int(s.get("count"), path, f"{swhere}.count", 1)
-        accesses = []
-        for k, a in enumerate(s["accesses"]):
-            if (not isinstance(a, list) or len(a) != 4 or a[3] not in ("r", "w")
-                    or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
-                               for x in a[:3])):
-                raise _bad(path, f"{swhere}.accesses[{k}] is not [role, offset, size, r|w]")
-            accesses.append(Access(a[0], a[1], a[2], cast(Mode, a[3])))
-        seqs.append(AccessSequence(count, tuple(accesses)))
-    dropped = t.get("dropped", {})
-    if not isinstance(dropped, dict):
-        raise _bad(path, f"{where}.dropped is not an object")
-    return TypeProfile(
-        name=name, size=size, fields=fields, sequences=seqs,
-        runaway=_int(dropped.get("runaway", 0), path, f"{where}.dropped.runaway"),
-        outside_objects=_int(dropped.get("outside_objects", 0), path,
-                             f"{where}.dropped.outside_objects"),
-        table_full=_int(dropped.get("table_full", 0), path, f"{where}.dropped.table_full"))
+    `{"count", "accesses"}`, `dropped`) as a TypeProfile, checked like the entry `name`
+    of a version 1 file; its sequences have no kind."""
+    doc = _checked_v1({"format": FORMAT, "version": 1, "cache_line": 1, "invocations": 0,
+                       "types": {name: t}}, path)
+    return _type_v1(name, doc.types[name])
+
+
+_ACCESS_PARTS = ("role", "offset", "size", "mode")
+
+
+def check_type_profile(tp: Any) -> None:
+    """Check a TypeProfile built in code from data no loader read (the loaders check what
+    they read): against the format (the typed decoding of a type entry, the published
+    schema) and the rules a schema cannot state; a UserError "malformed profile entry:
+    ..." naming the first thing wrong, in profile order."""
+    if not isinstance(tp, TypeProfile):
+        raise _malformed(f"the type entry must be a TypeProfile, not {type(tp).__name__}")
+    entry = {
+        "size": tp.size,
+        "fields": [{"name": f.name, "offset": f.offset, "size": f.size} for f in tp.fields],
+        "sequences": [{"count": s.count, "accesses": [list(a.to_json()) for a in s.accesses],
+                       "entry": s.entry, "hits": None if s.hits is None else list(s.hits)}
+                      for s in tp.sequences] if isinstance(tp.sequences, list)
+        else tp.sequences,
+        "dropped": {"runaway": tp.runaway, "outside_objects": tp.outside_objects,
+                    "table_full": tp.table_full},
+        "alignment": None if tp.alignment is None else
+        {str(k): v for k, v in tp.alignment.items()},
+    }
+    try:
+        msgspec.convert(entry, _Type)
+    except msgspec.ValidationError as exc:     # `accesses[1][2]` is `accesses[1] size`
+        raise _malformed(re.sub(r"(accesses\[\d+\])\[(\d)\]",
+                                lambda m: f"{m[1]} {_ACCESS_PARTS[int(m[2])]}",
+                                str(exc))) from exc
+    broken = _broken_rule(tp)
+    if broken is not None:
+        raise _malformed(broken)
+
+
+def _broken_rule(tp: TypeProfile) -> str | None:
+    """The first rule of the format that a schema cannot state and `tp` breaks (where and
+    what), None when it keeps them: a summary has one hit count per access, and the
+    alignment's offsets are within the cache line."""
+    for i, s in enumerate(tp.sequences):
+        if s.hits is not None and len(s.hits) != len(s.accesses):
+            return (f"sequences[{i}]: a summary needs one hit count per access "
+                    f"({len(s.hits)} for {len(s.accesses)})")
+    for offset in tp.alignment or {}:
+        if not 0 <= offset < tp.alignment_line:
+            return (f"alignment: {str(offset)!r} is not an offset in "
+                    f"[0, {tp.alignment_line})")
+    return None
+
+
+def _malformed(what: str) -> UserError:
+    return UserError(f"malformed profile entry: {what}", "regenerate it with `cachefit profile`")
 
 
 def loads(raw: bytes, path: str = "<profile>") -> Profile:
