@@ -166,7 +166,7 @@ def main() -> int:
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     out: dict[str, object] = {}
-    filt = {"filter": "", "all": 'instrument = "all"\n'}
+    filt = {"filter": 'instrument = "auto"\n', "all": 'instrument = "all"\n'}
     if args.program in ("lua", "both"):
         src = fetch_lua(work)
         project = REPO / "bench" / "projects" / "lua"

@@ -3,9 +3,10 @@
 programs/touch_filter.c and touch_filter.cc touch `rec` / `Rec` by member access, in a
 static inline helper inlined into a caller, by memcpy (directly and through a helper that
 sees `void *`) and through offsetof-computed byte pointers (directly and through a helper
-that sees `int *`). With no `instrument` list the build instruments only the functions that
-can touch the type: the profile must equal the one of `instrument = "all"`, and checksum()
-and fib() must not be instrumented (the unit's list and the compiler's ignorelist say so).
+that sees `int *`). With `instrument = "auto"` (opt-in) the build instruments only the
+functions that can touch the type: the profile must equal the one of `instrument = "all"`, and
+checksum() and fib() must not be instrumented (the unit's list and the compiler's ignorelist
+say so). Without an `instrument` setting every function is instrumented, as before the filter.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ CASES = {
             ["checksum(const char *)", "fib(int)"]),
 }
 
+AUTO = 'instrument = "auto"\n'
+
 
 def _build_and_trace(tmp: Path, source: str, type_name: str, cxx: bool,
                      extra: str) -> tuple[str, str, Path]:
@@ -49,7 +52,7 @@ def _build_and_trace(tmp: Path, source: str, type_name: str, cxx: bool,
 @pytest.mark.parametrize("lang", sorted(CASES))
 def test_filtered_profile_equals_all(tmp_path: Path, lang: str) -> None:
     source, type_name, cxx, chosen, left_out = CASES[lang]
-    log, shown, prof = _build_and_trace(tmp_path / "filter", source, type_name, cxx, "")
+    log, shown, prof = _build_and_trace(tmp_path / "filter", source, type_name, cxx, AUTO)
     _log_all, shown_all, prof_all = _build_and_trace(tmp_path / "all", source, type_name,
                                                      cxx, 'instrument = "all"\n')
     # The same profile, sequence for sequence and count for count.
@@ -83,9 +86,10 @@ def test_filtered_profile_equals_all(tmp_path: Path, lang: str) -> None:
 def test_left_out_functions_have_no_checks(tmp_path: Path) -> None:
     """The functions the filter leaves out hold no sanitizer-coverage call in the object,
     the chosen ones do (the ignorelist reaches the compiler)."""
-    _build_and_trace(tmp_path, "touch_filter.c", "rec", False, "")
+    _build_and_trace(tmp_path, "touch_filter.c", "rec", False, AUTO)
     env = dict(env_for(tmp_path), CACHEFIT_INLINE_CHECKS="0")
-    env.update(profile_project(tmp_path, ["touch_filter.c"], types=["rec"], entry=["work"]))
+    env.update(profile_project(tmp_path, ["touch_filter.c"], types=["rec"], entry=["work"],
+                               config_extra=AUTO))
     env["CACHEFIT_INLINE_CHECKS"] = "0"
     run([*CACHEFIT, "cc", "-O2", "-g", "-c", "touch_filter.c", "-o", "t.o"], tmp_path, env)
     import subprocess
@@ -99,3 +103,13 @@ def test_left_out_functions_have_no_checks(tmp_path: Path) -> None:
     assert "__sanitizer_cov_load" not in bodies["checksum"]
     assert "__sanitizer_cov_load" not in bodies["fib"]
     assert "__sanitizer_cov_" in bodies["work"]
+
+
+@needs_clang
+def test_default_instruments_every_function(tmp_path: Path) -> None:
+    """The filter is opt-in: without an `instrument` setting no ignorelist reaches the
+    compiler (every function is instrumented) and no list is written."""
+    log, _shown, _prof = _build_and_trace(tmp_path, "touch_filter.c", "rec", False, "")
+    assert "static filter" not in log
+    assert not list(tmp_path.rglob("ignorelists/*.txt"))
+    assert not list((tmp_path / "units").glob("*.instrumented.txt"))

@@ -38,10 +38,11 @@ class TraceConfig:
     types: tuple[str, ...] = ()
     entry: tuple[str, ...] = ()
     # Functions to instrument (clang allowlist `fun:` patterns); None = every function
-    # that can touch a traced type (issue 31's static filter, clang backend), or every
-    # function at all with `instrument_all` (`instrument = "all"`).
+    # (`instrument = "all"` or not set), or with `instrument_auto` (`instrument = "auto"`,
+    # opt-in) every function that can touch a traced type (issue 31's static filter,
+    # clang backend).
     instrument: tuple[str, ...] | None = None
-    instrument_all: bool = False
+    instrument_auto: bool = False
     # Source files to instrument (clang allowlist `src:` patterns).
     instrument_files: tuple[str, ...] = ("*",)
     max_accesses: int = 4096
@@ -99,8 +100,8 @@ def parse_config(text: str, path: Path) -> ProjectConfig:
         kw["types"] = tuple(dict.fromkeys(type_key(t) for t in kw["types"]))
     if "instrument" in trace_raw:
         inst = trace_raw["instrument"]
-        kw["instrument"] = None if inst == "all" else names(inst)
-        kw["instrument_all"] = inst == "all"
+        kw["instrument"] = None if inst in ("all", "auto") else names(inst)
+        kw["instrument_auto"] = inst == "auto"
     for key in ("max_accesses", "max_objects", "max_sequences", "max_distinct", "cache_line",
                 "backend"):
         if key in trace_raw:

@@ -5,9 +5,9 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          preprocessed unit (cachefit.trace.unit_instrument: invocation begin/end in the
          entry functions, heap registrations), compile it with load/store
          instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, with the
-         allowlist of an `instrument` list, or without one the ignorelist of the unit's
-         functions that cannot touch a traced type (cachefit.trace.touch_filter, issue 31;
-         a note on stderr counts them, CACHEFIT_UNITS_DIR gets their list);
+         allowlist of an `instrument` list, or with `instrument = "auto"` the ignorelist of
+         the unit's functions that cannot touch a traced type (cachefit.trace.touch_filter,
+         issue 31; a note on stderr counts them, CACHEFIT_UNITS_DIR gets their list);
          gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
          with the static objects and type layouts found in its debug information; the
@@ -197,9 +197,9 @@ class ProfileBuild:
 
     def _filtered(self) -> bool:
         """Whether this build instruments only the functions that can touch a traced type
-        (issue 31: no `instrument` list, not `"all"`, the clang backend)."""
+        (issue 31: `instrument = "auto"`, opt-in, the clang backend)."""
         return self.backend == "sanitizer-coverage" and self.trace.instrument is None and \
-            not self.trace.instrument_all
+            self.trace.instrument_auto
 
     def _instrument_flags(self, tmpdir: Path, ignorelist: str | None = None) -> list[str]:
         """The instrumentation flags; `ignorelist`: the static filter's list of the unit's
