@@ -7,7 +7,7 @@ profile  compiles every C/C++ source as: preprocess with the real compiler, edit
          instrumentation (clang: -fsanitize-coverage=trace-loads,trace-stores, with the
          allowlist of an `instrument` list, or with `instrument = "auto"` the ignorelist of
          the unit's functions that cannot touch a traced type (cachefit.trace.touch_filter,
-         issue 31; a note on stderr counts them, CACHEFIT_UNITS_DIR gets their list);
+         issue 31; CACHEFIT_UNITS_DIR gets their list and the unit's sidecar their count);
          gcc: -fsanitize=thread served by the cachefit runtime). A link
          adds the runtime library and a blob object, then fills the blob in the output
          with the static objects and type layouts found in its debug information; the
@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -283,23 +282,22 @@ class ProfileBuild:
         # Only a unit that compiled is kept: a configure check that fails on purpose (CMake's
         # CheckSymbolExists) is no unit of the program, and the layout step parses them all.
         if code == 0:
-            kept = save_unit_copy(self.env, src, lang, text, cmd.args, out)
+            counts = None if chosen is None else {
+                "functions": len(chosen.functions), "instrumented": chosen.instrumented}
+            kept = save_unit_copy(self.env, src, lang, text, cmd.args, out,
+                                  static_filter=counts)
             if chosen is not None:
-                self._show_choice(src.path, chosen, kept)
+                self._keep_choice(src.path, chosen, kept)
         return code
 
-    def _show_choice(self, source: str, chosen: FilterResult, kept: Path | None) -> None:
-        """Tell how many functions the static filter instruments in a unit (a note on
-        stderr, in the build log) and, with CACHEFIT_UNITS_DIR, list them in
-        `<unit>.instrumented.txt` beside the unit's copy."""
-        where = ""
+    def _keep_choice(self, source: str, chosen: FilterResult, kept: Path | None) -> None:
+        """With CACHEFIT_UNITS_DIR, list the functions the static filter instruments in a
+        unit as `<unit>.instrumented.txt` beside the unit's copy. Nothing on stderr: the
+        wrapper is as quiet as the compiler (the counts are in the unit's sidecar, summed
+        in `cachefit build`'s profile step line)."""
         if kept is not None:
             listing = kept.with_name(kept.stem + ".instrumented.txt")
             write_bytes_atomic(listing, chosen.listing(source).encode())
-            where = f"; list: {listing}"
-        sys.stderr.write(f"cachefit: note: {source}: {chosen.instrumented} of "
-                         f"{len(chosen.functions)} functions instrumented (static filter"
-                         f"{where})\n")
 
     # ---------------------------------------------------------------- link
 

@@ -272,7 +272,12 @@ def step_profile(config: PipelineConfig, tree: OutputTree,
     flags = tailoring_flags(config, "profile", tree.pgo_dir)
     _run_build(config, tree, "profile", plan, flags, tree.profile_dir, shown)
     units = _unit_sidecars(tree.units_dir("profile"))
-    return {"units": len(units), "flags": flags}
+    data: dict[str, Any] = {"units": len(units), "flags": flags}
+    counts = [side["static_filter"] for _unit, side in units if "static_filter" in side]
+    if counts:      # issue 31's filter (instrument = "auto"): functions instrumented
+        data["static_filter"] = {k: sum(c[k] for c in counts)
+                                 for k in ("instrumented", "functions")}
+    return data
 
 
 def _build_tree_holds(tree: OutputTree) -> str | None:
@@ -739,7 +744,10 @@ def run_pipeline(config: PipelineConfig, steps: Sequence[str] | None = None,
 
 def _detail(step: str, data: dict[str, Any]) -> str:
     if step == "profile":
-        return f" ({data['units']} transformed unit{'s' if data['units'] != 1 else ''})"
+        chosen = data.get("static_filter")
+        return (f" ({data['units']} transformed unit{'s' if data['units'] != 1 else ''}" +
+                (f"; static filter: {chosen['instrumented']} of {chosen['functions']} "
+                 "functions instrumented" if chosen else "") + ")")
     if step == "trace":
         return f" ({data['invocations']} invocations)"
     if step == "layout":

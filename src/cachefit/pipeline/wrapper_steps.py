@@ -203,10 +203,13 @@ def parse_args_for_unit(lang: Language, compiler_args: Sequence[str]) -> list[st
 
 
 def save_unit_copy(env: Mapping[str, str], src: Source, lang: Language, text: bytes,
-                   compiler_args: Sequence[str], out: str) -> Path | None:
+                   compiler_args: Sequence[str], out: str, *,
+                   static_filter: Mapping[str, int] | None = None) -> Path | None:
     """With CACHEFIT_UNITS_DIR set, keep `text` as `<stem>-<hash8>.i(i)` there, next to
-    `<stem>-<hash8>.json` = {source, language, args}; the hash names the source and the object,
-    so a rebuild of the same unit replaces its copy. Returns the unit's path."""
+    `<stem>-<hash8>.json` = {source, language, args[, static_filter]}; the hash names the
+    source and the object, so a rebuild of the same unit replaces its copy. `static_filter`:
+    {functions, instrumented}, the counts of issue 31's filter (`instrument = "auto"`).
+    Returns the unit's path."""
     directory = env.get(UNITS_ENV)
     if not directory:
         return None
@@ -216,8 +219,10 @@ def save_unit_copy(env: Mapping[str, str], src: Source, lang: Language, text: by
     key = hashlib.sha256(f"{source}\0{os.path.abspath(out)}".encode()).hexdigest()[:8]
     stem = "stdin" if src.path == "-" else Path(src.path).stem
     unit = d / f"{stem}-{key}{unit_suffix(lang)}"
-    meta = {"source": source, "language": lang,
-            "args": parse_args_for_unit(lang, compiler_args)}
+    meta: dict[str, object] = {"source": source, "language": lang,
+                               "args": parse_args_for_unit(lang, compiler_args)}
+    if static_filter is not None:
+        meta["static_filter"] = dict(static_filter)
     write_bytes_atomic(unit, text)
     write_bytes_atomic(unit.with_suffix(".json"),
                        (json.dumps(meta, indent=2) + "\n").encode())
