@@ -18,7 +18,7 @@ from cachefit.errors import AmbiguousType, Location, TypeNotFound, UserError
 from cachefit.frontend.clang_parse import parse_unit
 from cachefit.frontend.record_layout_dump import dump_record
 from cachefit.model import Base, Field, Record, SourceExtent, UnnamedBitfield
-from cachefit.model.type_names import key_matches, type_key
+from cachefit.model.type_names import key_matches, type_key, without_kind_keywords
 
 CK = ci.CursorKind
 RECORD_KINDS = {CK.STRUCT_DECL: "struct", CK.CLASS_DECL: "class", CK.UNION_DECL: "union",
@@ -40,11 +40,7 @@ class RecordEntry:
 
 def type_name(t: ci.Type) -> str:
     """The compiler's qualified spelling of a record type, without the C kind keyword."""
-    s = t.get_canonical().spelling
-    for word in ("struct ", "union ", "class ", "enum "):
-        if s.startswith(word):
-            return s[len(word):]
-    return s
+    return without_kind_keywords(t.get_canonical().spelling)
 
 
 def _is_anonymous_name(name: str) -> bool:

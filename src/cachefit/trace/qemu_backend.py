@@ -39,6 +39,7 @@ from cachefit.model.profile import (
     now_iso,
     save,
 )
+from cachefit.model.type_names import without_kind_keywords
 from cachefit.scratch import scratch_directory
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -158,13 +159,6 @@ class DwarfObject:
     stride: int
 
 
-def _bare(type_name: str) -> str:
-    for kw in ("struct ", "class ", "union "):
-        if type_name.startswith(kw):
-            return type_name[len(kw):].strip()
-    return type_name.strip()
-
-
 _RECORD_TAGS = ("DW_TAG_structure_type", "DW_TAG_class_type", "DW_TAG_union_type")
 
 
@@ -183,7 +177,7 @@ def scan_dwarf(elf_path: str, type_names: Iterable[str], want_variables: bool) -
     Names, qualifiers and array bounds are the front end's reading of the DWARF."""
     from cachefit.frontend.dwarf_records import open_dwarf
 
-    targets = {_bare(t): t for t in type_names}
+    targets = {without_kind_keywords(t): t for t in type_names}
     scan = DwarfScan()
     shapes: dict[str, tuple[int, str]] = {}
     with open_dwarf(elf_path) as reader:    # UserError when there is no DWARF
@@ -427,7 +421,7 @@ def prepare(command: list[str], config: Mapping[str, Any]) -> Setup:
     records = {t: record_layout(elf.path, t) for t in types}
     layout_source = {t: "dwarf_records" for t in types}
     index = {t: i for i, t in enumerate(types)}
-    index.update({_bare(t): i for i, t in enumerate(types)})
+    index.update({without_kind_keywords(t): i for i, t in enumerate(types)})
     for i, t in enumerate(types):
         lines.append(f"type {i} {sizes[t]}")
 
