@@ -29,14 +29,21 @@ A function is chosen when its body (lambdas included):
     or (C++) a virtual method named like a chosen one, a template specialisation or an
     out-of-view function whose types mention such a record, or holds an object of a class
     whose destructor is chosen;
-  * is, or is a member of, a template (its instantiations are not in the AST: never listed).
+  * is, or is a member of, a template (its instantiations are not in the AST: never listed);
+  * loads or stores through a pointer to a non-record type (`*p`, `p[i]`; a C++ reference
+    to one), unless it is a local array, a string literal or the address of a local: such
+    a pointer may be an untyped pointer into a traced object that another unit made
+    (`&L->l_G` passed on as `global_State **`, a record passed as `const void *`), which
+    no analysis of this unit sees. A pointer to an unrelated record is not followed (its
+    accesses could not lie in a traced object without breaking C's aliasing rules).
 Such an untyped pointer that leaves the unit (an argument of a function defined elsewhere or
-called through a pointer, a stored or returned value) is reported as an escape: the other
-unit's accesses through it are traced only if that unit instruments the function (its own
-analysis sees no traced type there). The functions of system headers are analysed too (they
-can be inlined into the project's). Not done: aliasing across units through untyped
-pointers (see above), and calls the optimizer could make direct through a constant function
-pointer table of the unit (they are treated as calls that cannot be inlined).
+called through a pointer, a stored or returned value) is still reported as an escape
+(`# escape:` lines of the listing); the receiving unit instruments its dereferences by the
+rule above. The functions of system headers are analysed too (they can be inlined into the
+project's). Not done: type punning of an untyped pointer into a traced object to an
+unrelated record type in another unit, and calls the optimizer could make direct through a
+constant function pointer table of the unit (they are treated as calls that cannot be
+inlined).
 """
 
 from __future__ import annotations
@@ -353,6 +360,10 @@ class TouchFilter:
                 if usr in f.params:
                     f.marks.append((at, ("param", str(f.params[usr]))))
                 f.marks.append((at, ("var", usr)))
+                if ref.type.get_canonical().kind == TK.LVALUEREFERENCE and \
+                        ref.type.get_canonical().get_pointee().kind != TK.RECORD:
+                    self._seed(f, f"uses a reference ({c.spelling}) that may come from "
+                                  "another unit")
                 if self._in_alias(c.type):
                     self._seed(f, f"object {c.spelling} of type {c.type.spelling}")
             return
@@ -365,6 +376,8 @@ class TouchFilter:
                 self._seed(f, f"object of type {t.spelling}")
             if kind == CK.UNARY_OPERATOR:
                 self._address_of(c, f)
+            if kind != CK.PAREN_EXPR:
+                self._untyped_deref(c, f)
             return
         if kind in _CASTS or kind == CK.UNEXPOSED_EXPR:
             self._conversion(c, f, kind)
@@ -468,6 +481,52 @@ class TouchFilter:
                     if d.kind == CK.DECL_REF_EXPR and d.referenced is not None and \
                             d.referenced.kind in (CK.VAR_DECL, CK.PARM_DECL):
                         f.taints.add(d.referenced.get_usr())
+
+    def _untyped_deref(self, c: ci.Cursor, f: _Facts) -> None:
+        """Choose a function that loads or stores through a pointer whose pointee is not a
+        record (`*p`, `p[i]`): another unit may have given it an untyped pointer into a
+        traced object (`&L->l_G` passed on as `global_State **`, a `char *` into a record),
+        which no analysis of this unit can see (issue 31: cross-unit escapes). Not chosen
+        for this: a subscript of a local array, of a string literal, or through the
+        address of a local. A pointer to an unrelated record cannot point into a traced
+        object (its accesses would break C's aliasing rules)."""
+        kids = _children(c)
+        if not kids:
+            return
+        base = kids[0]
+        try:
+            bt = base.type.get_canonical()
+            if c.kind == CK.UNARY_OPERATOR and (
+                    bt.kind != TK.POINTER or c.type.get_canonical() != bt.get_pointee()):
+                return      # not `*p`
+            if bt.kind != TK.POINTER:
+                return
+            pointee = bt.get_pointee()
+            if pointee.kind == TK.RECORD or pointee.kind == TK.FUNCTIONPROTO or \
+                    pointee.kind == TK.FUNCTIONNOPROTO:
+                return
+            inner = _strip(base)
+            if inner.kind == CK.STRING_LITERAL:
+                return
+            if inner.kind == CK.DECL_REF_EXPR and inner.referenced is not None and \
+                    inner.referenced.kind == CK.VAR_DECL and \
+                    inner.type.get_canonical().kind in (TK.CONSTANTARRAY, TK.VARIABLEARRAY) \
+                    and inner.referenced.semantic_parent is not None and \
+                    inner.referenced.semantic_parent.kind in _FUNCTION_DEFS:
+                return      # a local array
+            if inner.kind == CK.UNARY_OPERATOR:
+                sub = _children(inner)
+                if sub and sub[0].kind == CK.DECL_REF_EXPR and sub[0].referenced is not \
+                        None and sub[0].referenced.kind in (CK.VAR_DECL, CK.PARM_DECL) and \
+                        inner.type.get_canonical().kind == TK.POINTER and \
+                        sub[0].type.get_canonical() == inner.type.get_canonical() \
+                        .get_pointee() and sub[0].referenced.semantic_parent is not None \
+                        and sub[0].referenced.semantic_parent.kind in _FUNCTION_DEFS:
+                    return  # `&local`
+        except ValueError:      # a type these bindings do not know: cannot decide
+            pass
+        self._seed(f, f"dereferences an untyped pointer ({_short(base)}) that may come "
+                      "from another unit")
 
     def _address_of(self, c: ci.Cursor, f: _Facts) -> None:
         t = c.type.get_canonical()
