@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "cf_internal.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 
 /* One occurrence of a target type inside an allocated element of `xsize` bytes:
@@ -24,7 +25,9 @@ struct __cachefit_occ {
  * holds size / xsize of them, or exactly one when `single`), each holding the
  * listed occurrences.  `flags` bit 0: a destructor forgets the object; bit 1: a typed
  * call the wrapper found without configuration, whose result is registered only
- * when it is not on the calling thread's stack (nothing would forget it there). */
+ * when it is not on the calling thread's stack (nothing would forget it there); bit 2:
+ * an object carved out of a bigger block (issue 27 item 2: a `T *` made by a cast or
+ * pointer arithmetic into memory that is not an object yet), see cf_carve. */
 struct __cachefit_site {
     unsigned long xsize;
     unsigned long single;
@@ -33,7 +36,7 @@ struct __cachefit_site {
     const struct __cachefit_occ *occ;
 };
 
-enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2 };
+enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4 };
 
 /* Register the objects of an allocated block.  `heap`: the block is fresh memory (malloc
  * & co, configured allocators, typed allocation sites, new-expressions), so the objects
@@ -79,6 +82,20 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
     }
 }
 
+/* Forget every object inside a heap block that is freed or moved: the one at its base
+ * and those at other offsets (members of an allocated record registered at their
+ * offsets, objects carved out of the block).  Lock-free when the block lies outside
+ * every registered object's range. */
+static void cf_forget_block(void *p)
+{
+    uintptr_t a = (uintptr_t)p, len = malloc_usable_size(p);
+    uintptr_t lo = RD(cf_lo), span = RD(cf_span);
+    if (len && a + len > lo && a - lo < span)
+        cf_forget_overlapping(a, len, 0);
+    else
+        cf_forget(a, -1);
+}
+
 void *__cachefit_malloc(unsigned long size, const struct __cachefit_site *site)
 {
     void *p = malloc(size);
@@ -97,7 +114,7 @@ void *__cachefit_calloc(unsigned long n, unsigned long size, const struct __cach
 void *__cachefit_realloc(void *old, unsigned long size, const struct __cachefit_site *site)
 {
     if (old)
-        cf_forget((uintptr_t)old, -1);
+        cf_forget_block(old);
     void *p = realloc(old, size);
     cf_site_register(p, size, site, 1);
     return p;
@@ -114,14 +131,46 @@ void *__cachefit_aligned_alloc(unsigned long align, unsigned long size,
 void __cachefit_free(void *p)
 {
     if (p)
-        cf_forget((uintptr_t)p, -1);
+        cf_forget_block(p);
     free(p);
 }
 
 /* For allocators named in cachefit.toml, typed allocation calls and C++
  * new-expressions. */
+/* The carve sites this thread registered last, by address: re-running a carve (a pool
+ * handing out the same chunk, a cursor re-opened in the same blob) registers nothing
+ * again while the object registered there is still there. */
+enum { CF_CARVED = 64 };
+static CF_TLS struct { uintptr_t p; const struct __cachefit_site *site; } cf_carved[CF_CARVED];
+
+/* An object carved out of a bigger block at `p` (issue 27 item 2).  An object already
+ * registered at p is that object, seen through another pointer type (a view), unless
+ * this thread carved p last at another site (a pool re-carving its buffer for another
+ * type): then, as when p was no object's base, the objects it makes stale are forgotten
+ * and the site's objects registered (cf_site_register).  Nothing on the calling thread's
+ * stack is registered: nothing would forget it.  (Without a lookup of the registry here,
+ * a carve inside a registered array off its elements' bases is registered as an object
+ * of its own.) */
+static void cf_carve(void *p, const struct __cachefit_site *site)
+{
+    uintptr_t a = (uintptr_t)p;
+    unsigned slot = (unsigned)((a >> 3) ^ (a >> 11)) & (CF_CARVED - 1);
+    uintptr_t first = a + (site->nocc ? site->occ[0].off : 0);  /* its first object */
+    if (cf_is_registered(first) && (cf_carved[slot].p != a || cf_carved[slot].site == site))
+        return;
+    if (cf_on_own_stack(a))
+        return;
+    cf_site_register(p, site->xsize, site, 1);
+    cf_carved[slot].p = a;
+    cf_carved[slot].site = site;
+}
+
 void *__cachefit_track(void *p, unsigned long total, const struct __cachefit_site *site)
 {
+    if (p && site && (site->flags & CF_SITE_CARVE)) {
+        cf_carve(p, site);
+        return p;
+    }
     if (p && site && (site->flags & CF_SITE_HEAP_ONLY) && cf_on_own_stack((uintptr_t)p))
         return p;
     cf_site_register(p, total, site, 1);

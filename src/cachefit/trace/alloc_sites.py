@@ -38,7 +38,8 @@ MAX_LISTED = 8        # sites named per type and note
 
 # kinds of a note: registered sites, then candidates that were not registered
 REGISTERED = {"malloc": "registered (C library)", "allocator": "registered (allocators)",
-              "typed": "registered (typed allocation)", "new": "registered (new)"}
+              "typed": "registered (typed allocation)", "new": "registered (new)",
+              "carve": "registered (carved out of a block)"}
 UNCONVERTED = "unconverted"   # sizeof(T) size, result not used as T *: `allocators` helps
 UNSIZED = "unsized"           # converted to T *, no size cachefit recognises
 PASSES = "passes"             # converted to T *, but also passed a T * (realloc, copy)

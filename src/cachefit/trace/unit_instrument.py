@@ -49,6 +49,7 @@ from cachefit.model.project_config import TraceConfig
 from cachefit.model.type_names import type_key
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
+from cachefit.trace.carve_sites import carved_value
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 from cachefit.trace.touch_filter import FilterResult, choose_functions
 
@@ -123,6 +124,7 @@ class Site:
     has_dtor: bool
     occurrences: tuple[Occurrence, ...]
     heap_only: bool = False     # a typed call found without configuration: never the stack
+    carve: bool = False         # carved out of a bigger block (cachefit.trace.carve_sites)
 
 
 @dataclass
@@ -140,6 +142,7 @@ class UnitReport:
 
     entries: list[str] = field(default_factory=list)
     allocation_sites: int = 0
+    carves: int = 0             # objects carved out of a block (cachefit.trace.carve_sites)
     frees: int = 0
     constructors: int = 0
     destructors: int = 0
@@ -158,7 +161,8 @@ class UnitReport:
 
     @property
     def edited(self) -> bool:
-        return bool(self.entries or self.allocation_sites or self.frees or self.constructors
+        return bool(self.entries or self.allocation_sites or self.carves
+                    or self.frees or self.constructors
                     or self.destructors or self.memops or self.struct_copies or self.site_notes)
 
 
@@ -602,12 +606,12 @@ class UnitInstrumenter:
         return not any(t.spelling in bad_tokens for t in self._tokens(c))
 
     def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False,
-              heap_only: bool = False) -> int | None:
+              heap_only: bool = False, carve: bool = False) -> int | None:
         occ = self.occurrences(xtype)
         size = xtype.get_canonical().get_size()
         if not occ or size <= 0:
             return None
-        site = Site(size, single, has_dtor, occ, heap_only)
+        site = Site(size, single, has_dtor, occ, heap_only, carve)
         if site not in self.site_ids:
             self.site_ids[site] = len(self.sites)
             self.sites.append(site)
@@ -657,6 +661,7 @@ class UnitInstrumenter:
             return
         if c._kind_id in _DEST_KIND_IDS:
             self._destination(c, kind)
+            self._carve(c, kind, depth)
         elif kind == CK.COMPOUND_STMT:
             for stmt in children(c):
                 call = self._under(stmt)
@@ -974,6 +979,48 @@ class UnitInstrumenter:
             return
         self._dest[(value.extent.start.offset, value.extent.end.offset)] = canon.get_pointee()
 
+    def _carve(self, c: ci.Cursor, kind: ci.CursorKind, depth: int) -> None:
+        """An object carved out of a bigger block stored into a `T *` (initialiser, `=`,
+        return; cachefit.trace.carve_sites decides): the value is wrapped in
+        `__cachefit_track` with a carve site of T (registered at that address unless an
+        object is there already; runtime/src/cf_alloc.c, cf_carve)."""
+        kids = children(c)
+        if kind == CK.VAR_DECL:
+            value = kids[-1] if kids and kids[-1].kind.is_expression() else None
+            t = c.type
+        elif kind == CK.BINARY_OPERATOR:
+            if len(kids) != 2 or self._binary_op(c) != "=":
+                return
+            value, t = kids[1], kids[0].type
+        elif kind == CK.RETURN_STMT:
+            if not kids or not self._fn_cursors or \
+                    self._fn_cursors[-1].kind not in _FUNCTION_KINDS:
+                return
+            value, t = kids[0], self._fn_cursors[-1].result_type
+        else:
+            return
+        if value is None or value.kind == CK.INIT_LIST_EXPR or not carved_value(value, t):
+            return
+        pointee = t.get_canonical().get_pointee()
+        site = self._site(pointee, True, heap_only=True, carve=True)
+        if site is None or any(d.kind in (CK.COMPOUND_STMT, CK.LAMBDA_EXPR)
+                               for d in value.walk_preorder()):
+            return
+        start, end = value.extent.start.offset, value.extent.end.offset
+        size = pointee.get_canonical().get_size()
+        if self.lang == "c++":
+            self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
+            self._insert(end, f", {size}ul, &__cachefit_site_{site})", closing=True,
+                         depth=depth)
+        else:
+            original = self.text[start:end].decode(errors="replace")
+            self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
+                         depth=depth)
+            self._insert(end, f"), {size}ul, &__cachefit_site_{site}))", closing=True,
+                         depth=depth)
+        self.report.carves += 1
+        self._note(value, "carve", pointee, "carve")
+
     @staticmethod
     def _under(value: ci.Cursor) -> ci.Cursor | None:
         """The call that `value` is, through parentheses and implicit conversions."""
@@ -1232,7 +1279,7 @@ class UnitInstrumenter:
             out.append(f"static const struct __cachefit_occ __cachefit_occ_{i}[] = {{{occ}}};")
             out.append(f"static const struct __cachefit_site __cachefit_site_{i} = "
                        f"{{{site.xsize}ul, {int(site.single)}ul, "
-                       f"{int(site.has_dtor) | 2 * int(site.heap_only)}ul, "
+                       f"{int(site.has_dtor) | 2 * int(site.heap_only) | 4 * int(site.carve)}ul, "
                        f"{len(site.occurrences)}ul, __cachefit_occ_{i}}};")
         if self.report.site_notes:
             out.append(section_asm(self.report.site_notes))
