@@ -32,7 +32,7 @@ def test_carved_objects_exact_profile(tmp_path: Path, compiler: str) -> None:
     assert seqs(p, "state") == {((0, 0, 8, W),): 1}
     assert p.types["state"].outside_objects == 0
     assert seqs(p, "rec") == {((0, 0, 8, R), (0, 8, 8, W)): 1}
-    assert p.invocations == 7 + 1 + 1 + 1
+    assert p.invocations == 7 + 1 + 2 + 1
     registered = p.metadata.get("registered")
     assert isinstance(registered, dict)
     assert registered["item"] == 4      # the second round's carves registered nothing

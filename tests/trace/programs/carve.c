@@ -3,7 +3,8 @@
  *  (a) a bump pool that mallocs one block and carves items from it with
  *      `(struct item *)(pool->base + pool->used)`, returned as `struct item *`; reset
  *      and carved again at the same addresses (registered once), then another item size
- *      carved across the old ones;
+ *      carved across the old ones; the pool's block freed and its address reused by a
+ *      block of bytes that is no object;
  *  (b) Lua's shape: `struct LX { char extra[8]; struct state l; }` from malloc(sizeof
  *      (struct LX)), used through `&lx->l`; freed, and the address reused by a block of
  *      bytes that is no object;
@@ -96,6 +97,11 @@ int main(void)
     struct item *shifted;
     shifted = (struct item *)(P.base + P.used);
     use_item(shifted, &P);
+    int shifted_b = shifted->b;
+    free(P.base);       /* forgets the carved items */
+    char *junk2 = malloc(4096); /* likely the pool's block again: no object any more */
+    use_bytes(junk2);
+    free(junk2);
 
     /* (b) */
     struct LX *lx = malloc(sizeof(struct LX));
@@ -113,9 +119,8 @@ int main(void)
     h->rec = (struct rec *)&z[ROUND8(sizeof(struct hdr))];
     h->rec->key = 7;
     use_rec(h);
-    printf("%d %ld %d\n", shifted->b, h->rec->val, junk[12]);
+    printf("%d %ld %d\n", shifted_b, h->rec->val, junk[12]);
     free(junk);
     free(blob);
-    free(P.base);
     return 0;
 }
