@@ -724,18 +724,9 @@ enum { CF_RMAP = 0x8000 };
 
 /* One mapping per thread: roles, frames, the renumbering map, the alignment counters,
  * the scratch sequence and the per-type buffers (2 * max_accesses quads each; only the pages used are touched). */
-static uint32_t cf_rtab_slots(void)
-{
-    uint32_t n = 64;
-    while (n < 8 * cf_max_objects)
-        n *= 2;
-    return n;
-}
-
 static size_t cf_thread_bytes(void)
 {
     return (size_t)2 * cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
-           (size_t)cf_rtab_slots() * sizeof(uint32_t) +
            CF_RMAP * sizeof(uint16_t) + CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
            (size_t)cf_max_accesses * sizeof(uint64_t) +
            (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
@@ -783,11 +774,6 @@ static int cf_thread_setup(cf_thread *t)
     mem += CF_MAX_FRAMES * sizeof(cf_frame);
     t->rmap = (uint16_t *)mem;
     mem += CF_RMAP * sizeof(uint16_t);
-    t->rtab = (uint32_t *)mem; /* zero: no valid slot */
-    t->rmask = cf_rtab_slots() - 1;
-    t->rgen = 1;
-    t->rused = 0;
-    mem += (size_t)cf_rtab_slots() * sizeof(uint32_t);
     t->align = (uint32_t *)mem;
     mem += CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t);
     t->scratch = (uint64_t *)mem;
@@ -853,105 +839,6 @@ static void cf_lost(cf_thread *t, uint32_t type, uint32_t n)
         t->frames[k].objcut |= 1ull << type;
 }
 
-/* ------------------------------------------------------------------ the role table
- *
- * roles[0 .. CF_ROLE_SCAN) are scanned in order; roles[CF_ROLE_SCAN .. nroles) are also
- * in t->rtab, keyed by base address: a slot holds rgen << 16 | (index + 1).  Every role
- * at an index >= CF_ROLE_SCAN is put in the table when it gets that index (cf_resolve,
- * cf_reuse_role: the only places that write roles[] there), so each role of the
- * invocation is in the probe chain of its base.  Roles released or moved leave their
- * slots behind; a lookup takes a slot only if its index is below nroles and the role
- * there has the base and type looked for (the roles of an invocation are distinct by
- * base and type), so a stale slot costs a probe, never a wrong answer.  When half the
- * slots have been written since, the table is cleared (a new rgen) and the current roles
- * put back: at most 2 * max_objects of at least 8 * max_objects slots.  No allocation. */
-static inline uint32_t cf_rtab_home(const cf_thread *t, uintptr_t base)
-{
-    return (uint32_t)(((uint64_t)base * 0x9E3779B97F4A7C15ull) >> 40) & t->rmask;
-}
-
-static inline int cf_rtab_valid(const cf_thread *t, uint32_t v)
-{
-    return (v >> 16) == t->rgen && (v & 0xffffu);
-}
-
-static void cf_rtab_put_one(cf_thread *t, uint32_t i)
-{
-    uint32_t h = cf_rtab_home(t, t->roles[i].base);
-    while (cf_rtab_valid(t, t->rtab[h]))
-        h = (h + 1) & t->rmask;
-    t->rtab[h] = t->rgen << 16 | (i + 1);
-    t->rused++;
-}
-
-/* Role i (>= CF_ROLE_SCAN, below nroles after the caller's increment) into the table. */
-static void cf_rtab_put(cf_thread *t, uint32_t i)
-{
-    if (t->rused >= (t->rmask + 1) / 2) {
-        if (++t->rgen > 0xffffu) {
-            memset(t->rtab, 0, ((size_t)t->rmask + 1) * sizeof(uint32_t));
-            t->rgen = 1;
-        }
-        t->rused = 0;
-        for (uint32_t k = CF_ROLE_SCAN; k < i && k < t->nroles; k++)
-            cf_rtab_put_one(t, k);
-    }
-    cf_rtab_put_one(t, i);
-}
-
-/* The role of the object at base of type `type` among roles[from .. nroles), from >=
- * CF_ROLE_SCAN; -1: none. */
-static inline long cf_rtab_find(const cf_thread *t, uintptr_t base, uint32_t type)
-{
-    uint32_t h = cf_rtab_home(t, base);
-    for (;;) {
-        uint32_t v = t->rtab[h];
-        if (!cf_rtab_valid(t, v))
-            return -1;
-        uint32_t i = (v & 0xffffu) - 1;
-        if (i >= CF_ROLE_SCAN && i < t->nroles && t->roles[i].base == base &&
-            t->roles[i].type == type)
-            return i;
-        h = (h + 1) & t->rmask;
-    }
-}
-
-/* The index of the role of the object at base of type `type`; -1: none.  What a scan of
- * roles[0 .. nroles) in order finds (the roles are distinct by base and type). */
-static inline long cf_role_find(const cf_thread *t, uintptr_t base, uint32_t type)
-{
-    uint32_t n = t->nroles < CF_ROLE_SCAN ? t->nroles : CF_ROLE_SCAN;
-    for (uint32_t i = 0; i < n; i++)
-        if (t->roles[i].base == base && t->roles[i].type == type)
-            return i;
-    return t->nroles > CF_ROLE_SCAN ? cf_rtab_find(t, base, type) : -1;
-}
-
-/* The object (the element of an array) holding a, from the recent objects or the
- * registry, at registry version `now`, without changing any recorded state (only the
- * caches of objects and empty granules); 0: none, or padding. */
-static int cf_peek_object(cf_thread *t, uintptr_t a, unsigned long now, uintptr_t *ebase,
-                          uint32_t *type)
-{
-    for (uint32_t i = 0; i < CF_OBJ_CACHE; i++) {
-        const cf_role *c = &t->objcache[(t->objcache_last + i) % CF_OBJ_CACHE];
-        if (c->size && a - c->base < c->size && c->seq == now) {
-            *ebase = c->base;
-            *type = c->type;
-            return 1;
-        }
-    }
-    cf_obj o;
-    unsigned long seq;
-    int used;
-    if (!cf_lookup(a, &o, &seq, &used) || o.type >= CF_MAX_TYPES || seq != now)
-        return 0;
-    uintptr_t idx = o.stride == o.span ? 0 : (a - o.base) / o.stride;
-    *ebase = o.base + idx * o.stride;
-    *type = o.type;
-    return a - *ebase < o.elem;
-}
-
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
@@ -1014,13 +901,14 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         c->seq = seq;
         c->type = type;
     }
-    long found = cf_role_find(t, ebase, type);
-    if (found >= 0) {
-        cf_role *r = &t->roles[found];
-        r->size = esize;
-        r->seq = seq;
-        cf_set_last(t, (uint32_t)found);
-        return r;
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        cf_role *r = &t->roles[i];
+        if (r->base == ebase && r->type == type) {
+            r->size = esize;
+            r->seq = seq;
+            cf_set_last(t, i);
+            return r;
+        }
     }
     if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
         /* Too many objects.  Inside a nested invocation (up to max_objects more roles in
@@ -1039,8 +927,6 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     r->role = t->nrole[type]++;
     r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
     r->slice = cf_slice(t, type);
-    if (t->nroles >= CF_ROLE_SCAN)
-        cf_rtab_put(t, t->nroles);
     cf_set_last(t, t->nroles++);
     if (t->nroles > t->rolesmax)
         t->rolesmax = t->nroles;
@@ -1078,8 +964,6 @@ static cf_role *cf_reuse_role(cf_thread *t, uintptr_t a, unsigned long now)
         r->role = t->nrole[type]++;
         r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
         r->slice = cf_slice(t, type);
-        if (n >= CF_ROLE_SCAN)
-            cf_rtab_put(t, n);
         cf_set_last(t, t->nroles++);
         return r;
     }
@@ -1206,30 +1090,14 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
         }
         r = NULL;
     }
-    uint32_t scan = t->nroles < CF_ROLE_SCAN ? t->nroles : CF_ROLE_SCAN;
-    int seen = 0;
-    for (uint32_t i = 0; i < scan; i++) {
+    for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *c = &t->roles[i];
         if (a - c->base < c->size) {
             if (c->seq == seq) {
                 r = c;
                 cf_set_last(t, i);
             }
-            seen = 1;
             break;
-        }
-    }
-    if (!seen && t->nroles > CF_ROLE_SCAN) {
-        /* The later roles, through the table: a role holding a confirmed at this
-         * registry version is the registry's object at a. */
-        uintptr_t ebase;
-        uint32_t type;
-        if (cf_peek_object(t, a, seq, &ebase, &type)) {
-            long i = cf_rtab_find(t, ebase, type);
-            if (i >= 0 && t->roles[i].seq == seq) {
-                r = &t->roles[i];
-                cf_set_last(t, (uint32_t)i);
-            }
         }
     }
     if (!r)

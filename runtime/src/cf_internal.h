@@ -34,8 +34,6 @@ enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
 /* The line size of the alignment histogram (raw trace `align` lines). */
 enum { CF_ALIGN_LINE = 64 };
-/* Roles scanned in order before the role table is asked (cf_core.c). */
-enum { CF_ROLE_SCAN = 8 };
 enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8 };
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
@@ -162,13 +160,6 @@ typedef struct cf_thread {
     /* Sequences this thread counted recently, per type, direct-mapped by length and last
      * quad (cf_core.c). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
-    /* The role table (cf_core.c, cf_role_find): roles[CF_ROLE_SCAN .. nroles) by base
-     * address, open addressing; a slot is rgen << 16 | (index + 1), valid only with the
-     * current rgen; entries of roles since moved or released are rejected on lookup. */
-    uint32_t *rtab;
-    uint32_t rmask;  /* slots - 1 (a power of two, at least 4 * 2 * max_objects) */
-    uint32_t rgen;   /* 1 .. 0xffff */
-    uint32_t rused;  /* slots written since rgen changed */
 } cf_thread;
 
 /* Exported under __cachefit_* names, default visibility: the inlined checks
