@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     from cachefit.atomic_files import check_output
     from cachefit.model.profile import save
-    from cachefit.trace.trace_run import trace_command
+    from cachefit.trace.trace_run import trace_command, written_line
 
     refuse_negative("--max-accesses", args.max_accesses,
                     "give the longest sequence to keep per type and invocation")
@@ -79,11 +79,7 @@ def run(args: argparse.Namespace) -> int:
                                                   or f"{args.output}.raw"))
     save(result.profile, args.output)
     prof = result.profile
-    kinds = sum(len(t.sequences) for t in prof.types.values())
-    print(f"cachefit: wrote {args.output}: {prof.invocations} invocations, "
-          f"{len(prof.types)} type{'s' if len(prof.types) != 1 else ''}, "
-          f"{kinds} distinct sequence{'s' if kinds != 1 else ''} "
-          f"({result.seconds:.2f} s)", file=sys.stderr)
+    print(written_line(args.output, result), file=sys.stderr)
     if prof.invocations == 0:
         print("cachefit: note: no entry function ran; check [trace] entry in cachefit.toml",
               file=sys.stderr)

@@ -56,7 +56,7 @@ def _trace(argv: list[str]) -> int:
     from cachefit.atomic_files import check_output
     from cachefit.errors import UserError
     from cachefit.model.profile import save
-    from cachefit.trace.trace_run import trace_command
+    from cachefit.trace.trace_run import trace_command, written_line
 
     if len(argv) < 4 or argv[2] != "--":
         raise UserError("the trace step's child needs a profile, a directory and a command",
@@ -65,12 +65,7 @@ def _trace(argv: list[str]) -> int:
     check_output(output)            # before the workload runs, not after
     result = trace_command(command, keep_on_interrupt=kept)
     save(result.profile, output)
-    prof = result.profile
-    kinds = sum(len(t.sequences) for t in prof.types.values())
-    print(f"cachefit: wrote {output}: {prof.invocations} invocations, "
-          f"{len(prof.types)} type{'s' if len(prof.types) != 1 else ''}, "
-          f"{kinds} distinct sequence{'s' if kinds != 1 else ''} "
-          f"({result.seconds:.2f} s)", file=sys.stderr)
+    print(written_line(output, result), file=sys.stderr)
     if result.returncode != 0:
         print(f"cachefit: note: the traced command exited with status {result.returncode}",
               file=sys.stderr)

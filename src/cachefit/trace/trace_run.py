@@ -33,6 +33,15 @@ class TraceResult:
     seconds: float
 
 
+def written_line(output: str | Path, result: TraceResult) -> str:
+    """The one line a trace run ends with: the profile written and what it holds."""
+    prof = result.profile
+    kinds = sum(len(t.sequences) for t in prof.types.values())
+    return (f"cachefit: wrote {output}: {prof.invocations} invocations, "
+            f"{len(prof.types)} type{'s' if len(prof.types) != 1 else ''}, "
+            f"{kinds} distinct sequence{'s' if kinds != 1 else ''} ({result.seconds:.2f} s)")
+
+
 def trace_command(command: Sequence[str], *, raw_dir: Path | None = None,
                   env: Mapping[str, str] | None = None,
                   limits: Mapping[str, int] | None = None,
