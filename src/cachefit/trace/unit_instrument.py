@@ -928,17 +928,7 @@ class UnitInstrumenter:
                 f"{self.lines.location(call.extent.start.offset)}: the size argument of "
                 f"{self._src(call)[:60]} has side effects; registered as one object")
             total = str(xtype.get_canonical().get_size())
-        start, end = call.extent.start.offset, call.extent.end.offset
-        if self.lang == "c++":
-            self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
-            self._insert(end, f", ({total}), &__cachefit_site_{site})", closing=True,
-                         depth=depth)
-        else:
-            original = self.text[start:end].decode(errors="replace")
-            self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
-                         depth=depth)
-            self._insert(end, f"), ({total}), &__cachefit_site_{site}))", closing=True,
-                         depth=depth)
+        self._track(call, f"({total})", site, depth)
         self.report.allocation_sites += 1
         self._note(call, callee, xtype, kind)
         return True
@@ -1006,20 +996,23 @@ class UnitInstrumenter:
         if site is None or any(d.kind in (CK.COMPOUND_STMT, CK.LAMBDA_EXPR)
                                for d in value.walk_preorder()):
             return
-        start, end = value.extent.start.offset, value.extent.end.offset
-        size = pointee.get_canonical().get_size()
+        self._track(value, f"{pointee.get_canonical().get_size()}ul", site, depth)
+        self.report.carves += 1
+        self._note(value, "carve", pointee, "carve")
+
+    def _track(self, expr: ci.Cursor, size: str, site: int, depth: int) -> None:
+        """Wrap the pointer-valued `expr` so that, when it runs, the runtime registers an
+        object of `size` bytes (C text) at the address it gives, noted at `site`."""
+        start, end = expr.extent.start.offset, expr.extent.end.offset
         if self.lang == "c++":
             self._insert(start, "__cachefit_track_t(", closing=False, depth=depth)
-            self._insert(end, f", {size}ul, &__cachefit_site_{site})", closing=True,
-                         depth=depth)
+            self._insert(end, f", {size}, &__cachefit_site_{site})", closing=True, depth=depth)
         else:
             original = self.text[start:end].decode(errors="replace")
             self._insert(start, f"((__typeof__({original}))__cachefit_track((", closing=False,
                          depth=depth)
-            self._insert(end, f"), {size}ul, &__cachefit_site_{site}))", closing=True,
+            self._insert(end, f"), {size}, &__cachefit_site_{site}))", closing=True,
                          depth=depth)
-        self.report.carves += 1
-        self._note(value, "carve", pointee, "carve")
 
     @staticmethod
     def _under(value: ci.Cursor) -> ci.Cursor | None:
