@@ -755,6 +755,8 @@ static void cf_thread_release(void *arg)
         t->frames = NULL;
         t->align = NULL;
         t->nest = 0;
+        t->cut_n = 0;
+        t->cut_next = 0;
         t->nroles = 0;
         t->rolesmax = 0;
         t->buf = NULL;
@@ -780,6 +782,8 @@ static int cf_thread_setup(cf_thread *t)
     mem += (size_t)cf_max_accesses * sizeof(uint64_t);
     t->buf = (uint64_t *)mem;
     t->nest = 0;
+    t->cut_n = 0;
+    t->cut_next = 0;
     t->ready = 1;
     if (cf_thread_key_ok)
         pthread_setspecific(cf_thread_key, t);
@@ -837,6 +841,44 @@ static void cf_lost(cf_thread *t, uint32_t type, uint32_t n)
     t->outside[type] |= CF_OUT_OBJCUT;
     for (uint32_t k = 1; k < n; k++)
         t->frames[k].objcut |= 1ull << type;
+}
+
+/* ------------------------------------------------------------------ objects left out
+ *
+ * An object the max_objects guard left out for every active invocation (cf_resolve, not
+ * `own`) stays out for as long as the nesting level and the registry version are
+ * unchanged: the invocation gains no roles at that level any more (nroles only grows
+ * there, and is at its limit), and the guard's marks (outside[], frames[].objcut, the
+ * touched bit) are already set.  Such an object goes in this cache, so that further
+ * accesses to it are dropped by cf_record_slow without a lookup, with the same effect.
+ * Emptied when the nesting level changes (cf_nest_enter, cf_frame_end), when the
+ * outermost invocation ends (cf_flush) and when a role's extent is confirmed again
+ * (cf_resolve; registered objects that overlap); entries of another registry version
+ * never match. */
+static inline void cf_cut_clear(cf_thread *t)
+{
+    t->cut_n = 0;
+    t->cut_next = 0;
+}
+
+static void cf_cut_put(cf_thread *t, uintptr_t base, uintptr_t size, unsigned long seq)
+{
+    uint32_t i = t->cut_next++ % CF_CUT_CACHE;
+    t->cut_base[i] = base;
+    t->cut_size[i] = size;
+    t->cut_seq[i] = seq;
+    if (t->cut_n < CF_CUT_CACHE)
+        t->cut_n++;
+}
+
+/* 1: a is in an object left out at registry version `now` (entries [0, cut_n) are the
+ * ones written since the cache was emptied: cut_next counts from 0 then). */
+static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now)
+{
+    for (uint32_t i = 0; i < t->cut_n; i++)
+        if (a - t->cut_base[i] < t->cut_size[i] && t->cut_seq[i] == now)
+            return 1;
+    return 0;
 }
 
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
@@ -904,6 +946,8 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *r = &t->roles[i];
         if (r->base == ebase && r->type == type) {
+            if (r->seq != seq || r->size != esize)
+                cf_cut_clear(t);
             r->size = esize;
             r->seq = seq;
             cf_set_last(t, i);
@@ -916,8 +960,10 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
          * enclosing ones, released when it ends (cf_release_own); else lost for all. */
         int own = t->nest && t->nroles < 2 * cf_max_objects && t->nrole[type] < 0x7fff;
         cf_lost(t, type, own ? t->nest : t->nest + 1);
-        if (!own)
+        if (!own) {
+            cf_cut_put(t, ebase, esize, seq);
             return NULL;
+        }
     }
     cf_role *r = &t->roles[t->nroles];
     r->base = ebase;
@@ -1065,9 +1111,11 @@ static inline void cf_append_slow(cf_thread *t, const cf_role *r, uintptr_t a, u
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
+    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    if (CF_UNLIKELY(t->cut_n) && cf_cut_find(t, a, seq))
+        return; /* an object left out by max_objects, as cf_resolve would again */
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
     cf_slow_begin(t);
-    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
     cf_role *r = NULL;
     if (t->nroles == 0) {
         /* The first object of the invocation.  roles[0] still holds the previous
@@ -1962,6 +2010,7 @@ static void cf_frame_end(cf_thread *t)
     f->folded = 0;
     f->started = 0;
     t->nest = k - 1;
+    cf_cut_clear(t);
     cf_count_entry(t, f->entry);
 }
 
@@ -1982,6 +2031,7 @@ static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
     t->active = 0;
     cf_slow_begin(t); /* armed roles numbered (or dropped) before anything is measured */
     cf_frame *f = &t->frames[++t->nest];
+    cf_cut_clear(t);
     f->entry = entry;
     f->depth = (uint32_t)t->depth;
     f->frame = frame;
@@ -2085,6 +2135,7 @@ static void cf_flush(cf_thread *t)
 {
     if (CF_UNLIKELY(t->nest))
         cf_close_nested(t, 0);
+    cf_cut_clear(t);
     cf_fast_detach(t);
     if (t->armed == 2 && !cf_settle_armed(t)) {
         t->nroles = 0;

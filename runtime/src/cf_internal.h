@@ -34,7 +34,8 @@ enum { CF_READ = 0, CF_WRITE = 1 };
 /* Roles the per-access path checks inline; invocations rarely touch more objects. */
 /* The line size of the alignment histogram (raw trace `align` lines). */
 enum { CF_ALIGN_LINE = 64 };
-enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8 };
+enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8,
+       CF_CUT_CACHE = 8 };
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
  * bytes every `stride` bytes (a single object has elem == stride == span). */
@@ -160,6 +161,14 @@ typedef struct cf_thread {
     /* Sequences this thread counted recently, per type, direct-mapped by length and last
      * quad (cf_core.c). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
+    /* Objects the max_objects guard left out at the current nesting level of the current
+     * invocation (cf_core.c, cf_cut_*): [cut_base, cut_base + cut_size) at registry
+     * version cut_seq; cut_n entries valid, emptied whenever the nesting level changes. */
+    uint32_t cut_n;
+    uint32_t cut_next;
+    uintptr_t cut_base[CF_CUT_CACHE];
+    uintptr_t cut_size[CF_CUT_CACHE];
+    unsigned long cut_seq[CF_CUT_CACHE];
 } cf_thread;
 
 /* Exported under __cachefit_* names, default visibility: the inlined checks
