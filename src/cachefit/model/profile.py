@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import inspect
 import json
 import os
 import re
@@ -328,10 +329,21 @@ its errors), checked with jsonschema (cachefit.model.schema_check)."""
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of a version 2 profile document (readable or packed sequences), as
     msgspec derives it from the types that decode it (tests compare it with SCHEMA)."""
-    generated = msgspec.json.schema(_Document)
+    generated = _clean_descriptions(msgspec.json.schema(_Document))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "https://cachefit.invalid/schemas/profile.schema.json",
             "title": "cachefit profile, version 2 (docs/profile-format.md)", **generated}
+
+
+def _clean_descriptions(node: Any) -> Any:
+    """The schema with each `description` (a type's docstring) dedented as
+    `inspect.cleandoc` does: msgspec 0.23 does so itself, 0.22 kept the indentation."""
+    if isinstance(node, dict):
+        return {k: inspect.cleandoc(v) if k == "description" and isinstance(v, str)
+                else _clean_descriptions(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_clean_descriptions(v) for v in node]
+    return node
 
 
 def _readable_sequence(s: AccessSequence) -> dict[str, Any]:
