@@ -226,8 +226,10 @@ def _first_tok_at(toks: list[Tok], pos: int) -> int:
     return bisect.bisect_left([t.begin for t in toks], pos)
 
 
-def _scan_to_semicolon(toks: list[Tok], i: int, stop: int) -> int | None:
-    """Index of the first `;` at bracket depth 0 from token `i` (before `stop`)."""
+def _scan_to(toks: list[Tok], i: int, stop: int, wanted: str) -> int | None:
+    """Index of the first `wanted` (`;` or `,`) at bracket depth 0 from token `i` (before
+    `stop`); None when there is none, or when a `,` is wanted and a `;` ends the declaration
+    first."""
     depth = 0
     while i < stop:
         s = toks[i].spelling if toks[i].kind == "PUNCTUATION" else ""
@@ -235,24 +237,8 @@ def _scan_to_semicolon(toks: list[Tok], i: int, stop: int) -> int | None:
             depth += 1
         elif s in (")", "]", "}"):
             depth -= 1
-        elif s == ";" and depth == 0:
-            return i
-        i += 1
-    return None
-
-
-def _scan_to_comma(toks: list[Tok], i: int, stop: int) -> int | None:
-    depth = 0
-    while i < stop:
-        s = toks[i].spelling if toks[i].kind == "PUNCTUATION" else ""
-        if s in ("(", "[", "{"):
-            depth += 1
-        elif s in (")", "]", "}"):
-            depth -= 1
-        elif s == "," and depth == 0:
-            return i
-        elif s == ";" and depth == 0:
-            return None
+        elif depth == 0 and s in (wanted, ";"):
+            return i if s == wanted else None
         i += 1
     return None
 
@@ -428,7 +414,7 @@ def _make_item(g: _Group, toks: list[Tok], open_i: int, close_i: int, rb: Record
             nxt += 1
         end = toks[nxt].end if nxt < close_i and toks[nxt].spelling == ";" else last_end
     else:
-        semi = _scan_to_semicolon(toks, j, close_i)
+        semi = _scan_to(toks, j, close_i, ";")
         end = toks[semi].end if semi is not None else last_end
     decl = Span(g.begin, end)
     first = g.cursors[0]
@@ -480,11 +466,12 @@ def _multi_declarator(fields: list[ci.Cursor], records: list[ci.Cursor],
     d0 = _declarator_start(toks, first_name_i, spec_i)
     commas: list[int] = []
     for c in ordered[:-1]:
-        ci_ = _scan_to_comma(toks, _first_tok_at(toks, c.extent.end.offset), close_i)
+        ci_ = _scan_to(toks, _first_tok_at(toks, c.extent.end.offset), close_i, ",")
         if ci_ is None:
             return FieldUnit(names, access, "decl", decl, decl, loc)
         commas.append(ci_)
-    semi = _scan_to_semicolon(toks, _first_tok_at(toks, ordered[-1].extent.end.offset), close_i)
+    semi = _scan_to(toks, _first_tok_at(toks, ordered[-1].extent.end.offset), close_i,
+                    ";")
     if semi is None:
         return FieldUnit(names, access, "decl", decl, decl, loc)
     parts: list[Declarator] = []
