@@ -38,6 +38,9 @@ class RecordPlan:
 
     order: tuple[str, ...]
     expected_size: int | None = None
+    padding: Mapping[str, int] = field(default_factory=dict)
+    """Bytes of padding inserted right before the named field (issue 30: fields written
+    by one thread kept off the lines other threads use); empty: none."""
 
 
 @dataclass(frozen=True)

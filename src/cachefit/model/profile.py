@@ -130,6 +130,53 @@ class FieldSpan:
         return {"name": self.name, "offset": self.offset, "size": self.size}
 
 
+@dataclass(frozen=True)
+class SharedObject:
+    """A distinct pattern of one object touched by more than one thread (issue 30): the
+    byte ranges each thread read and wrote, threads numbered in the order the process saw
+    them begin an invocation (0, 1, ...; no thread ids). `count` objects had it.
+
+    `reads`/`writes` are (thread, offset, size) triples, ascending, ranges of one thread
+    merged; offsets and sizes are multiples of the type's sharing granule, clipped to the
+    type's size."""
+
+    count: int
+    reads: tuple[tuple[int, int, int], ...]
+    writes: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """Lines that may change hands between threads (issue 30): `count` times, a thread
+    touched (read or wrote) the byte ranges `touched` of an object whose last writes, by
+    another thread, covered `written` (writes by that thread since another thread last
+    touched the object). For a layout, the lines that changed hands are the lines holding
+    both some byte of `written` and some byte of `touched`. Ranges are (offset, size)
+    pairs, ascending, merged, multiples of the sharing granule."""
+
+    count: int
+    written: tuple[tuple[int, int], ...]
+    touched: tuple[tuple[int, int], ...]
+
+
+@dataclass
+class TypeSharing:
+    """What the threads did to a type's objects (issue 30; docs/profile-format.md,
+    version 3). Recorded at the end of each outermost invocation once a second thread
+    has begun one; absent (None on TypeProfile) in single-threaded runs."""
+
+    granule: int
+    """Bytes per tracked unit of an object (a power of two, at least 1)."""
+    threads: int
+    """Threads that touched objects of the type while sharing was tracked."""
+    private_objects: int = 0
+    """Tracked objects only one thread touched."""
+    shared: list[SharedObject] = field(default_factory=list)
+    handoffs: list[Handoff] = field(default_factory=list)
+    lost: int = 0
+    """Objects or handoff patterns the runtime's tables had no room for."""
+
+
 def _sequence_order(s: AccessSequence) -> tuple[Any, ...]:
     return (-s.count, len(s.accesses), s.accesses, s.entry or "", s.hits is not None,
             s.hits or ())
@@ -153,6 +200,9 @@ class TypeProfile:
     alignment_line: int = 64
     """The modulus of `alignment`: the cache line of the profile holding the type (set
     when a profile is loaded, converted or merged)."""
+    sharing: TypeSharing | None = None
+    """Threads' sharing of the objects (issue 30); None for single-threaded runs and
+    profiles before version 3."""
 
     @property
     def counted(self) -> int:
