@@ -166,7 +166,7 @@ def test_gzip_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(format="other"), '"format"'),
-    (lambda d: d.update(version=3), "version 3"),
+    (lambda d: d.update(version=4), "version 4"),
     (lambda d: d["types"]["tcb"]["sequences"][0].update(count=0), "count"),
     (lambda d: d["types"]["tcb"]["sequences"][0]["accesses"][0].__setitem__(3, "x"),
      "[role, offset, size, r|w]"),
@@ -259,7 +259,7 @@ def _packed_type(data: dict[str, Any], payload: bytes) -> None:
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(version=3), "version 3 is not supported"),
+    (lambda d: d.update(version=4), "version 4 is not supported"),
     (lambda d: d.pop("entry_invocations"), "entry_invocations"),
     (lambda d: d.update(invocations=-1), "invocations"),
     (lambda d: d["types"]["tcb"].update(sequences="not base64!"), "sequences"),

@@ -12,15 +12,18 @@ Version 2 is written: JSON whose per-type sequences are packed as base64 of
 zstd-compressed MessagePack (decoded by msgspec straight into `Access` objects, the
 schema check), so loading costs in proportion to the distinct sequences, not to a run's
 length. A type may carry the distribution of its objects' base addresses modulo the cache
-line (`alignment`, issue 26; absent when unknown), which merging sums.
+line (`alignment`, issue 26; absent when unknown), which merging sums. Version 3 (issue
+30) is version 2 plus an optional per-type `sharing` (what the threads did to the type's
+objects: `TypeSharing`), its lists packed like the sequences; it is written only when
+some type has sharing, so a profile without any is written as version 2, byte for byte.
 `dumps(profile, readable=True)` spells the same document out (`cachefit profile show
 --json`); that form loads too. Version 1 (plain JSON) still loads, checked against its own
 published schema (schemas/profile-v1.schema.json): its sequences have no kind (entry
 None). Each version is checked once, by its schema, and the rules a schema cannot state
-(a summary's one hit per access) by `check_type_profile`, which also checks a
-`TypeProfile` built in code from data no loader read; the stages then trust the typed
-objects. A name ending in ``.gz`` is written gzip-compressed. It does not trace, run
-programs or print anything.
+(a summary's one hit per access, sharing ranges inside the type and on its granules) by
+`check_type_profile`, which also checks a `TypeProfile` built in code from data no loader
+read; the stages then trust the typed objects. A name ending in ``.gz`` is written
+gzip-compressed. It does not trace, run programs or print anything.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,9 +51,10 @@ from cachefit.model.schema_check import first_error
 from cachefit.model.type_names import type_key
 
 FORMAT = "cachefit-profile"
-VERSION = 2
-"""The version `save` writes."""
-VERSIONS = (1, 2)
+VERSION = 3
+"""The newest version: `save` writes it when some type has `sharing`, else version 2
+(`Profile.version`)."""
+VERSIONS = (1, 2, 3)
 """The versions `load` reads."""
 ZSTD_LEVEL = 10
 """zstd level of the packed sequences (bench/profile_format/RESULTS.md)."""
@@ -144,6 +148,14 @@ class SharedObject:
     reads: tuple[tuple[int, int, int], ...]
     writes: tuple[tuple[int, int, int], ...]
 
+    def pattern(self) -> tuple[tuple[tuple[int, int, int], ...], tuple[tuple[int, int, int], ...]]:
+        """What `merge` adds up by: the reads and writes."""
+        return (self.reads, self.writes)
+
+    def threads(self) -> tuple[int, ...]:
+        """The thread numbers that read or wrote the object, ascending."""
+        return tuple(sorted({t for t, _, _ in self.reads + self.writes}))
+
 
 @dataclass(frozen=True)
 class Handoff:
@@ -157,6 +169,10 @@ class Handoff:
     count: int
     written: tuple[tuple[int, int], ...]
     touched: tuple[tuple[int, int], ...]
+
+    def pattern(self) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+        """What `merge` adds up by: the written and touched ranges."""
+        return (self.written, self.touched)
 
 
 @dataclass
@@ -175,6 +191,16 @@ class TypeSharing:
     handoffs: list[Handoff] = field(default_factory=list)
     lost: int = 0
     """Objects or handoff patterns the runtime's tables had no room for."""
+
+    @property
+    def shared_objects(self) -> int:
+        """Tracked objects more than one thread touched (the patterns' counts)."""
+        return sum(o.count for o in self.shared)
+
+    def sort(self) -> None:
+        """Heaviest pattern and handoff first; ties by their ranges (deterministic)."""
+        self.shared.sort(key=lambda o: (-o.count, o.reads, o.writes))
+        self.handoffs.sort(key=lambda h: (-h.count, h.written, h.touched))
 
 
 def _sequence_order(s: AccessSequence) -> tuple[Any, ...]:
@@ -229,6 +255,15 @@ class TypeProfile:
                 hit = f
         return hit
 
+    def fields_overlapping(self, ranges: Iterable[tuple[int, int]]) -> list[FieldSpan]:
+        """The fields (in profile order) with a byte inside some (offset, size) range,
+        such as a handoff's `written` or `touched`: a field overlapping a range counts as
+        touched (a field of no bytes counts when its offset is inside)."""
+        spans = [(o, o + n) for o, n in ranges]
+        return [f for f in self.fields
+                if any(f.offset < end and start < f.offset + max(f.size, 1)
+                       for start, end in spans)]
+
 
 @dataclass
 class Profile:
@@ -260,12 +295,17 @@ class Profile:
             return dict(legacy)
         return {}
 
+    def version(self) -> int:
+        """The version the profile is written as: 3 when some type has `sharing`, else 2
+        (what every profile was before version 3)."""
+        return 3 if any(t.sharing is not None for t in self.types.values()) else 2
+
     def to_json(self, *, readable: bool = True) -> dict[str, Any]:
-        """The version 2 document as Python data: sequences spelled out (`readable`), or
-        packed as `save` writes them."""
+        """The document (version 2 or 3: `version`) as Python data: sequences and sharing
+        lists spelled out (`readable`), or packed as `save` writes them."""
         out: dict[str, Any] = {
             "format": FORMAT,
-            "version": VERSION,
+            "version": self.version(),
             "cache_line": self.cache_line,
             "invocations": self.invocations,
             "entry_invocations": dict(sorted(self.kind_invocations().items())),
@@ -284,6 +324,8 @@ class Profile:
                             "table_full": t.table_full},
                 **({} if t.alignment is None else
                    {"alignment": {str(k): v for k, v in sorted(t.alignment.items())}}),
+                **({} if t.sharing is None else
+                   {"sharing": _sharing_json(t.sharing, readable=readable)}),
                 "sequences": ([_readable_sequence(s) for s in t.sequences] if readable
                               else _pack(t.sequences)),
             }
@@ -291,7 +333,7 @@ class Profile:
         return out
 
 
-# ---------------------------------------------------------------- the wire schema (v2)
+# ---------------------------------------------------------------- the wire schema (v2, v3)
 
 class _Field(msgspec.Struct):
     name: str
@@ -331,15 +373,79 @@ class _Type(msgspec.Struct):
     alignment: dict[str, _Pos] | None = None
 
 
-class _Document(msgspec.Struct):
-    """A version 2 document; its JSON Schema is the published one (`json_schema`)."""
+_ThreadRange = tuple[_NonNeg, _NonNeg, _Pos]
+"""[thread, offset, size] of a shared object's reads or writes."""
+_Range = tuple[_NonNeg, _Pos]
+"""[offset, size] of a handoff's written or touched bytes."""
 
+
+class _SharedObject(msgspec.Struct):
+    """A shared object pattern in the readable form: {"count", "reads", "writes"}."""
+
+    count: _Pos
+    reads: tuple[_ThreadRange, ...]
+    writes: tuple[_ThreadRange, ...]
+
+
+class _PackedSharedObject(msgspec.Struct, array_like=True):
+    """A shared object pattern inside the packed form: [count, reads, writes]."""
+
+    count: _Pos
+    reads: tuple[_ThreadRange, ...]
+    writes: tuple[_ThreadRange, ...]
+
+
+class _Handoff(msgspec.Struct):
+    """A handoff in the readable form: {"count", "written", "touched"}."""
+
+    count: _Pos
+    written: tuple[_Range, ...]
+    touched: tuple[_Range, ...]
+
+
+class _PackedHandoff(msgspec.Struct, array_like=True):
+    """A handoff inside the packed form: [count, written, touched]."""
+
+    count: _Pos
+    written: tuple[_Range, ...]
+    touched: tuple[_Range, ...]
+
+
+class _Sharing(msgspec.Struct):
+    """What the threads did to a type's objects (version 3): `shared` and `handoffs`
+    spelled out, or packed like the sequences."""
+
+    granule: _Pos
+    threads: _NonNeg
+    private_objects: _NonNeg = 0
+    lost: _NonNeg = 0
+    shared: bytes | list[_SharedObject] = msgspec.field(default_factory=list)
+    handoffs: bytes | list[_Handoff] = msgspec.field(default_factory=list)
+
+
+class _TypeV3(_Type):
+    """A type entry of version 3: version 2's and, optionally, its sharing."""
+
+    sharing: _Sharing | None = None
+
+
+class _Head(msgspec.Struct, tag_field="version"):
     format: Literal["cachefit-profile"]
-    version: Literal[2]
     cache_line: _Pos
     invocations: _NonNeg
     entry_invocations: dict[str, _NonNeg]
+
+
+class _Document(_Head, tag=2):
+    """A version 2 document."""
+
     types: dict[str, _Type]
+
+
+class _DocumentV3(_Head, tag=3):
+    """A version 3 document: version 2 with the types' sharing."""
+
+    types: dict[str, _TypeV3]
 
 
 class _SequenceV1(msgspec.Struct):
@@ -367,22 +473,27 @@ class _DocumentV1(msgspec.Struct):
 
 _PACK = msgspec.msgpack.Encoder()
 _UNPACK = msgspec.msgpack.Decoder(list[_PackedSequence])
+_UNPACK_SHARED = msgspec.msgpack.Decoder(list[_PackedSharedObject])
+_UNPACK_HANDOFFS = msgspec.msgpack.Decoder(list[_PackedHandoff])
 
 SCHEMA = "profile.schema.json"
-"""The published JSON Schema of a version 2 profile (cachefit/model/schemas/), generated
-from the typed wire schema above by `json_schema`: what msgspec's typed decoding checks."""
+"""The published JSON Schema of a version 2 or 3 profile (cachefit/model/schemas/),
+generated from the typed wire schema above by `json_schema`: what msgspec's typed
+decoding checks (the `version` says which of the two documents applies)."""
 SCHEMA_V1 = "profile-v1.schema.json"
 """The published JSON Schema of a version 1 profile (written by hand, with the messages of
 its errors), checked with jsonschema (cachefit.model.schema_check)."""
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of a version 2 profile document (readable or packed sequences), as
+    """The JSON Schema of a version 2 or 3 profile document (readable or packed), as
     msgspec derives it from the types that decode it (tests compare it with SCHEMA)."""
-    generated = _clean_descriptions(msgspec.json.schema(_Document))
+    # Through JSON, as the file holds it (the version tags map from strings there).
+    generated = json.loads(msgspec.json.encode(
+        _clean_descriptions(msgspec.json.schema(_Document | _DocumentV3))))
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "https://cachefit.invalid/schemas/profile.schema.json",
-            "title": "cachefit profile, version 2 (docs/profile-format.md)", **generated}
+            "title": "cachefit profile, version 2 or 3 (docs/profile-format.md)", **generated}
 
 
 def _clean_descriptions(node: Any) -> Any:
@@ -408,10 +519,31 @@ def _readable_sequence(s: AccessSequence) -> dict[str, Any]:
 
 def _pack(sequences: Sequence[AccessSequence]) -> str:
     """Sequences as base64 of zstd-compressed MessagePack ([count, accesses, entry, hits])."""
-    payload = _PACK.encode([_PackedSequence(s.count, s.accesses, s.entry, s.hits)
-                            for s in sequences])
-    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(payload)
+    return _packed([_PackedSequence(s.count, s.accesses, s.entry, s.hits) for s in sequences])
+
+
+def _packed(items: list[Any]) -> str:
+    """A list of array-like Structs as base64 of zstd-compressed MessagePack."""
+    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(_PACK.encode(items))
     return base64.b64encode(packed).decode("ascii")
+
+
+def _sharing_json(s: TypeSharing, *, readable: bool) -> dict[str, Any]:
+    """A type's `sharing` entry: its lists spelled out (`readable`) or packed."""
+    s.sort()
+    out: dict[str, Any] = {"granule": s.granule, "threads": s.threads,
+                           "private_objects": s.private_objects, "lost": s.lost}
+    if readable:
+        out["shared"] = [{"count": o.count, "reads": [list(r) for r in o.reads],
+                          "writes": [list(w) for w in o.writes]} for o in s.shared]
+        out["handoffs"] = [{"count": h.count, "written": [list(r) for r in h.written],
+                            "touched": [list(r) for r in h.touched]} for h in s.handoffs]
+    else:
+        out["shared"] = _packed([_PackedSharedObject(o.count, o.reads, o.writes)
+                                 for o in s.shared])
+        out["handoffs"] = _packed([_PackedHandoff(h.count, h.written, h.touched)
+                                   for h in s.handoffs])
+    return out
 
 
 def unpack_payload(blob: bytes) -> bytes:
@@ -422,8 +554,9 @@ def unpack_payload(blob: bytes) -> bytes:
 # ---------------------------------------------------------------- writing
 
 def dumps(profile: Profile, *, readable: bool = False) -> str:
-    """The profile as version 2 JSON text, keys in a fixed order: packed sequences (what
-    `save` writes), or with `readable` one line per sequence."""
+    """The profile as JSON text (version 2, or 3 when some type has sharing), keys in a
+    fixed order: packed sequences and sharing lists (what `save` writes), or with
+    `readable` one line per sequence, shared object pattern and handoff."""
     data = profile.to_json(readable=readable)
     lines = ["{"]
     top = [k for k in data if k != "types"]
@@ -443,6 +576,8 @@ def dumps(profile: Profile, *, readable: bool = False) -> str:
         lines.append(f'      "dropped": {json.dumps(t["dropped"])},')
         if "alignment" in t:
             lines.append(f'      "alignment": {json.dumps(t["alignment"])},')
+        if "sharing" in t:
+            lines.extend(_sharing_lines(t["sharing"]))
         if readable:
             lines.append('      "sequences": [')
             for j, s in enumerate(t["sequences"]):
@@ -463,9 +598,35 @@ def dumps(profile: Profile, *, readable: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sharing_lines(sharing: dict[str, Any]) -> list[str]:
+    """The lines of a type's `sharing` entry (from `_sharing_json`): one per counter, one
+    per shared object pattern and handoff, or the packed strings."""
+    compact = (",", ":")
+    lines = ['      "sharing": {']
+    lines += [f'        "{k}": {sharing[k]},'
+              for k in ("granule", "threads", "private_objects", "lost")]
+    for key, parts, last in (("shared", ("reads", "writes"), False),
+                             ("handoffs", ("written", "touched"), True)):
+        end = "" if last else ","
+        items = sharing[key]
+        if isinstance(items, str):
+            lines.append(f'        "{key}": {json.dumps(items)}{end}')
+            continue
+        lines.append(f'        "{key}": [' + ("" if items else f"]{end}"))
+        for j, item in enumerate(items):
+            comma = "," if j + 1 < len(items) else ""
+            fields = [f'"count": {item["count"]}'] + [
+                f'"{p}": {json.dumps(item[p], separators=compact)}' for p in parts]
+            lines.append("          {" + ", ".join(fields) + "}" + comma)
+        if items:
+            lines.append(f"        ]{end}")
+    lines.append("      },")
+    return lines
+
+
 def save(profile: Profile, path: str | os.PathLike[str]) -> None:
-    """Write `profile` (version 2, packed) to `path` atomically; gzip when the name ends
-    in `.gz`."""
+    """Write `profile` (version 2, or 3 when some type has sharing; packed) to `path`
+    atomically; gzip when the name ends in `.gz`."""
     target = Path(path)
     text = dumps(profile).encode()
     payload = gzip.compress(text, mtime=0) if target.name.endswith(".gz") else text
@@ -480,7 +641,7 @@ def _bad(path: str, what: str) -> UserError:
 
 
 def from_json(data: Any, path: str = "<profile>") -> Profile:
-    """Validate a decoded profile document (version 1 or 2) and build a Profile; raise
+    """Validate a decoded profile document (version 1, 2 or 3) and build a Profile; raise
     UserError naming what is wrong."""
     if not isinstance(data, dict):
         raise _bad(path, "the top level is not an object")
@@ -498,33 +659,53 @@ def from_json(data: Any, path: str = "<profile>") -> Profile:
     return _from_json_v2(data, path)
 
 
-def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
+def _unpacked(blob: bytes, decoder: msgspec.msgpack.Decoder[Any], path: str,
+              where: str) -> Any:
+    """The list a packed string holds, decoded (and so checked) by `decoder`."""
     try:
-        doc = msgspec.convert(data, _Document)
+        return decoder.decode(unpack_payload(blob))
+    except zstandard.ZstdError as exc:
+        raise _bad(path, f"{where}: corrupt or truncated zstd data ({exc})") from exc
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise _bad(path, f"{where}: {exc}") from exc
+
+
+def _sharing(raw: _Sharing, path: str, where: str) -> TypeSharing:
+    """A decoded `sharing` entry as a TypeSharing (its packed lists unpacked)."""
+    shared = (_unpacked(raw.shared, _UNPACK_SHARED, path, f"{where}.shared")
+              if isinstance(raw.shared, bytes) else raw.shared)
+    handoffs = (_unpacked(raw.handoffs, _UNPACK_HANDOFFS, path, f"{where}.handoffs")
+                if isinstance(raw.handoffs, bytes) else raw.handoffs)
+    return TypeSharing(
+        granule=raw.granule, threads=raw.threads, private_objects=raw.private_objects,
+        shared=[SharedObject(o.count, o.reads, o.writes) for o in shared],
+        handoffs=[Handoff(h.count, h.written, h.touched) for h in handoffs], lost=raw.lost)
+
+
+def _from_json_v2(data: dict[str, Any], path: str) -> Profile:
+    """A version 2 or 3 document (the `version` picks the wire type) as a Profile."""
+    try:
+        doc = msgspec.convert(data, _Document | _DocumentV3)
     except msgspec.ValidationError as exc:
         raise _bad(path, str(exc)) from exc
     types: dict[str, TypeProfile] = {}
     for name, t in doc.types.items():
-        where = f"$.types[{name!r}].sequences"
+        where = f"$.types[{name!r}]"
         seqs: list[AccessSequence]
         if isinstance(t.sequences, bytes):
-            try:
-                packed = _UNPACK.decode(unpack_payload(t.sequences))
-            except zstandard.ZstdError as exc:
-                raise _bad(path, f"{where}: corrupt or truncated zstd data ({exc})") from exc
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                raise _bad(path, f"{where}: {exc}") from exc
+            packed = _unpacked(t.sequences, _UNPACK, path, f"{where}.sequences")
             seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in packed]
         else:
             seqs = [AccessSequence(s.count, s.accesses, s.entry, s.hits) for s in t.sequences]
+        sharing = t.sharing if isinstance(t, _TypeV3) else None
         types[name] = TypeProfile(
             name=name, size=t.size,
             fields=[FieldSpan(f.name, f.offset, f.size) for f in t.fields], sequences=seqs,
             runaway=t.dropped.runaway, outside_objects=t.dropped.outside_objects,
             table_full=t.dropped.table_full,
-            alignment=_alignment(t.alignment, doc.cache_line, path,
-                                 f"$.types[{name!r}].alignment"),
-            alignment_line=doc.cache_line)
+            alignment=_alignment(t.alignment, doc.cache_line, path, f"{where}.alignment"),
+            alignment_line=doc.cache_line,
+            sharing=None if sharing is None else _sharing(sharing, path, f"{where}.sharing"))
         broken = _broken_rule(types[name])
         if broken is not None:
             raise _bad(path, f"$.types[{name!r}].{broken}")
@@ -607,9 +788,10 @@ def check_type_profile(tp: Any) -> None:
                     "table_full": tp.table_full},
         "alignment": None if tp.alignment is None else
         {str(k): v for k, v in tp.alignment.items()},
+        "sharing": _sharing_entry(tp.sharing),
     }
     try:
-        msgspec.convert(entry, _Type)
+        msgspec.convert(entry, _TypeV3)
     except msgspec.ValidationError as exc:     # `accesses[1][2]` is `accesses[1] size`
         raise _malformed(re.sub(r"(accesses\[\d+\])\[(\d)\]",
                                 lambda m: f"{m[1]} {_ACCESS_PARTS[int(m[2])]}",
@@ -619,10 +801,29 @@ def check_type_profile(tp: Any) -> None:
         raise _malformed(broken)
 
 
+def _sharing_entry(sharing: Any) -> Any:
+    """A TypeSharing as its readable wire entry (anything else as it is, for the typed
+    decoding to refuse)."""
+    if not isinstance(sharing, TypeSharing):
+        return sharing
+
+    def items(values: Any, parts: tuple[str, str]) -> Any:
+        if not isinstance(values, list):
+            return values
+        return [{"count": v.count, **{p: getattr(v, p) for p in parts}}
+                if isinstance(v, SharedObject | Handoff) else v for v in values]
+
+    return {"granule": sharing.granule, "threads": sharing.threads,
+            "private_objects": sharing.private_objects, "lost": sharing.lost,
+            "shared": items(sharing.shared, ("reads", "writes")),
+            "handoffs": items(sharing.handoffs, ("written", "touched"))}
+
+
 def _broken_rule(tp: TypeProfile) -> str | None:
     """The first rule of the format that a schema cannot state and `tp` breaks (where and
-    what), None when it keeps them: a summary has one hit count per access, and the
-    alignment's offsets are within the cache line."""
+    what), None when it keeps them: a summary has one hit count per access, the
+    alignment's offsets are within the cache line, and the sharing's rules hold
+    (`_broken_sharing`)."""
     for i, s in enumerate(tp.sequences):
         if s.hits is not None and len(s.hits) != len(s.accesses):
             return (f"sequences[{i}]: a summary needs one hit count per access "
@@ -631,6 +832,64 @@ def _broken_rule(tp: TypeProfile) -> str | None:
         if not 0 <= offset < tp.alignment_line:
             return (f"alignment: {str(offset)!r} is not an offset in "
                     f"[0, {tp.alignment_line})")
+    if tp.sharing is not None:
+        broken = _broken_sharing(tp.sharing, tp.size)
+        if broken is not None:
+            return f"sharing{broken}"
+    return None
+
+
+def _broken_sharing(s: TypeSharing, size: int) -> str | None:
+    """The first sharing rule `s` breaks for a type of `size` bytes (where, from
+    `.granule` on, and what): the granule is a power of two; every range is a run of
+    granules inside the type (its end a granule boundary or the type's end), ascending
+    and merged (a thread's ranges apart, in a shared object); thread numbers are below
+    `threads`; a shared object has two threads or more, a handoff written and touched
+    bytes."""
+    g = s.granule
+    if g & (g - 1):
+        return f".granule: {g} is not a power of two"
+    for i, o in enumerate(s.shared):
+        for part, triples in (("reads", o.reads), ("writes", o.writes)):
+            for j, (thread, offset, n) in enumerate(triples):
+                where = f".shared[{i}].{part}[{j}]"
+                if thread >= s.threads:
+                    return f"{where}: thread {thread} is not below threads ({s.threads})"
+                bad = _bad_range(offset, n, g, size)
+                if bad is not None:
+                    return f"{where}: {bad}"
+                if j and (triples[j - 1][0], sum(triples[j - 1][1:])) >= (thread, offset):
+                    return (f"{where}: not after the range before it (a thread's ranges "
+                            "ascending, apart, joined when they touch)")
+        threads = o.threads()
+        if len(threads) < 2:
+            return (f".shared[{i}]: touched by "
+                    f"{f'thread {threads[0]} only' if threads else 'no thread'} "
+                    "(a shared object has two threads or more)")
+    for i, h in enumerate(s.handoffs):
+        for part, pairs in (("written", h.written), ("touched", h.touched)):
+            if not pairs:
+                return f".handoffs[{i}].{part}: no bytes (a handoff has some)"
+            for j, (offset, n) in enumerate(pairs):
+                where = f".handoffs[{i}].{part}[{j}]"
+                bad = _bad_range(offset, n, g, size)
+                if bad is not None:
+                    return f"{where}: {bad}"
+                if j and sum(pairs[j - 1]) >= offset:
+                    return (f"{where}: not after the range before it (ranges ascending, "
+                            "apart, joined when they touch)")
+    return None
+
+
+def _bad_range(offset: int, n: int, granule: int, size: int) -> str | None:
+    """What is wrong with the byte range [offset, offset + n) of a sharing entry: a run
+    of `granule`-byte granules clipped to the `size`-byte type; None when nothing."""
+    end = offset + n
+    if end > size:
+        return f"bytes [{offset}, {end}) are not inside the {size}-byte type"
+    if offset % granule or (end % granule and end != size):
+        return (f"bytes [{offset}, {end}) are not a run of {granule}-byte granules "
+                "(ending at one or at the end of the type)")
     return None
 
 
@@ -653,7 +912,7 @@ def loads(raw: bytes, path: str = "<profile>") -> Profile:
 
 
 def load(path: str | os.PathLike[str]) -> Profile:
-    """Read a profile file (version 1 or 2, plain or gzipped) and validate it."""
+    """Read a profile file (version 1, 2 or 3, plain or gzipped) and validate it."""
     p = Path(path)
     require_file(p, "run `cachefit trace -o FILE -- COMMAND`", "profile")
     try:

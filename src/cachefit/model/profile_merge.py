@@ -2,7 +2,8 @@
 `merge_metadata` combines their run metadata (docs/profile-format.md, *Merging*).
 
 Merging is exact and associative: identical sequences (same kind, accesses and
-literal/summary) have their counts and hits summed. It works on the typed objects of
+literal/summary) have their counts and hits summed, and so have identical shared object
+patterns and handoffs of the threads' sharing (issue 30). It works on the typed objects of
 cachefit.model.profile; it does not read or write files.
 """
 
@@ -12,7 +13,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from cachefit.errors import UserError
-from cachefit.model.profile import Access, AccessSequence, Profile, TypeProfile, now_iso
+from cachefit.model.profile import (
+    Access,
+    AccessSequence,
+    Handoff,
+    Profile,
+    SharedObject,
+    TypeProfile,
+    TypeSharing,
+    now_iso,
+)
 
 
 def _same_layout(a: TypeProfile, b: TypeProfile) -> bool:
@@ -22,11 +32,14 @@ def _same_layout(a: TypeProfile, b: TypeProfile) -> bool:
 def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
     """Sum the counts (and a summary's hits) of identical sequences, the invocations
     (per kind too), the drops and the alignment counts of all profiles (a type's
-    alignment is unknown only when it is unknown in every input). Sequences are identical when kind,
-    accesses and literal/summary agree, so merging is exact and associative.
+    alignment is unknown only when it is unknown in every input). Sequences are
+    identical when kind, accesses and literal/summary agree, so merging is exact and
+    associative. A type's sharing is merged by `_SharingSum` (none only when no input
+    has one).
 
     The layouts of a type must agree: a profile traced against another layout of the
-    same type cannot be added. `names` (the inputs' file names) only improve messages.
+    same type cannot be added, nor sharing tracked with another granule. `names` (the
+    inputs' file names) only improve messages.
     """
     if not profiles:
         raise UserError("nothing to merge", "name at least one profile")
@@ -35,6 +48,7 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
     buckets: dict[str, dict[tuple[str | None, tuple[Access, ...], bool],
                             tuple[int, list[int] | None]]] = {}
     kinds: dict[str, int] = {}
+    sharing: dict[str, _SharingSum] = {}
     for i, prof in enumerate(profiles):
         label = names[i] if i < len(names) else f"profile {i + 1}"
         if prof.cache_line != cache_line:
@@ -66,6 +80,12 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
                 for mod, n in t.alignment.items():
                     got_align[mod] = got_align.get(mod, 0) + n
                 have.alignment = dict(sorted(got_align.items()))
+            if t.sharing is not None:
+                got_sharing = sharing.get(name)
+                if got_sharing is None:
+                    sharing[name] = _SharingSum(t.sharing)
+                else:
+                    got_sharing.add(t.sharing, f"{label}: type {name}")
             bucket = buckets[name]
             for s in t.sequences:
                 key = s.merge_key()
@@ -82,9 +102,49 @@ def merge(profiles: Sequence[Profile], *, names: Sequence[str] = ()) -> Profile:
             AccessSequence(count, acc, entry, tuple(hits) if hits is not None else None)
             for (entry, acc, _summary), (count, hits) in bucket.items()]
         out.types[name].sort()
+    for name, total in sharing.items():
+        out.types[name].sharing = total.result()
     out.entry_invocations = kinds
     out.metadata = merge_metadata([p.metadata for p in profiles])
     return out
+
+
+class _SharingSum:
+    """The sharing of one type added up over profiles: identical shared object patterns
+    and handoffs (same ranges) have their counts summed, `private_objects` and `lost`
+    are summed, `threads` is the largest (threads are numbered from 0 in every run), and
+    the granule must agree."""
+
+    def __init__(self, first: TypeSharing) -> None:
+        self.granule = first.granule
+        self.threads = 0
+        self.private_objects = 0
+        self.lost = 0
+        self.shared: dict[Any, int] = {}
+        self.handoffs: dict[Any, int] = {}
+        self.add(first, "")
+
+    def add(self, s: TypeSharing, where: str) -> None:
+        if s.granule != self.granule:
+            raise UserError(f"{where}: sharing was tracked in granules of {s.granule} "
+                            f"bytes, not {self.granule} as in the profiles before it",
+                            "merge profiles traced by the same cachefit runtime")
+        self.threads = max(self.threads, s.threads)
+        self.private_objects += s.private_objects
+        self.lost += s.lost
+        for o in s.shared:
+            self.shared[o.pattern()] = self.shared.get(o.pattern(), 0) + o.count
+        for h in s.handoffs:
+            self.handoffs[h.pattern()] = self.handoffs.get(h.pattern(), 0) + h.count
+
+    def result(self) -> TypeSharing:
+        out = TypeSharing(
+            self.granule, self.threads, self.private_objects,
+            [SharedObject(n, reads, writes) for (reads, writes), n in self.shared.items()],
+            [Handoff(n, written, touched) for (written, touched), n in self.handoffs.items()],
+            self.lost)
+        out.sort()
+        return out
 
 
 def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -6,7 +6,9 @@ that covers the field exactly,
 ``name+2`` inside a field, ``a..b`` across fields, ``<padding>`` between fields). A
 sequence names its kind of operation (entry function) when the profile records kinds; a
 summary of long invocations shows each distinct access once with its hits (``x4000``);
-the objects' base addresses modulo the line are shown when recorded (``alignment``).
+the objects' base addresses modulo the line are shown when recorded (``alignment``), and
+the threads' sharing when recorded (issue 30: threads, shared and private objects, the
+heaviest shared object patterns and handoffs with their byte ranges as field names).
 `select` narrows a profile to some types and sequences (for `--json`). It only formats;
 it never reads or writes files.
 """
@@ -15,7 +17,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cachefit.model.profile import Access, Profile, TypeProfile
+from cachefit.model.profile import Access, Handoff, Profile, SharedObject, TypeProfile
+
+SHOWN = 3
+"""Shared object patterns and handoffs listed per type, heaviest first."""
 
 
 def describe_access(t: TypeProfile, a: Access) -> str:
@@ -54,6 +59,61 @@ def describe_alignment(alignment: dict[int, int], cache_line: int) -> str:
             + ", ".join(f"{mod} ({100 * n / total:.1f}%)" for mod, n in parts))
 
 
+def describe_ranges(t: TypeProfile, ranges: tuple[tuple[int, int], ...]) -> str:
+    """`count0, count1 (@0 +16)`: the fields overlapping (offset, size) byte ranges, then
+    the ranges; `<padding>` when no field does."""
+    names = ", ".join(f.name for f in t.fields_overlapping(ranges)) or "<padding>"
+    return f"{names} ({', '.join(f'@{o} +{n}' for o, n in ranges)})"
+
+
+def describe_shared(t: TypeProfile, o: SharedObject) -> str:
+    """`t0 r config w count0; t1 r config w count1`: per thread the fields it read and
+    wrote in a shared object pattern."""
+    parts = []
+    for thread in o.threads():
+        what = []
+        for mode, triples in (("r", o.reads), ("w", o.writes)):
+            ranges = tuple((off, n) for th, off, n in triples if th == thread)
+            if ranges:
+                what.append(f"{mode} " + (", ".join(
+                    f.name for f in t.fields_overlapping(ranges)) or "<padding>"))
+        parts.append(f"t{thread} " + " ".join(what))
+    return "; ".join(parts)
+
+
+def describe_handoff(t: TypeProfile, h: Handoff) -> str:
+    """`written count0 (@0 +8) -> touched config, count0 (@0 +24)`."""
+    return (f"written {describe_ranges(t, h.written)} -> "
+            f"touched {describe_ranges(t, h.touched)}")
+
+
+def render_sharing(t: TypeProfile) -> list[str]:
+    """The sharing section of a type (empty when it has none): threads, granule, shared
+    and private objects, lost, then the heaviest patterns and handoffs."""
+    s = t.sharing
+    if s is None:
+        return []
+    s.sort()
+    shared = s.shared_objects
+    out = [f"  sharing: {s.threads} thread{'s' if s.threads != 1 else ''}, granule "
+           f"{s.granule} byte{'s' if s.granule != 1 else ''}; objects: {shared} shared "
+           f"({len(s.shared)} pattern{'s' if len(s.shared) != 1 else ''}), "
+           f"{s.private_objects} private; {s.lost} lost"]
+    for o in s.shared[:SHOWN]:
+        out.append(f"    shared x{o.count}: {describe_shared(t, o)}")
+    if len(s.shared) > SHOWN:
+        out.append(f"    ... {len(s.shared) - SHOWN} more shared object patterns")
+    total = sum(h.count for h in s.handoffs)
+    out.append(f"  handoffs: {total} ({len(s.handoffs)} pattern"
+               f"{'s' if len(s.handoffs) != 1 else ''})")
+    for i, h in enumerate(s.handoffs[:SHOWN], 1):
+        out.append(f"    #{i}  count {h.count} ({100.0 * h.count / total:.1f}%): "
+                   f"{describe_handoff(t, h)}")
+    if len(s.handoffs) > SHOWN:
+        out.append(f"    ... {len(s.handoffs) - SHOWN} more handoffs")
+    return out
+
+
 def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list[str]:
     lines_of_obj = (t.size + cache_line - 1) // cache_line if t.size else 0
     counted = t.counted
@@ -66,6 +126,7 @@ def render_type(t: TypeProfile, cache_line: int, top: int | None = None) -> list
     out = [head]
     if t.alignment:
         out.append("  " + describe_alignment(t.alignment, cache_line))
+    out.extend(render_sharing(t))
     kinds = t.kinds()
     if any(k is not None for k in kinds):
         out.append("  kinds: " + ", ".join(f"{k or '?'} {n}" for k, n in kinds.items()))
