@@ -12,6 +12,10 @@ never by matching source text):
     code (a function, a function pointer, a member) whose pointer result is used as an
     `X *` (initialiser, assignment, return, explicit cast) and which has such a size
     argument with the same X is wrapped in `__cachefit_track` (never a stack address);
+    so is a call whose result is the only value of a local variable of another pointer
+    type that the function converts to X and to no other record, through a union member
+    or casts (Lua's `GCObject *o = luaC_newobj(L, LUA_VTABLE, sizeof(Table)); Table *t =
+    gco2t(o);`: cachefit.trace.local_views);
     a `free((char *)P - HDR)` of an unchanged pointer parameter P also forgets P (a free
     wrapper's caller got P from the matching allocation wrapper);
   * every allocation site of a traced type, registered or not, as a note in the unit's
@@ -50,6 +54,7 @@ from cachefit.model.type_names import type_key
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.carve_sites import carved_value
+from cachefit.trace.local_views import local_view
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 from cachefit.trace.touch_filter import FilterResult, choose_functions
 
@@ -306,6 +311,9 @@ class UnitInstrumenter:
         self._fn_sizes: list[int] = []      # cursors walked in each of them so far
         # Calls whose result the code uses as a pointer (extent -> the pointee type).
         self._dest: dict[tuple[int, int], ci.Type] = {}
+        # Of those, the calls whose result initialises or is assigned to a local variable
+        # (extent -> the variable): `GCObject *o = luaC_newobj(...)` (_viewed_local).
+        self._dest_var: dict[tuple[int, int], ci.Cursor] = {}
         # Calls whose result the code discards (a statement of its own, a `(void)` cast):
         # no object comes from them (Lua's `(*g->frealloc)(g->ud, fromstate(L),
         # sizeof(LG), 0);` frees), so they are not noted as missed allocation sites.
@@ -967,7 +975,13 @@ class UnitInstrumenter:
             return
         if kind == CK.BINARY_OPERATOR and self._binary_op(c) != "=":
             return
-        self._dest[(value.extent.start.offset, value.extent.end.offset)] = canon.get_pointee()
+        key = (value.extent.start.offset, value.extent.end.offset)
+        self._dest[key] = canon.get_pointee()
+        var = c if kind == CK.VAR_DECL else \
+            self._strip(kids[0]).referenced if kind == CK.BINARY_OPERATOR and \
+            self._strip(kids[0]).kind == CK.DECL_REF_EXPR else None
+        if var is not None and var.kind == CK.VAR_DECL:
+            self._dest_var[key] = var
 
     def _carve(self, c: ci.Cursor, kind: ci.CursorKind, depth: int) -> None:
         """An object carved out of a bigger block stored into a `T *` (initialiser, `=`,
@@ -1046,7 +1060,8 @@ class UnitInstrumenter:
         name = callee.spelling if callee is not None else ""
         dest = self._dest.get((call.extent.start.offset, call.extent.end.offset))
         if dest is None or not self.occurrences(dest):
-            self._unconverted(call, name, args)
+            if not self._viewed_local(call, name, args, depth):
+                self._unconverted(call, name, args)
             return
         for a in args:
             sized = self._size_of(a)
@@ -1061,8 +1076,46 @@ class UnitInstrumenter:
             if not self._track_call(call, a, sized, depth, name, "typed"):
                 self._note(call, name, dest, UNSIZED)
             return
+        if self._viewed_local(call, name, args, depth):
+            return
         if self._returns_untyped(call):
             self._note(call, name, dest, UNSIZED)
+
+    def _viewed_local(self, call: ci.Cursor, name: str, args: list[ci.Cursor],
+                      depth: int) -> bool:
+        """A call whose result is the only value of a local pointer variable of another
+        type, which the function converts to T and to no other record
+        (cachefit.trace.local_views: Lua's `GCObject *o = luaC_newobj(L, LUA_VTABLE,
+        sizeof(Table)); Table *t = gco2t(o);`), with a size argument naming that T: the
+        objects it returns are registered as T, like a typed allocation site. True when
+        the call was registered or noted."""
+        var = self._dest_var.get((call.extent.start.offset, call.extent.end.offset))
+        fn = self._fn_cursors[-1] if self._fn_cursors else None
+        if var is None or fn is None or var.semantic_parent != fn or \
+                var.storage_class == ci.StorageClass.STATIC:
+            return False
+        sized = [s for s in map(self._size_of, args)
+                 if s is not None and self.occurrences(s[0])]
+        if not sized:
+            return False
+        assigned = self._assigned_values(var, fn)
+        init = [k for k in var.get_children() if k.kind.is_expression()]
+        if assigned is None or len(init) + len(assigned) != 1:
+            return False        # another value could be what the function converts
+        view = local_view(fn, var)
+        if view is None:
+            return False
+        for a in args:
+            got = self._size_of(a)
+            if got is None or not self._same_type(got[0], view):
+                continue
+            if any(self._points_to(b, view) for b in args):
+                self._note(call, name, view, PASSES)
+                return True
+            if any(d.kind in (CK.COMPOUND_STMT, CK.LAMBDA_EXPR) for d in call.walk_preorder()):
+                return False    # the call's text is repeated in __typeof__ (C)
+            return self._track_call(call, a, got, depth, name, "typed")
+        return False
 
     def _returns_untyped(self, call: ci.Cursor) -> bool:
         """Whether the call returns `void *` or `char *` (memory, not an object) and is

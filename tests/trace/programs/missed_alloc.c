@@ -1,6 +1,6 @@
-/* A traced type whose objects cachefit cannot find by itself (issue 27): the pool's
- * size names the type, but the result goes through a `void *` first. `cachefit trace`
- * must name the site and the `allocators` line that registers it. */
+/* A traced type whose objects cachefit cannot find by itself (issue 27): the pool's size
+ * names the type, but the result leaves main as a `void *` and becomes a `struct obj *`
+ * only in another function. `cachefit trace` must name the site and the allocators line. */
 #include <stddef.h>
 #include <stdio.h>
 #include "obj.h"
@@ -22,12 +22,11 @@ __attribute__((noinline)) void op(struct obj *x)
 {
     x->b = 1; /* (0, 8, 8, w) */
 }
-
+__attribute__((noinline)) static void use(void *mem) { op(mem); }
 int main(void)
 {
     void *mem = pool_get(&P, sizeof(struct obj)); /* line 28 */
-    struct obj *x = mem;
-    op(x);
+    use(mem);
     printf("%zu\n", P.used);
     return 0;
 }
