@@ -74,6 +74,7 @@ from cachefit.layout.placement import (
 from cachefit.layout.problem import LayoutProblem, build_problem
 from cachefit.layout.realize import compact_tail, realize
 from cachefit.layout.result import LayoutEvaluation, LayoutResult
+from cachefit.layout.sharing import has_handoffs, search_sharing
 from cachefit.layout.start_shift import shifted_view
 from cachefit.model.profile import TypeProfile
 from cachefit.model.record_layout import Record
@@ -257,7 +258,7 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                     allow_growth: bool = False, time_limit: float = 10.0,
                     merge: bool = False,
                     entry_weights: Mapping[str, float] | None = None,
-                    prove: bool = True) -> LayoutResult:
+                    prove: bool = True, sharing_weight: float = 1.0) -> LayoutResult:
     """Choose a member order for `record` from one type of a cachefit profile.
 
     Objectives, in order: weighted cache lines touched per (sequence, role) — a sequence
@@ -266,11 +267,16 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
     whole lines unless `allow_growth`); cold fields then hot fields in their original
     relative order. `time_limit` sizes the budgets (counts, not the clock: the same input
     gives the same layout on any machine). `prove` False: the core only, without the
-    proving step (see the module docstring). See docs/layout.md.
+    proving step (see the module docstring). A type whose profile records lines changing
+    hands between threads then gets the sharing search (layout.sharing: lines +
+    `sharing_weight` * transfers per operation, padding allowed); other types are not
+    affected by it. See docs/layout.md.
     """
     began = time.monotonic()
     if time_limit <= 0:
         raise UserError(f"time limit {time_limit} must be positive")
+    if not sharing_weight >= 0:
+        raise UserError(f"sharing weight {sharing_weight} must be a number >= 0")
     problem = build_problem(record, profile_type, cache_line=cache_line,
                             object_align=object_align, relax_align=relax_align,
                             constraints=constraints, allow_growth=allow_growth, merge=merge,
@@ -302,7 +308,22 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
         real = _Candidates(problem).add(chosen.placement.order, chosen.method)
         assert real is not None and real.cost == chosen.cost, "start_shift is not exact"
         chosen = real
-    return _result(problem, chosen, stages, warnings, time.monotonic() - began)
+    shared = None
+    if has_handoffs(profile_type):      # issue 30: the sharing term (docs/layout.md)
+        shared = search_sharing(problem, profile_type, chosen.placement,
+                                original_placement(problem), weight=sharing_weight,
+                                max_size=constraints.max_size, time_limit=time_limit)
+        if shared.improved:
+            moved = shared.placement
+            chosen = _Candidate(chosen.method + " + sharing search", moved, shared.cost,
+                                (shared.cost.lines, shared.cost.dirty, moved.size,
+                                 *inversions(problem, moved.order)))
+    result = _result(problem, chosen, stages, warnings, time.monotonic() - began)
+    if shared is not None:
+        result = replace(result, padding=shared.padding,
+                         transfers_before=shared.transfers_before,
+                         transfers_after=shared.transfers_after)
+    return result
 
 
 def _search(problem: LayoutProblem, cands: _Candidates, time_limit: float, prove: bool

@@ -107,6 +107,13 @@ class LayoutResult:
     start_distribution: dict[int, int] = field(default_factory=dict)
     """The observed start offsets in a line -> weight (issue 26: where the profile saw the
     objects); empty in the uniform model (every multiple of `object_align`)."""
+    padding: dict[str, int] = field(default_factory=dict)
+    """Bytes of padding declared right before the named field (issue 30: only where the
+    sharing term separates fields), counted in `size_after`."""
+    transfers_before: float | None = None
+    transfers_after: float | None = None
+    """Expected lines changing hands between threads per operation (docs/layout.md,
+    "Threads"); None when the profile records no handoffs."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -116,6 +123,10 @@ class LayoutResult:
             del out["start_distribution"]                     # the uniform model
         else:
             out["start_distribution"] = {str(k): v for k, v in self.start_distribution.items()}
+        if not self.padding:
+            del out["padding"]
+        if self.transfers_before is None:
+            del out["transfers_before"], out["transfers_after"]      # no sharing data
         out["order"] = list(self.order)
         out["merged"] = [asdict(m) for m in self.merged]
         out["constraints_honoured"] = list(self.constraints_honoured)

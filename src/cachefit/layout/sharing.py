@@ -19,9 +19,17 @@ objective's layouts, nor rewrite source.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 
-from cachefit.model.profile import FieldSpan, TypeSharing
+from cachefit.layout.line_cost import CostTotals, cost_totals
+from cachefit.layout.placement import Placement, inversions, place_order, violations
+from cachefit.layout.problem import LayoutProblem, Unit, align_up
+from cachefit.model.profile import FieldSpan, TypeProfile, TypeSharing
+
+EVALS_PER_SECOND = 2_000
+"""Layouts the sharing search evaluates per second of `time_limit` (a count, not the
+clock: the same input gives the same layout on any machine)."""
 
 
 @dataclass(frozen=True)
@@ -200,3 +208,256 @@ def transfers(sharing: TypeSharing, field_offsets: Mapping[str, tuple[int, int]]
 def _blame(pairs: Mapping[tuple[str, str], int], total_w: int) -> tuple[PairBlame, ...]:
     return tuple(PairBlame(w, t, v / total_w)
                  for (w, t), v in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# ------------------------------------------------------------------------ the search
+
+
+@dataclass(frozen=True)
+class SharingOutcome:
+    """What the sharing search gives the optimizer for one record.
+
+    `placement` is in the record's units (offsets include the padding, `size` too);
+    `padding` maps the first field of a unit to the bytes declared right before it.
+    `improved` False: the optimizer's layout stays as it was (placement is its own)."""
+
+    placement: Placement
+    cost: CostTotals
+    padding: dict[str, int]
+    transfers_before: float
+    """Expected transfers per operation of the record's current layout."""
+    transfers_after: float
+    improved: bool
+    evaluations: int
+
+
+Break = tuple[int, int]
+"""(unit, start): the unit begins a line when the object starts `start` bytes into one
+(padding declared before it fills up to there)."""
+
+
+@dataclass(frozen=True)
+class _State:
+    order: tuple[int, ...]
+    breaks: tuple[Break, ...]               # sorted
+    pad: tuple[tuple[int, int], ...]        # (unit, bytes >= 1) the breaks need, sorted
+    placement: Placement                    # over the record's units, padding included
+    cost: CostTotals
+    transfers: int                          # summed over starts (weighted) and handoffs
+    key: tuple[object, ...]
+
+    @property
+    def padding(self) -> int:
+        return sum(b for _u, b in self.pad)
+
+
+class _Search:
+    """Order + line-break states of one record, their costs, and the local search.
+
+    A state is an order of the units and a set of line breaks; the padding is what the
+    breaks need in that order (the bytes from the end of what precedes the unit to the
+    next line start at the break's start offset), so a break moves with its unit and its
+    padding follows. Offsets come from `placement.place_order` on the record's units with
+    a `char[n]` unit per padding, exactly what the rewriter declares."""
+
+    def __init__(self, problem: LayoutProblem, handoffs: Sequence[HandoffFields],
+                 weight: float, max_size: int | None, max_evals: int) -> None:
+        self.p = problem
+        names = problem.field_unit
+        self.handoffs = [h for h in handoffs if h.count > 0 and
+                         any(n in names for n in h.written) and
+                         any(n in names for n in h.touched)]
+        self.weight = Fraction(weight)
+        self.starts = tuple(problem.weighted_starts())
+        self.sizes = {f.name: f.size for f in problem.record.fields}
+        self.max_size = max_size
+        self.max_evals = max_evals
+        self.evals = 0
+        shared = {names[n] for h in self.handoffs for n in (*h.written, *h.touched)
+                  if n in names}
+        # units the search moves or breaks before: those of the handoffs' fields
+        self.shared = sorted(u for u in shared if not problem.units[u].fixed)
+        self.free = [u for u in problem.movable if not problem.units[u].fixed
+                     and u not in problem.succ and u not in problem.pred]
+
+    # -- measuring
+
+    def field_offsets(self, offsets: Sequence[int]) -> dict[str, tuple[int, int]]:
+        out: dict[str, tuple[int, int]] = {}
+        for unit in self.p.units:
+            for name, rel in zip(unit.fields, unit.rel, strict=True):
+                out[name] = (offsets[unit.index] + rel, self.sizes[name])
+        return out
+
+    def transfer_total(self, offsets: Sequence[int]) -> int:
+        return transfer_total(self.handoffs, self.field_offsets(offsets), self.starts,
+                              self.p.line)
+
+    def per_operation(self, total: int) -> float:
+        return total / (max(self.p.invocations, 1) * self.p.start_weight_total)
+
+    def _place(self, order: Sequence[int], pad: Mapping[int, int]
+               ) -> tuple[LayoutProblem, list[int], Placement]:
+        """The record with a `char[n]` unit before each padded unit, and its placement."""
+        p = self.p
+        units = list(p.units)
+        full: list[int] = []
+        for u in order:
+            if pad.get(u, 0) > 0:
+                full.append(len(units))
+                units.append(Unit(len(units), (), (), p.units[u].offset, pad[u], 1, 1))
+            full.append(u)
+        if len(units) == len(p.units):
+            return p, full, place_order(p, full)
+        total = sum(pad.values())
+        limit = align_up(p.size_limit + total, p.record_align)
+        if self.max_size is not None:
+            limit = min(limit, self.max_size // p.record_align * p.record_align)
+        padded = replace(p, units=tuple(units), size_limit=limit)
+        return padded, full, place_order(padded, full)
+
+    def state(self, order: Sequence[int], breaks: Sequence[Break]) -> _State | None:
+        """The state of `order` with `breaks`; None if it breaks a constraint (or the
+        budget is spent)."""
+        if self.evals >= self.max_evals:
+            return None
+        self.evals += 1
+        p = self.p
+        line = p.line
+        pos = {u: i for i, u in enumerate(order)}
+        pad: dict[int, int] = {}
+        for u, s in sorted(breaks, key=lambda b: (pos[b[0]], b[1])):
+            _padded, full, placed = self._place(order, pad)
+            at = full.index(u)
+            if at == 0:
+                cursor = p.prefix_end
+            else:
+                prev = full[at - 1]
+                size = p.units[prev].size if prev < len(p.units) else pad[order[pos[u] - 1]]
+                cursor = placed.offsets[prev] + size
+            need = (-(s + cursor)) % line
+            if need and align_up(cursor, p.units[u].align) + s < \
+                    (s + cursor) // line * line + line:     # not already on the next line
+                pad[u] = pad.get(u, 0) + need
+        padded, full, placed = self._place(order, pad)
+        if violations(padded, placed):
+            return None
+        n = len(p.units)
+        offsets = placed.offsets[:n]
+        placement = Placement(tuple(order), offsets, placed.end, placed.size,
+                              placed.fam_offset)
+        cost = cost_totals(p, offsets, p.lines_fp, p.dirty_fp)
+        transfers = self.transfer_total(offsets)
+        combined = Fraction(cost.lines, max(p.total_count, 1)) + \
+            self.weight * Fraction(transfers, max(p.invocations, 1))
+        total_pad = sum(pad.values())
+        key = (combined, transfers, cost.dirty, total_pad, placed.size,
+               *inversions(p, list(order)))
+        return _State(tuple(order), tuple(sorted(breaks)), tuple(sorted(pad.items())),
+                      placement, cost, transfers, key)
+
+    # -- the neighbourhood
+
+    def neighbours(self, cur: _State) -> list[tuple[tuple[int, ...], tuple[Break, ...]]]:
+        """(order, breaks) for every move of a shared unit (also with a new break
+        before it), swap with a shared unit, break added or removed, and a shared unit
+        put on lines of its own (breaks before and after it), in a fixed order."""
+        out: list[tuple[tuple[int, ...], tuple[Break, ...]]] = []
+        order = list(cur.order)
+        breaks = cur.breaks
+        pos = {u: i for i, u in enumerate(order)}
+        free = set(self.free)
+        line = self.p.line
+        starts = [s for s, _w in self.starts]
+        breakable = [u for u in self.shared if not self.p.units[u].bitfield]
+        for u in self.shared:
+            if u not in free:
+                continue
+            rest = [v for v in order if v != u]
+            for j in range(len(order)):
+                if j == pos[u]:
+                    continue
+                moved = tuple(rest[:j] + [u] + rest[j:])
+                out.append((moved, breaks))
+                if u in breakable:
+                    for s in starts:
+                        if (u, s) not in breaks:
+                            out.append((moved, tuple(sorted((*breaks, (u, s))))))
+        shared = set(self.shared)
+        for u in self.shared:
+            for v in self.free:
+                if u == v or u not in free or (v in shared and v < u):
+                    continue
+                swapped = list(order)
+                swapped[pos[u]], swapped[pos[v]] = v, u
+                out.append((tuple(swapped), breaks))
+        for u in breakable:
+            at = cur.placement.offsets[u]
+            after = order[pos[u] + 1] if pos[u] + 1 < len(order) else None
+            for s in starts:
+                if (u, s) in breaks:
+                    out.append((cur.order, tuple(b for b in breaks if b != (u, s))))
+                    continue
+                if (s + at) % line:
+                    out.append((cur.order, tuple(sorted((*breaks, (u, s))))))
+                if after is not None and not self.p.units[after].bitfield and \
+                        (after, s) not in breaks:
+                    # u on lines of its own: a break before it and after it
+                    out.append((cur.order, tuple(sorted({*breaks, (u, s), (after, s)}))))
+        return out
+
+    def run(self, start: _State) -> _State:
+        """Best-improvement local search from `start` until no neighbour is better or the
+        evaluations are spent; then `prune`."""
+        cur = start
+        while self.evals < self.max_evals:
+            best: _State | None = None
+            for order, breaks in self.neighbours(cur):
+                st = self.state(order, breaks)
+                if st is not None and st.key < cur.key and (best is None or st.key < best.key):
+                    best = st
+            if best is None:
+                break
+            cur = best
+        return self.prune(cur)
+
+    def prune(self, cur: _State) -> _State:
+        """Drop every break whose removal does not raise the transfers: padding goes only
+        where the sharing term separates fields (not where it would only save lines)."""
+        for b in cur.breaks:
+            self.max_evals += 1          # always measured
+            st = self.state(cur.order, tuple(x for x in cur.breaks if x != b))
+            if st is not None and st.transfers <= cur.transfers:
+                cur = st
+        return cur
+
+
+def has_handoffs(profile_type: TypeProfile) -> bool:
+    """Whether the type's profile records lines changing hands (the sharing term applies)."""
+    return profile_type.sharing is not None and bool(profile_type.sharing.handoffs)
+
+
+def search_sharing(problem: LayoutProblem, profile_type: TypeProfile,
+                   start: Placement, before: Placement, *, weight: float,
+                   max_size: int | None, time_limit: float) -> SharingOutcome:
+    """Improve the optimizer's layout `start` for cost = lines objective + `weight` *
+    transfers per operation (docs/layout.md, "Threads"), by moves, swaps and padding
+    before the handoffs' fields; `before` is the record's current layout (for the
+    figures). `weight` 0: figures only, no search. The result is `improved` only when the
+    search found a strictly better layout by (combined cost, transfers, dirty lines,
+    padding, size, order changes); at equal cost the layout with fewer transfers wins."""
+    assert profile_type.sharing is not None
+    search = _Search(problem, handoff_fields(profile_type.sharing, profile_type.fields),
+                     weight, max_size, max(1, int(EVALS_PER_SECOND * time_limit)))
+    before_t = search.per_operation(search.transfer_total(before.offsets))
+    first = search.state(start.order, ())
+    assert first is not None, "the optimizer's layout must be valid"
+    best = first
+    if weight > 0 and search.shared:
+        found = search.run(first)
+        if found.key < first.key:
+            best = found
+    padding = {problem.units[u].fields[0]: b for u, b in best.pad}
+    return SharingOutcome(best.placement, best.cost, padding, before_t,
+                          search.per_operation(best.transfers), best is not first,
+                          search.evals)
