@@ -506,3 +506,17 @@ def test_the_command_line_shows_and_merges_version_3(tmp_path: Path) -> None:
     stats = merged.types["stats"].sharing
     assert stats is not None and [h.count for h in stats.handoffs] == [100, 98]
     assert "tcb" in merged.types and merged.types["tcb"].sharing is None
+
+
+def test_the_documented_example_is_the_golden_one() -> None:
+    """docs/profile-format.md's example of a type's sharing (readable, packed, as `profile
+    show` prints it) is the golden files' type `stats`."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profile-format.md").read_text()
+    section = doc.split("### A type's sharing (version 3)")[1].split("\n## ")[0]
+    blocks = [b.split("\n", 1)[1] for b in section.split("```")[1::2]]
+    readable, packed, shown = blocks
+    assert json.loads("{" + readable + "}")["sharing"] == \
+        json.loads(GOLDEN_V3_READABLE.read_text())["types"]["stats"]["sharing"]
+    assert json.loads("{" + packed + "}")["sharing"] == \
+        json.loads(GOLDEN_V3.read_text())["types"]["stats"]["sharing"]
+    assert shown.splitlines() == render_sharing(load(GOLDEN_V3).types["stats"])
