@@ -537,6 +537,7 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
     from cachefit.model.project_config import load_reorder_config
     from cachefit.report.layout_figures import measure_record
     from cachefit.report.record_lookup import record_from_profile
+    from cachefit.rewrite.padding import declared_members
     weights = load_reorder_config().entry_weights or None
     out: dict[str, Any] = {}
     for type_name, entry in plan.records.items():
@@ -568,10 +569,11 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
             except CachefitError:
                 continue            # this binary does not use the type
             built = [f.name for f in rec.fields]
-            if built != order:
+            members = list(declared_members(order, entry.padding))   # with padding members
+            if built != members:
                 raise UserError(f"{path}: {type_name} does not have the planned member "
                                 "order (DWARF; issue 26)", f"check {tree.retrace_dir}/build.log",
-                                details=[f"planned: {', '.join(order)}",
+                                details=[f"planned: {', '.join(members)}",
                                          f"built:   {', '.join(built)}"])
             record, source = rec, "DWARF"
         if record is None:
@@ -610,6 +612,7 @@ def _check_binaries(config: PipelineConfig, tree: OutputTree,
                     plan: LayoutPlan) -> dict[str, Any]:
     """Read each planned record from the kept binaries' DWARF; it must follow the plan."""
     from cachefit.frontend.dwarf_records import read_record
+    from cachefit.rewrite.padding import declared_members
     out: dict[str, Any] = {}
     for name in config.binaries:
         binary = tree.optimize_dir / "bin" / Path(name).name
@@ -619,11 +622,12 @@ def _check_binaries(config: PipelineConfig, tree: OutputTree,
             except CachefitError:
                 continue            # this binary does not use the type
             order = [f.name for f in rec.fields]
-            if order != list(entry.order):
+            members = declared_members(entry.order, entry.padding)  # with padding members
+            if order != list(members):
                 raise UserError(f"{binary}: {type_name} does not have the planned member "
                                 "order (DWARF)", "check optimize/build.log: was every unit "
                                 "compiled through the wrapper in optimize mode?",
-                                details=[f"planned: {', '.join(entry.order)}",
+                                details=[f"planned: {', '.join(members)}",
                                          f"built:   {', '.join(order)}"])
             out.setdefault(type_name, {})[str(binary)] = {
                 "size": rec.size, "offsets": {f.name: f.offset for f in rec.fields}}

@@ -17,7 +17,7 @@ returns the new text; it never compiles or writes anywhere else.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,13 +91,16 @@ def _repoint(exc: CachefitError, unit: Path, text: bytes, source: str) -> None:
 
 def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequence[str], *,
                  fix_initializers: bool = False,
-                 expected_size: int | None = None) -> dict[str, str]:
+                 expected_size: int | None = None,
+                 padding: Mapping[str, int] | None = None) -> dict[str, str]:
     """The preprocessed unit `path` with `type_name`'s fields declared in `new_order`:
     {path: new text} and any other file the change touched. The checks are those of
     `cachefit reorder` restricted to the unit: refusals (packed, ABI, raw I/O, positional
     initialisers unless fixed), the constraints the order must honour, and the compiler's
     layout of the result (order, alignment, sizeof when `expected_size` is given, and the
-    offsets and sizes that `static_assert`s in the unit pin). Raises
+    offsets and sizes that `static_assert`s in the unit pin). `padding` (field -> bytes,
+    the plan's) declares a padding member right before each such field; `expected_size`
+    includes it. Raises
     `UnsafeTransformation` (nothing to use) when the unit rules the order out, and
     `OtherFields` when the unit's record has other fields than the order names."""
     from cachefit.reorder.analysis import analyse
@@ -110,8 +113,8 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     decision = check_order(a, new_order, fix_initializers=fix_initializers)
     # byte boundaries are checked by `cachefit reorder` only, as before the one rewrite
     applied = apply_order(a, decision.order, barriers=decision.barriers,
-                          fix_initializers=fix_initializers, expected_size=expected_size,
-                          byte_boundaries=False)
+                          padding=padding, fix_initializers=fix_initializers,
+                          expected_size=expected_size, byte_boundaries=False)
     new = applied.contents[path] if path in applied.contents else \
         applied.originals.get(path) or Path(path).read_bytes()
     out = {path: new.decode("utf-8", errors="surrogateescape")}
@@ -156,7 +159,8 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                 try:
                     out = reorder_unit(str(unit), args, name, list(rec.order),
                                        fix_initializers=plan.fix_initializers,
-                                       expected_size=rec.expected_size)
+                                       expected_size=rec.expected_size,
+                                       padding=rec.padding)
                 except TypeNotFound:
                     continue        # libclang: the unit does not define the record
                 except OtherFields as exc:

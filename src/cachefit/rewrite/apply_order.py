@@ -1,9 +1,9 @@
 """Apply a member order to a record's source and verify it: the one rewrite of cachefit.
 
 `apply_order(analysis, order, ...)` computes the whole edit list (the member list in the
-new order, with relaxed-alignment attributes and zero-width bit-field barriers;
-constructor initialiser lists kept in declaration order; with `fix_initializers`, the
-record's positional initialisers made designated), applies it at once to the files'
+new order, with relaxed-alignment attributes, zero-width bit-field barriers and padding
+members; constructor initialiser lists kept in declaration order; with `fix_initializers`,
+the record's positional initialisers made designated), applies it at once to the files'
 current bytes, re-parses the defining unit with the new text and checks the compiler's
 layout: the constraints' pins and asserted sizes, the intended order, alignment, sizeof
 and offsets when predicted (layout_check), byte boundaries the code relies on, and, when
@@ -28,6 +28,7 @@ from cachefit.reorder.constraints import OrderConstraint, layout_violation
 from cachefit.rewrite.initializers import fix_site, is_cxx20
 from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
 from cachefit.rewrite.member_order import rewrite_members
+from cachefit.rewrite.padding import declared_members
 from cachefit.rewrite.units_compile import check_units_compile
 
 
@@ -52,6 +53,7 @@ class AppliedOrder:
 def apply_order(a: Analysis, order: Sequence[str], *,
                 attributes: Mapping[str, str] | None = None,
                 barriers: Mapping[str, str] | None = None,
+                padding: Mapping[str, int] | None = None,
                 fix_initializers: bool = False,
                 expected_size: int | None = None,
                 predicted_offsets: Mapping[str, int] | None = None,
@@ -65,13 +67,17 @@ def apply_order(a: Analysis, order: Sequence[str], *,
     `expected_size`, `predicted_offsets` (used when the new text declares exactly `order`),
     `pins` and `relaxed` are what the compiler's layout must show; `byte_boundaries` checks
     the constraints' byte boundaries, `compile_units` compiles every unit of `a` with the
-    new text. Raises `UnsafeTransformation` (nothing to write) when a check fails. `stage`
-    is told the stage starting ("rewriting", ...), for a display.
+    new text. `padding` (field -> bytes) declares a padding member before each such field
+    (cachefit.rewrite.padding); the compiler's layout must then show those members, and
+    `expected_size` includes them. Raises `UnsafeTransformation` (nothing to write) when a
+    check fails. `stage` is told the stage starting ("rewriting", ...), for a display.
     """
     say = stage or (lambda _what: None)
     rec, body = a.record, a.body
     say("rewriting")
-    mr = rewrite_members(body, list(order), dict(attributes or {}), dict(barriers or {}))
+    pads = dict(padding or {})
+    mr = rewrite_members(body, list(order), dict(attributes or {}), dict(barriers or {}),
+                         pads)
     edits = EditList()
     for b, e, piece in mr.edits:
         edits.add(Edit(body.file, b, e, piece.decode("utf-8", errors="surrogateescape"),
@@ -107,8 +113,8 @@ def apply_order(a: Analysis, order: Sequence[str], *,
                               after.size)   # pins, asserted sizes
     if broken is not None:
         raise broken
-    expect = Expectation(order=mr.effective_order, size=expected_size,
-                         offsets=predicted_offsets
+    expect = Expectation(order=declared_members(mr.effective_order, pads),
+                         size=expected_size, offsets=predicted_offsets
                          if tuple(order) == mr.effective_order else None,
                          pins=pins, relaxed=relaxed)
     check_layout(rec, after, expect, where)

@@ -7,7 +7,9 @@ each field keeps its access level (access specifiers are emitted where needed, a
 govern no member any more are dropped); fields of one macro expansion or one anonymous
 struct/union move as one unit. The fields are gathered into one block at the position of the
 first field (or of the last, when a type or constant declared between fields could be used
-by them), indented like the fields around it. A `#define`/`#undef` between fields splits the
+by them), indented like the fields around it. Members the layout asks for are declared
+right before their field: zero-width bit-field barriers and padding members (issue 30,
+cachefit.rewrite.padding). A `#define`/`#undef` between fields splits the
 list: the fields on each side are gathered on their side, and none moves across it.
 
 It only produces text: it does not decide the order or how it cuts the member list
@@ -48,6 +50,7 @@ from cachefit.reorder.member_pieces import (
     plan_pieces,
     split_declarations,
 )
+from cachefit.rewrite.padding import check_padding, pad_declaration
 from cachefit.rewrite.removed_text import (
     blank_but,
     blank_line_follows,
@@ -142,21 +145,28 @@ def _useless_specs(items: list[Item]) -> set[int]:
 
 def rewrite_members(body: RecordBody, order: list[str],
                     attributes: dict[str, str] | None = None,
-                    barriers: dict[str, str] | None = None) -> MemberRewrite:
+                    barriers: dict[str, str] | None = None,
+                    padding: dict[str, int] | None = None) -> MemberRewrite:
     """The member list of `body` with its fields declared in `order`.
 
     `attributes` maps fields to attribute text to add to their declarator (e.g. a relaxed
     alignment: `__attribute__((packed, aligned(4)))`). `barriers` maps fields to the type of
     an unnamed zero-width bit-field (`unsigned int : 0;`) to declare right before them (the
     layout optimizer asks for one where the compiler would otherwise pack a bit-field into
-    free bits before it).
+    free bits before it). `padding` maps fields to the bytes of a padding member
+    (cachefit.rewrite.padding) to declare right before them, before the barrier and the
+    unnamed bit-fields kept in front of the field, with the access in effect after the member
+    before it (no access specifier is added for it); a declaration of several fields is split
+    before a padded one.
     """
     text = body.text
     attrs = dict(attributes or {})
     walls = dict(barriers or {})
-    pieces = plan_pieces(body, order)
+    pads = dict(padding or {})
+    check_padding(pads, order, body.units[0].location if body.units else None)
+    pieces = _split_at_pads(plan_pieces(body, order), pads)
     effective = declared_order(pieces)
-    if _unchanged(body, pieces) and not attrs and not walls:
+    if _unchanged(body, pieces) and not attrs and not walls and not pads:
         return MemberRewrite(body.body, body.body.text(text), effective, (), False)
     split = split_declarations(body, pieces)
     items = body.items
@@ -166,7 +176,8 @@ def rewrite_members(body: RecordBody, order: list[str],
     edits: list[tuple[int, int, bytes]] = []
     for (lo, hi), part in zip(*_segments(body, pieces), strict=True):
         if part:
-            edits += _segment_edits(body, lo, hi, removed, part, inline, attrs, walls)
+            edits += _segment_edits(body, lo, hi, removed, part, inline, attrs,
+                                    _Extras(walls, pads))
     edits.sort(key=lambda e: (e[0], e[1]))
     out = bytearray()
     cur = body.body.begin
@@ -210,7 +221,7 @@ def _segments(body: RecordBody, pieces: list[Piece]) -> tuple[list[tuple[int, in
 
 def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
                    pieces: list[Piece], inline: bool, attrs: dict[str, str],
-                   walls: dict[str, str]) -> list[tuple[int, int, bytes]]:
+                   extras: _Extras) -> list[tuple[int, int, bytes]]:
     """Remove the field units (and useless access specifiers) of `body.items[lo:hi]` and
     the section headings among them, and insert `pieces` as one block where the first (or
     the last) field of the range was."""
@@ -244,7 +255,7 @@ def _segment_edits(body: RecordBody, lo: int, hi: int, removed: set[int],
     commented = tuple(it for k, it in enumerate(items) if lo <= k < hi and k in removed and
                       isinstance(it, AccessSpec) and it.core != it.decl)
     style = _Style(inline, spaced, opening, _sections(body, lo, hi, heads), commented)
-    block = _block(body, pieces, access, after, attrs, walls, style)
+    block = _block(body, pieces, access, after, attrs, extras, style)
     inserts, repeated = _placed(text, p, after, block, gone, inline)
     lead = _spec_before(body, p, removed, gone) if block.opens_with_spec else None
     if lead is not None:
@@ -489,6 +500,18 @@ class _Block:
 
 
 @dataclass(frozen=True)
+class _Extras:
+    """Members the block declares that the record did not: zero-width bit-field barriers
+    (type per field) and padding members (bytes per field), each right before its field."""
+
+    walls: dict[str, str]
+    pads: dict[str, int]
+
+
+_PAD_NOTE = b"  /* cachefit: keeps the next field off other threads' lines */"
+
+
+@dataclass(frozen=True)
 class _Style:
     """How the block is laid out: on one line (`inline`), every field set off by a blank
     line (`spaced`), the explicit specifier kept before its first field (`opening`), and
@@ -504,47 +527,89 @@ class _Style:
 
 
 def _block(body: RecordBody, pieces: list[Piece], access: Access, after: Item | None,
-           attrs: dict[str, str], walls: dict[str, str], style: _Style) -> _Block:
-    """The text of `pieces` in order, with the access specifiers they need and the section
-    headings that move, and the access in effect at its end."""
+           attrs: dict[str, str], extras: _Extras, style: _Style) -> _Block:
+    """The text of `pieces` in order, with the access specifiers they need, the section
+    headings that move, the barriers and padding members asked for, and the access in
+    effect at its end."""
     text = body.text
     inline = style.inline
     field_indent, spec_indent = _field_indent(body), _spec_indent(body)
     nl = b"\r\n" if b"\r\n" in body.body.text(text) else b"\n"
     em = _Emitter(nl, inline)
     cur = access
+    walls = extras.walls
     walled: set[str] = set()
+    padded: set[str] = set()
     specs_spaced = not inline and _specs_spaced(body)
     section: Heading | None = None
     pending = list(style.commented)
     for n, p in enumerate(pieces):
         u = p.unit
+        # The barrier and the padding go before the unit: before unnamed bit-fields kept
+        # in front of it.
+        head = p.before if p.before is not None else p.fields[0] if p.fields else ""
+        pad_size = extras.pads.get(head) if head not in padded else None
+        padded.add(head)
         if u.access != cur or (n == 0 and u.access == style.opening) or \
                 any(s.access == u.access for s in pending):
+            if pad_size is not None:    # in the access of the member before it
+                pad = pad_declaration(head, pad_size, cur == "private")
+                em.text(pad if inline else field_indent + pad + _PAD_NOTE + nl)
+                pad_size = None
             em.spec(_spec_text(text, u.access, pending, spec_indent, nl, inline),
                     specs_spaced)
             cur = u.access
         piece = _piece_text(text, p, attrs)
-        # The barrier goes before the unit: before unnamed bit-fields kept in front of it.
-        head = p.before if p.before is not None else p.fields[0] if p.fields else ""
+        pad = None if pad_size is None else pad_declaration(head, pad_size, cur == "private")
         wall = None
         if head in walls and head not in walled:
             wall = (walls[head] + " : 0;").encode()
             walled.add(head)
         if inline:
-            if wall:
-                em.text(wall)
+            for extra in (pad, wall):
+                if extra:
+                    em.text(extra)
             em.text(piece)
             continue
         if p.fields:
             section = _section_start(em, text, style.sections.get(id(u)), section, n)
         barrier = field_indent + wall + b"  /* cachefit: new bit-field unit */" + nl \
             if wall else b""
+        if pad:
+            barrier = field_indent + pad + _PAD_NOTE + nl + barrier
         _emit_piece(em, body, p, barrier, piece, field_indent, style.spaced and n > 0)
     if after is not None and not isinstance(after, AccessSpec) and after.access is not None \
             and after.access != cur:
         em.text(_spec(after.access) if inline else spec_indent + _spec(after.access) + nl)
     return em.block(cur)
+
+
+def _split_at_pads(pieces: list[Piece], pads: dict[str, int]) -> list[Piece]:
+    """`pieces` with each run of declarators of one declaration cut before a padded field
+    (the padding member goes between them); a padded field declared together with the
+    fields before it by a macro, an anonymous struct/union or a declaration that defines a
+    type is a UserError (nothing can go between them)."""
+    out: list[Piece] = []
+    for p in pieces:
+        inner = [n for n in p.fields[1:] if n in pads]
+        if not inner:
+            out.append(p)
+            continue
+        u = p.unit
+        if not u.splittable:
+            by = f"macro {u.macro}" if u.macro else "one declaration"
+            raise UserError(f"cannot insert padding before {inner[0]}: it is declared "
+                            f"together with the members before it by {by}",
+                            "pad before the first field of that declaration instead",
+                            u.location)
+        run: list[str] = []
+        for n in p.fields:
+            if n in pads and run:
+                out.append(Piece(u, tuple(run)))
+                run = []
+            run.append(n)
+        out.append(Piece(u, tuple(run)))
+    return out
 
 
 def _emit_piece(em: _Emitter, body: RecordBody, p: Piece, barrier: bytes, piece: bytes,
