@@ -1651,6 +1651,16 @@ static void cf_sum_flat(cf_sum *s)
     }
 }
 
+uint32_t cf_sum_len(const cf_sum *s)
+{
+    return s->n;
+}
+
+uint64_t cf_sum_quad(const cf_sum *s, uint32_t i)
+{
+    return s->tab[s->order[i]].q;
+}
+
 /* When the table of sequences and summaries is full (max_sequences), an invocation whose
  * sequence or summary is not in it is still kept: folded, under cf_seq_mu, into one
  * summary per type and kind (first-occurrence order across those invocations, hits
@@ -2143,6 +2153,8 @@ static void cf_flush(cf_thread *t)
     }
     if (t->armed != 1 || t->len[t->roles[0].type]) /* else: its armed role never touched */
         cf_align_roles(t);
+    if (CF_UNLIKELY(RD(cf_share_on)))
+        cf_share_end(t);
     t->fsize2 = 0; /* a role of this invocation only */
     t->armed = 0;
     t->rearmed = 0;
@@ -2230,6 +2242,7 @@ static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, int entry, uint
         cf_init();
         if (!cf_thread_setup(t))
             return 0;
+        cf_share_thread(t);
     }
     cf_begin(t, entry, frame);
     return 0;
@@ -2388,7 +2401,7 @@ void __cachefit_leave(int *scope)
     uint32_t type = t->ftype;
     if (CF_UNLIKELY(t->depth != 1 || t->touched != 1ull << type || pos <= slice ||
                     pos >= t->fend || t->outside[type] || t->pend_n >= CF_PUBLISH_EVERY - 1 ||
-                    cf_dump_requested)) {
+                    cf_dump_requested || RD(cf_share_on))) {
         cf_leave_slow(t, (uintptr_t)scope);
         return;
     }
@@ -2464,6 +2477,12 @@ __attribute__((format(printf, 2, 3))) static void cf_out_fmt(cf_out *o, const ch
     va_end(ap);
     if (k > 0)
         cf_out_bytes(o, tmp, (size_t)k < sizeof tmp ? (size_t)k : sizeof tmp - 1);
+}
+
+/* cf_out_bytes for cf_share_dump. */
+static void cf_out_put(void *o, const char *s, size_t len)
+{
+    cf_out_bytes(o, s, len);
 }
 
 /* The decimal digits of v at p; returns the end. */
@@ -2564,6 +2583,7 @@ void cf_dump_now(void)
         }
         for (int i = 0; i < cf_ntypes; i++)
             cf_out_fmt(o, "objects %d %llu\n", i, (unsigned long long)RD(cf_st_registered[i]));
+        cf_share_dump(cf_ntypes, cf_out_put, o);
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
             cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),
                        (unsigned long long)RD(s->count), s->len);
@@ -2753,6 +2773,7 @@ static void cf_fork_child(void)
     memset(cf_st_full, 0, sizeof cf_st_full);
     memset(cf_entry_count, 0, sizeof cf_entry_count);
     cf_stack_known = 0;
+    cf_share_fork_child(&cf_self);
     clock_gettime(CLOCK_MONOTONIC, &cf_start);
 }
 

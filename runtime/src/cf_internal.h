@@ -169,6 +169,11 @@ typedef struct cf_thread {
     uintptr_t cut_base[CF_CUT_CACHE];
     uintptr_t cut_size[CF_CUT_CACHE];
     unsigned long cut_seq[CF_CUT_CACHE];
+    /* Sharing between threads (issue 30, cf_share.c): 1 + the thread's number (threads
+     * numbered in the order they begin their first invocation), 0: none yet; the types
+     * whose objects it touched while sharing was tracked. */
+    uint32_t thread_no;
+    uint64_t share_types;
 } cf_thread;
 
 /* Exported under __cachefit_* names, default visibility: the inlined checks
@@ -193,6 +198,21 @@ _Static_assert(offsetof(cf_thread, neg_seq) == 112, "cf_sancov_inline.c: neg_seq
 _Static_assert(CF_NEG_CACHE == 4 && CF_GRAN_SHIFT == 8,
                "cf_sancov_inline.c: 4 granules of 256 bytes");
 extern uint32_t cf_max_accesses CF_HIDDEN;
+
+/* A summary's distinct quads so far (cf_core.c), in no particular order: i < cf_sum_len(s). */
+uint32_t cf_sum_len(const cf_sum *s) CF_HIDDEN;
+uint64_t cf_sum_quad(const cf_sum *s, uint32_t i) CF_HIDDEN;
+
+/* Sharing between threads (issue 30, cf_share.c).  cf_share_on is set once a second thread
+ * has begun an invocation; from then on cf_flush calls cf_share_end at the end of every
+ * outermost invocation (after armed roles are settled, before the buffers are counted). */
+extern uint32_t cf_share_on CF_HIDDEN;
+void cf_share_thread(cf_thread *t) CF_HIDDEN;    /* a thread's first invocation */
+void cf_share_end(cf_thread *t) CF_HIDDEN;
+void cf_share_fork_child(cf_thread *self) CF_HIDDEN;
+/* The `threads`, `share`, `shobj` and `handoff` lines of the raw trace (nothing unless
+ * sharing was tracked), through put(arg, bytes, length). */
+void cf_share_dump(int ntypes, void (*put)(void *, const char *, size_t), void *arg) CF_HIDDEN;
 
 void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
 void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode) CF_HIDDEN;

@@ -5,13 +5,16 @@ counters, the blob of its program (type layouts and entry names found at link ti
 unique literal sequences and its unique summaries of long invocations, each with its type,
 its kind of operation (entry function) and its count, and per type the distribution of its
 objects' base addresses modulo 64 (`align` lines, issue 26) and the number of objects
-registered (`objects` lines, issue 27). This module parses those files (version 2, and
-version 1 of earlier runtimes) and builds one merged `Profile` whose sequences carry their
-entry and, for a summary, its hits, and whose types carry their alignment (summed over
-the processes); the guards that fired and the objects registered are metadata. The work
-is proportional to the distinct sequences and summaries: each line is read once, and equal
-access words share one `Access`. It does not run programs and does not write files. (The
-QEMU backend has its own result format, read by cachefit.trace.qemu_backend.)
+registered (`objects` lines, issue 27), and in multi-threaded processes the threads'
+sharing of the objects (`threads`/`share`/`shobj`/`handoff` lines, issue 30, read by
+cachefit.trace.raw_sharing). This module parses those files (version 2, and version 1 of
+earlier runtimes) and builds one merged `Profile` whose sequences carry their entry and,
+for a summary, its hits, and whose types carry their alignment and sharing (added up over
+the processes by cachefit.model.profile_merge); the guards that fired and the objects
+registered are metadata. The work is proportional to the distinct sequences and
+summaries: each line is read once, and equal access words share one `Access`. It does not
+run programs and does not write files. (The QEMU backend has its own result format, read
+by cachefit.trace.qemu_backend.)
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from cachefit.model.profile import (
     now_iso,
 )
 from cachefit.model.profile_merge import merge
+from cachefit.trace.raw_sharing import SHARE_KEYS, RawSharing, parse_line, type_sharing
 
 RAW_MAGIC = "cachefit-raw 2"
 RAW_MAGIC_V1 = "cachefit-raw 1"
@@ -85,6 +89,10 @@ class RawTrace:
     # per type id: objects registered during the run (`objects` lines, issue 27); None
     # when the file has none (a runtime before them): unknown
     registered: dict[int, int] | None = None
+    # threads numbered in the process (`threads` line, issue 30); 0: sharing not tracked
+    threads: int = 0
+    # per type id: its sharing lines (issue 30); empty when sharing was not tracked
+    sharing: dict[int, RawSharing] = field(default_factory=dict)
 
 
 def _bad(path: str, line_no: int, what: str) -> UserError:
@@ -161,6 +169,10 @@ def parse_raw(path: str | Path) -> RawTrace:
                 raw.registered[tid] = count
             elif key == "align" and v2:
                 raw.alignment[int(rest.split(" ", 1)[0])] = _parse_align(rest)
+            elif key in SHARE_KEYS and v2:
+                n = parse_line(key, rest, raw.sharing)
+                if n is not None:
+                    raw.threads = n
             elif key in ("seq", "sum") and (v2 or key == "seq"):
                 raw.sequences.append(_parse_sequence(key == "sum", v2, rest, cache, p, line_no))
             elif key == "end":
@@ -257,11 +269,15 @@ def raw_to_profile(raw: RawTrace, cache_line: int = 64) -> Profile:
         fields = [FieldSpan(str(f["name"]), int(f["offset"]), int(f["size"]))
                   for f in lay.get("fields", [])]
         runaway, outside, full = raw.stats.get(tid, (0, 0, 0))
-        types[name] = TypeProfile(name=name, size=int(lay.get("size", 0)), fields=fields,
+        size = int(lay.get("size", 0))
+        shared = raw.sharing.get(tid)
+        types[name] = TypeProfile(name=name, size=size, fields=fields,
                                   runaway=runaway, outside_objects=outside, table_full=full,
                                   alignment=profile_alignment(raw.alignment.get(tid),
                                                               cache_line),
-                                  alignment_line=cache_line)
+                                  alignment_line=cache_line,
+                                  sharing=None if shared is None
+                                  else type_sharing(shared, size))
     for s in raw.sequences:
         name = raw.types.get(s.type_id)
         if name is None:
