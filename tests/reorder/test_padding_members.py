@@ -18,11 +18,11 @@ from cachefit.errors import UserError
 from cachefit.frontend.clang_records import load_record
 from cachefit.frontend.dwarf_records import read_record
 from cachefit.model.layout_plan import LayoutPlan, RecordPlan
+from cachefit.model.padding_members import declared_members
 from cachefit.pipeline.output_tree import OutputTree
 from cachefit.pipeline.pipeline import _check_binaries
 from cachefit.pipeline.pipeline_config import PipelineConfig
 from cachefit.pipeline.unit_transform import apply_plan, reorder_unit
-from cachefit.rewrite.padding import declared_members
 
 C_COMPILERS = [c for c in ("clang-19", "gcc-12") if shutil.which(c)]
 CXX_COMPILERS = [c for c in ("clang++-19", "g++-12") if shutil.which(c)]

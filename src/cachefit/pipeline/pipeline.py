@@ -534,10 +534,10 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
     and dirty lines per invocation, in all and per kind, at the alignment the new profile
     observed (else [build] object_align, as the layout step)."""
     from cachefit.frontend.dwarf_records import read_record
+    from cachefit.model.padding_members import declared_members
     from cachefit.model.project_config import load_reorder_config
     from cachefit.report.layout_figures import measure_record
     from cachefit.report.record_lookup import record_from_profile
-    from cachefit.rewrite.padding import declared_members
     weights = load_reorder_config().entry_weights or None
     out: dict[str, Any] = {}
     for type_name, entry in plan.records.items():
@@ -612,7 +612,7 @@ def _check_binaries(config: PipelineConfig, tree: OutputTree,
                     plan: LayoutPlan) -> dict[str, Any]:
     """Read each planned record from the kept binaries' DWARF; it must follow the plan."""
     from cachefit.frontend.dwarf_records import read_record
-    from cachefit.rewrite.padding import declared_members
+    from cachefit.model.padding_members import declared_members
     out: dict[str, Any] = {}
     for name in config.binaries:
         binary = tree.optimize_dir / "bin" / Path(name).name

@@ -23,12 +23,12 @@ from cachefit.edits import Edit, EditList
 from cachefit.errors import UnsafeTransformation
 from cachefit.frontend.ctor_init_lists import reorder_list
 from cachefit.model import Record
+from cachefit.model.padding_members import declared_members
 from cachefit.reorder.analysis import Analysis
 from cachefit.reorder.constraints import OrderConstraint, layout_violation
 from cachefit.rewrite.initializers import fix_site, is_cxx20
 from cachefit.rewrite.layout_check import Expectation, check_layout, reparse_record
 from cachefit.rewrite.member_order import rewrite_members
-from cachefit.rewrite.padding import declared_members
 from cachefit.rewrite.units_compile import check_units_compile
 
 

@@ -1,13 +1,12 @@
-"""The padding members a layout plan asks for (issue 30) and their one spelling.
+"""The declaration of the padding members a layout plan asks for (issue 30).
 
 A plan's `RecordPlan.padding` names fields and a byte count; the rewritten declaration
 declares `char __cachefit_pad_<field>[N];` right before each of them (with
-`__attribute__((unused))` when it is private), so that the field
-starts on another line than what the layout stage keeps it away from. This module holds
-the member's name and text, the member list a rewritten record declares (its fields with
-the pads in place), and the check of a padding map against an order. It edits no text
-(cachefit.rewrite.member_order places the members) and reads no DWARF (the build's layout
-checks compare what they read with `declared_members`).
+`__attribute__((unused))` when it is private), so that the field starts on another line
+than what the layout stage keeps it away from. This module holds
+the member's declaration and the check of a padding map against an order (the name and the
+member list a planned record declares: cachefit.model.padding_members). It edits no text
+(cachefit.rewrite.member_order places the members).
 """
 
 from __future__ import annotations
@@ -15,19 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cachefit.errors import Location, UserError
-
-PAD_PREFIX = "__cachefit_pad_"
-"""Every padding member's name starts with this; the padded field's name follows."""
-
-
-def pad_member(field: str) -> str:
-    """The name of the padding member declared right before `field`."""
-    return PAD_PREFIX + field
-
-
-def is_pad_member(name: str) -> bool:
-    """Whether `name` is a padding member cachefit declared."""
-    return name.startswith(PAD_PREFIX)
+from cachefit.model.padding_members import is_pad_member, pad_member
 
 
 def pad_declaration(field: str, size: int, private: bool = False) -> bytes:
@@ -36,19 +23,6 @@ def pad_declaration(field: str, size: int, private: bool = False) -> bytes:
     under -Werror) asks of a private member no code names."""
     unused = " __attribute__((unused))" if private else ""
     return f"char {pad_member(field)}[{size}]{unused};".encode()
-
-
-def declared_members(order: Sequence[str], padding: Mapping[str, int] | None
-                     ) -> tuple[str, ...]:
-    """The data members a record rewritten to `order` with `padding` declares, in order:
-    each padded field preceded by its padding member."""
-    pads = padding or {}
-    out: list[str] = []
-    for name in order:
-        if name in pads:
-            out.append(pad_member(name))
-        out.append(name)
-    return tuple(out)
 
 
 def check_padding(padding: Mapping[str, int], order: Sequence[str],
