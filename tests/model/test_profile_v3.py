@@ -520,3 +520,14 @@ def test_the_documented_example_is_the_golden_one() -> None:
     assert json.loads("{" + packed + "}")["sharing"] == \
         json.loads(GOLDEN_V3.read_text())["types"]["stats"]["sharing"]
     assert shown.splitlines() == render_sharing(load(GOLDEN_V3).types["stats"])
+
+
+def test_show_marks_the_thread_that_stands_for_later_ones() -> None:
+    """Threads 15 and later are recorded as thread 15 (docs/profile-format.md, *Threads*)."""
+    def shown(threads: int) -> str:
+        t = TypeProfile("obj", 32, [FieldSpan("a", 0, 16), FieldSpan("b", 16, 16)],
+                        sharing=TypeSharing(1, threads, 0, [SharedObject(
+                            1, ((0, 0, 16),), ((15, 16, 16),))]))
+        return render_sharing(t)[1]
+    assert shown(16) == "    shared x1: t0 r a; t15 w b"
+    assert shown(17) == "    shared x1: t0 r a; t15+ w b"

@@ -57,7 +57,7 @@ VERSION = 3
 VERSIONS = (1, 2, 3)
 """The versions `load` reads."""
 ZSTD_LEVEL = 10
-"""zstd level of the packed sequences (bench/profile_format/RESULTS.md)."""
+"""zstd level of the packed sequences and sharing lists (bench/profile_format/RESULTS.md)."""
 
 Mode = Literal["r", "w"]
 

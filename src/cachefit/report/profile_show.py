@@ -21,6 +21,8 @@ from cachefit.model.profile import Access, Handoff, Profile, SharedObject, TypeP
 
 SHOWN = 3
 """Shared object patterns and handoffs listed per type, heaviest first."""
+LAST_THREAD = 15
+"""The thread number that also stands for all later threads in shared object patterns."""
 
 
 def describe_access(t: TypeProfile, a: Access) -> str:
@@ -66,9 +68,10 @@ def describe_ranges(t: TypeProfile, ranges: tuple[tuple[int, int], ...]) -> str:
     return f"{names} ({', '.join(f'@{o} +{n}' for o, n in ranges)})"
 
 
-def describe_shared(t: TypeProfile, o: SharedObject) -> str:
+def describe_shared(t: TypeProfile, o: SharedObject, threads: int = 0) -> str:
     """`t0 r config w count0; t1 r config w count1`: per thread the fields it read and
-    wrote in a shared object pattern."""
+    wrote in a shared object pattern; `t15+` when more than 16 `threads` ran (threads 15
+    and later are recorded as thread 15: docs/profile-format.md)."""
     parts = []
     for thread in o.threads():
         what = []
@@ -77,7 +80,8 @@ def describe_shared(t: TypeProfile, o: SharedObject) -> str:
             if ranges:
                 what.append(f"{mode} " + (", ".join(
                     f.name for f in t.fields_overlapping(ranges)) or "<padding>"))
-        parts.append(f"t{thread} " + " ".join(what))
+        plus = "+" if thread == LAST_THREAD and threads > LAST_THREAD + 1 else ""
+        parts.append(f"t{thread}{plus} " + " ".join(what))
     return "; ".join(parts)
 
 
@@ -100,7 +104,7 @@ def render_sharing(t: TypeProfile) -> list[str]:
            f"({len(s.shared)} pattern{'s' if len(s.shared) != 1 else ''}), "
            f"{s.private_objects} private; {s.lost} lost"]
     for o in s.shared[:SHOWN]:
-        out.append(f"    shared x{o.count}: {describe_shared(t, o)}")
+        out.append(f"    shared x{o.count}: {describe_shared(t, o, s.threads)}")
     if len(s.shared) > SHOWN:
         out.append(f"    ... {len(s.shared) - SHOWN} more shared object patterns")
     total = sum(h.count for h in s.handoffs)
