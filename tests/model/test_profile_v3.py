@@ -329,6 +329,12 @@ def test_sharing_that_keeps_the_rules_passes() -> None:
     with pytest.raises(UserError, match="not a run of 2-byte granules"):
         check_type_profile(TypeProfile("buf", 301, [], sharing=TypeSharing(
             2, 2, 0, [], [Handoff(1, ((0, 2),), ((0, 299),))])))
+    # size 0 (layout unknown): nothing to clip to, the granules still count
+    check_type_profile(TypeProfile("t", 0, [], sharing=TypeSharing(
+        2, 2, 0, [], [Handoff(1, ((300, 2),), ((0, 2),))])))
+    with pytest.raises(UserError, match=r"bytes \[300, 301\) are not a run of 2-byte"):
+        check_type_profile(TypeProfile("t", 0, [], sharing=TypeSharing(
+            2, 2, 0, [], [Handoff(1, ((300, 1),), ((0, 2),))])))
     with pytest.raises(UserError, match=r"Expected `object \| null`.* - at `\$\.sharing`"):
         check_type_profile(TypeProfile("buf", 301, [], sharing=[]))  # type: ignore[arg-type]
 

@@ -842,7 +842,8 @@ def _broken_rule(tp: TypeProfile) -> str | None:
 def _broken_sharing(s: TypeSharing, size: int) -> str | None:
     """The first sharing rule `s` breaks for a type of `size` bytes (where, from
     `.granule` on, and what): the granule is a power of two; every range is a run of
-    granules inside the type (its end a granule boundary or the type's end), ascending
+    granules inside the type (its end a granule boundary or the type's end; a type of
+    size 0 has an unknown layout, so only the granules are checked), ascending
     and merged (a thread's ranges apart, in a shared object); thread numbers are below
     `threads`; a shared object has two threads or more, a handoff written and touched
     bytes."""
@@ -883,9 +884,10 @@ def _broken_sharing(s: TypeSharing, size: int) -> str | None:
 
 def _bad_range(offset: int, n: int, granule: int, size: int) -> str | None:
     """What is wrong with the byte range [offset, offset + n) of a sharing entry: a run
-    of `granule`-byte granules clipped to the `size`-byte type; None when nothing."""
+    of `granule`-byte granules clipped to the `size`-byte type (size 0: the layout is
+    unknown, nothing to clip to); None when nothing."""
     end = offset + n
-    if end > size:
+    if size and end > size:
         return f"bytes [{offset}, {end}) are not inside the {size}-byte type"
     if offset % granule or (end % granule and end != size):
         return (f"bytes [{offset}, {end}) are not a run of {granule}-byte granules "
