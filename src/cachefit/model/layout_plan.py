@@ -1,5 +1,5 @@
 """The layout plan file (docs/layout-plan.md): which classes to flatten and which member
-order each record gets in an optimized build.
+order (and padding, issue 30) each record gets in an optimized build.
 
 `load_plan` reads a plan and checks it against its published JSON Schema
 (schemas/layout-plan.schema.json), `save_plan` writes one atomically (temporary file
@@ -66,6 +66,7 @@ class LayoutPlan:
         return {
             "flatten": [c for c in self.flatten if c in wanted],
             "records": {n: {"order": list(r.order), "expected_size": r.expected_size}
+                        | ({"padding": dict(r.padding)} if r.padding else {})
                         for n, r in sorted(self.records.items()) if n in wanted},
             "fix_initializers": self.fix_initializers,
         }
@@ -76,6 +77,8 @@ class LayoutPlan:
             entry: dict[str, Any] = {"order": list(rec.order)}
             if rec.expected_size is not None:
                 entry["expected_size"] = rec.expected_size
+            if rec.padding:
+                entry["padding"] = dict(rec.padding)
             records[name] = entry
         return {"format": FORMAT, "version": VERSION, "flatten": list(self.flatten),
                 "records": records, "fix_initializers": self.fix_initializers}
@@ -92,11 +95,23 @@ def parse_plan(data: Any, path: Path | str = "<plan>") -> LayoutPlan:
     if error is not None:
         raise _bad(path, error.message)
     records = {name.strip(): RecordPlan(tuple(v.strip() for v in rec["order"]),
-                                        rec.get("expected_size"))
+                                        rec.get("expected_size"),
+                                        _padding(path, name.strip(), rec))
                for name, rec in data.get("records", {}).items()}
     return LayoutPlan(tuple(v.strip() for v in data.get("flatten", [])), records,
                       data.get("fix_initializers", False),
                       Path(path) if path != "<plan>" else None)
+
+
+def _padding(path: Path | str, name: str, rec: Mapping[str, Any]) -> dict[str, int]:
+    """A record's `padding` (schema-checked): every name must be a field of its order."""
+    order = {v.strip() for v in rec["order"]}
+    out = {f.strip(): n for f, n in rec.get("padding", {}).items()}
+    for field_name in out:
+        if field_name not in order:
+            raise _bad(path, f"record {name}: padding before {field_name}, which `order` "
+                       "does not name")
+    return out
 
 
 def load_plan(path: Path | str) -> LayoutPlan:

@@ -4,7 +4,7 @@
 the nearest parent directory that has one (docs/cachefit-toml.md); every stage finds it
 this way. `load_config` gives the settings of the build wrapper and the tracer ([build],
 [trace]: `ProjectConfig`), `load_reorder_config` those of the deciding stage ([reorder]
-abi, [layout] entry_weights: `ReorderConfig`); other sections are kept untouched in
+abi, [layout] weights: `ReorderConfig`); other sections are kept untouched in
 `sections` for the stages that read them ([trace.qemu]: cachefit.trace.qemu_backend,
 [build] pipeline keys: cachefit.pipeline.pipeline_config). CACHEFIT_MODE, CACHEFIT_CC and
 CACHEFIT_CXX override the file (`effective_mode`, `real_compiler`). The text, unknown names,
@@ -169,13 +169,16 @@ def real_compiler(config: ProjectConfig, language: Literal["c", "c++"],
 @dataclass(frozen=True)
 class ReorderConfig:
     """The [reorder] and [layout] tables: records whose layout is an ABI (shared with
-    files, devices or other programs: never reordered), and the weights of the kinds of
-    operation in the layout objective (docs/layout.md)."""
+    files, devices or other programs: never reordered), the weights of the kinds of
+    operation in the layout objective and of the sharing term (docs/layout.md)."""
 
     abi: tuple[str, ...] = ()
     path: str | None = None
     entry_weights: dict[str, float] = field(default_factory=dict)
     """[layout] entry_weights: entry function -> weight of its kind of operation."""
+    sharing_weight: float = 1.0
+    """[layout] sharing_weight: the weight of line transfers between threads against
+    lines per operation (issue 30; 0: ignore them)."""
 
     def is_abi(self, *names: str) -> bool:
         return any(key_matches(n, a) for n in names if n for a in self.abi)
@@ -191,8 +194,9 @@ def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
     data = parse_toml(read_project_text(found), found)     # names and values checked
     abi = data.get("reorder", {}).get("abi", [])
     weights = data.get("layout", {}).get("entry_weights", {})
+    sharing = data.get("layout", {}).get("sharing_weight", 1.0)
     return ReorderConfig(tuple(abi), str(found),
-                         {name: float(w) for name, w in weights.items()})
+                         {name: float(w) for name, w in weights.items()}, float(sharing))
 
 
 def load_entry_weights(cwd: str | None = None) -> dict[str, float]:

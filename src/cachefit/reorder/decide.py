@@ -15,7 +15,7 @@ applies a decision) and prints nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,6 +65,9 @@ class OrderDecision:
     # Zero-width bit-fields to declare before these fields (field -> type), docs/layout.md.
     barriers: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Bytes of padding to declare right before these fields (issue 30: the layout's
+    # sharing term, docs/layout.md "Threads"); counted in `size`.
+    padding: dict[str, int] = field(default_factory=dict)
 
     @property
     def record(self) -> Record:
@@ -105,7 +108,8 @@ class OrderDecision:
         body = self.analysis.body
         pieces = plan_pieces(body, self.order)
         same = [p.unit for p in pieces] == body.units and all(p.whole for p in pieces)
-        return not same or bool(self.attributes) or bool(self.barriers)
+        return not same or bool(self.attributes) or bool(self.barriers) or \
+            bool(self.padding)
 
     def figures_json(self) -> dict[str, Any]:
         """The decision's part of `cachefit reorder --json` (docs/reorder.md)."""
@@ -131,7 +135,18 @@ class OrderDecision:
             "relaxed_alignment": dict(r.relaxed_alignment) if r is not None else {},
             "bitfield_barriers": dict(self.barriers),
             "gap": r.gap if r is not None else None,
-        }
+        } | self._sharing_json()
+
+    def _sharing_json(self) -> dict[str, Any]:
+        """Padding and line transfers per operation, only for a type whose profile
+        records sharing between threads (otherwise the keys are absent)."""
+        r = self.result
+        out: dict[str, Any] = {}
+        if self.padding:
+            out["padding"] = dict(self.padding)
+        if r is not None and r.transfers_before is not None:
+            out["transfers"] = {"before": r.transfers_before, "after": r.transfers_after}
+        return out
 
     def kinds(self) -> list[dict[str, Any]]:
         """The per-kind figures, before and after (predicted), heaviest first."""
@@ -250,7 +265,8 @@ def decide(a: Analysis, opts: DecideOptions, profile: Profile | None = None,
                                  object_align=opts.object_align, relax_align=opts.relax_align,
                                  constraints=lc, allow_growth=opts.allow_growth,
                                  time_limit=opts.time_limit, merge=opts.merge,
-                                 entry_weights=weights)
+                                 entry_weights=weights,
+                                 sharing_weight=a.config.sharing_weight)
         requested = list(result.order)
         bad = violations(constraints, old, requested)
         if bad:
@@ -259,7 +275,8 @@ def decide(a: Analysis, opts: DecideOptions, profile: Profile | None = None,
         warnings += dropped_warning(rec.name, entry)
         decision = OrderDecision(a, old, requested, constraints, result.size_after,
                                  dict(result.offsets), result=result,
-                                 barriers=dict(result.bitfield_barriers), warnings=warnings)
+                                 barriers=dict(result.bitfield_barriers), warnings=warnings,
+                                 padding=dict(result.padding))
     else:
         raise UserError("no order to apply", "give --profile FILE, or --order a,b,c "
                         "(or --order alphabetical)")
@@ -296,12 +313,14 @@ def _same_fields(type_name: str, declared: list[str], order: list[str],
 
 
 def check_order(a: Analysis, order: Sequence[str], *,
-                fix_initializers: bool = False) -> OrderDecision:
+                fix_initializers: bool = False,
+                padding: Mapping[str, int] | None = None) -> OrderDecision:
     """Decide for `order`, which a layout plan holds for `a`'s record (build-time mode):
     raise the analysis' refusals, `OtherFields` when the unit's record has other fields,
     an `UnsafeTransformation` when the order breaks a constraint or the placement model
     predicts a moved pin or a broken asserted size. The decision predicts no size (the
-    plan's expected size is checked after rewriting)."""
+    plan's expected size is checked after rewriting). `padding`: the plan's padding of
+    the record (field -> bytes declared before it), carried into the decision."""
     refuse_if_needed(a, fix_initializers)
     old = [f.name for f in a.record.fields]
     wanted = list(order)
@@ -326,5 +345,6 @@ def check_order(a: Analysis, order: Sequence[str], *,
             broken = layout_violation(a.constraints, a.record, ev.offsets, ev.size)
             if broken is not None:
                 raise broken
-    return OrderDecision(a, old, wanted, a.constraints, barriers=walls)
+    return OrderDecision(a, old, wanted, a.constraints, barriers=walls,
+                         padding=dict(padding or {}))
 
