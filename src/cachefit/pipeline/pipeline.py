@@ -461,7 +461,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         write_json(tree.layout_dir / f"{_slug(type_name)}.json", data)
         # The optimize build's wrapper applies the order to each unit and checks the
         # compiler's layout of it against this size (cachefit.pipeline.unit_transform).
-        records[type_name] = RecordPlan(tuple(data["new_order"]), decision.size)
+        records[type_name] = RecordPlan(tuple(data["new_order"]), decision.size,
+                                        dict(decision.padding))
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
                               "size": data["size"], "warnings": data.get("warnings", []),
                               "kinds": decision.kinds()}
