@@ -2,7 +2,9 @@
 invocation of each kind of operation (when several kinds touched it), paper 000's
 Figure 4 for the old and the new layout side by side for the heaviest sequences, and a
 pahole-style heat map of each layout (offset, size, name, reads/writes, invocations touching
-it, cache-line rows with their share of invocations, holes).
+it, cache-line rows with their share of invocations, holes); for a multi-threaded
+profile (issue 30), a threads section: the lines that change hands before and after, the
+field pairs that cause them, the threads involved, and what each padding buys.
 
 Presentation only: it receives computed `TypeReport`s and returns one HTML document with
 inline CSS and SVG, no scripts and no external references. It writes no files.
@@ -18,6 +20,7 @@ from cachefit.report.access_figure import FigureMark, access_svg
 from cachefit.report.field_heat import field_heat, holes, line_heat
 from cachefit.report.layout_view import LayoutView, place, touched_lines
 from cachefit.report.profile_show import describe_access
+from cachefit.report.sharing_report import SharingSection
 from cachefit.report.type_report import SkippedType, TypeReport
 
 STYLE = (
@@ -121,6 +124,42 @@ def _summary(reports: Sequence[TypeReport]) -> str:
             "alignments, not read back from a compiled layout.</p>")
 
 
+def _sharing_html(s: SharingSection) -> str:
+    """The threads section of a type (issue 30)."""
+    lost = f", {s.lost} lost" if s.lost else ""
+    use = "".join(
+        f"<tr><td>{u.thread}</td><td>{u.objects}</td>"
+        f'<td class="name">{escape(", ".join(u.read))}</td>'
+        f'<td class="name">{escape(", ".join(u.written))}</td></tr>' for u in s.thread_use)
+    causes = "".join(
+        f'<tr><td class="name">{escape(c.written)}</td><td class="name">{escape(c.touched)}'
+        f"</td><td>{c.before:.2f}</td><td>{c.after:.2f}</td>"
+        f'<td class="name">{", ".join(map(str, c.writers))}</td>'
+        f'<td class="name">{", ".join(map(str, c.touchers))}</td></tr>' for c in s.causes)
+    out = [f'<h3>Threads</h3><p class="note">{s.threads} threads; {s.shared_objects} '
+           f"shared objects, {s.private_objects} private{lost}; granule {s.granule} bytes. "
+           f"Lines changing hands per invocation {s.transfers_before:.2f} → "
+           f"{s.transfers_after:.2f} ({s.handoffs} handoffs).</p>",
+           '<table class="threads"><tr><th>thread</th><th>objects</th>'
+           '<th class="name">read</th><th class="name">wrote</th></tr>' + use + "</table>"]
+    if causes:
+        out.append('<table class="causes"><tr><th class="name">written field</th>'
+                   '<th class="name">touched field</th><th>before</th><th>after</th>'
+                   '<th class="name">written by</th><th class="name">touched by</th></tr>'
+                   + causes + '</table><p class="note">Lines changing hands per invocation '
+                   "holding both fields (a line counts for every pair it holds).</p>")
+    if s.padding:
+        rows = "".join(f'<tr><td class="name">{escape(p.field)}</td><td>{p.size}</td>'
+                       f"<td>{p.saved:.2f}</td><td>{p.saved_per_byte:.4f}</td></tr>"
+                       for p in s.padding)
+        out.append(f'<p class="note">Padding: {s.padding_bytes} bytes (size '
+                   f"{s.size_before} → {s.size_after}).</p>"
+                   '<table class="padding"><tr><th class="name">before field</th>'
+                   "<th>bytes</th><th>lines changing hands saved</th><th>per byte</th></tr>"
+                   + rows + "</table>")
+    return "".join(out)
+
+
 def _type_section(r: TypeReport, top: int) -> str:
     tp = r.profile
     body = [f'<h2 id="{escape(r.name)}">{escape(r.name)} ({tp.size} bytes)</h2>',
@@ -142,6 +181,8 @@ def _type_section(r: TypeReport, top: int) -> str:
                     '<th class="name">entry</th><th>invocations</th><th>lines before</th>'
                     "<th>lines after</th><th>lower bound</th><th>dirty before</th>"
                     "<th>dirty after</th><th>dirty bound</th></tr>" + rows + "</table>")
+    if r.sharing is not None:
+        body.append(_sharing_html(r.sharing))
     for s in r.sequences[:top]:
         body.append(f"<h3>Sequence {s.rank}: ×{s.sequence.count} ({100 * s.share:.1f}% of "
                     f"invocations), {_count(len(s.sequence.accesses), 'access', 'es')}, "

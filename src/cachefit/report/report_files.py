@@ -73,7 +73,8 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
         tp = profile.types[name]
         planned = plan.get(name)
         if planned is not None:
-            choice = AfterChoice(planned.order, str(opts.plan_path), planned.expected_size)
+            choice = AfterChoice(planned.order, str(opts.plan_path), planned.expected_size,
+                                 plan_padding=planned.padding)
         else:
             choice = AfterChoice(time_limit=opts.time_limit)
         try:

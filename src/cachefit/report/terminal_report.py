@@ -3,7 +3,9 @@ dirty lines per invocation before / after / lower bound (in total and, when seve
 of operation touched the type, per kind), where the objects start (as the profile saw
 them, with what line-aligned objects would save, issue 26), and the heaviest sequences with
 field names (named as `cachefit profile show` names them) and the line each access falls in
-before and after. Formatting only: it takes `TypeReport`s and returns text.
+before and after; for a multi-threaded profile (issue 30), the threads, the lines that
+change hands and what the padding buys (`sharing_lines`). Formatting only: it takes
+`TypeReport`s and returns text.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from cachefit.model.profile import Profile
 from cachefit.report.layout_view import place
 from cachefit.report.profile_show import describe_access
+from cachefit.report.sharing_report import SharingSection
 from cachefit.report.type_report import SAVING_EPSILON, SkippedType, TypeReport
 
 
@@ -89,6 +92,8 @@ def render_type_text(r: TypeReport, top: int) -> list[str]:
             name = k.entry if k.entry is not None else "(no kind)"
             out.append(f"  {name:24}{k.invocations:>10}{_num(k.lines_before):>10}"
                        f"{_num(k.lines_after):>10}{_num(k.lines_lower_bound):>13}")
+    if r.sharing is not None:
+        out += ["", *sharing_lines(r.sharing)]
     shown = r.sequences[:top]
     out += ["", "  heaviest sequences (lines with the object at a line start, "
             "before -> after):"]
@@ -113,6 +118,39 @@ def render_type_text(r: TypeReport, top: int) -> list[str]:
     if len(r.sequences) > top:
         out.append(f"  ... {_plural(len(r.sequences) - top, 'more sequence')}")
     out += [f"  warning: {w}" for w in r.warnings]
+    return out
+
+
+def _threads(ts: tuple[int, ...]) -> str:
+    return ", ".join(map(str, ts)) or "-"
+
+
+def sharing_lines(s: SharingSection) -> list[str]:
+    """The sharing section: threads, lines that change hands per invocation before and
+    after and the field pairs that cause them, and the padding with what it buys."""
+    lost = f", {s.lost} lost" if s.lost else ""
+    out = [f"  threads: {s.threads} (numbered in the order they began); "
+           f"{_plural(s.shared_objects, 'object')} shared, {s.private_objects} private"
+           f"{lost}; granule {_plural(s.granule, 'byte')}"]
+    for u in s.thread_use:
+        out.append(f"    thread {u.thread}: {_plural(u.objects, 'object')}, read "
+                   f"{', '.join(u.read) or '-'}; wrote {', '.join(u.written) or '-'}")
+    out.append(f"  {'lines changing hands per inv.':32}{'before':>10}{'after':>10}")
+    out.append(f"  {'in all':32}{_num(s.transfers_before):>10}{_num(s.transfers_after):>10}"
+               f"   ({_plural(s.handoffs, 'handoff')})")
+    for c in s.causes:
+        pair = f"{c.written} / {c.touched}"
+        out.append(f"    {pair:30}{_num(c.before):>10}{_num(c.after):>10}   written by "
+                   f"{_threads(c.writers)}, touched by {_threads(c.touchers)}")
+    if s.causes:
+        out.append("    (written field / touched field on a line that changes hands; a line "
+                   "counts for every pair it holds)")
+    if s.padding:
+        out.append(f"  padding: {s.padding_bytes} bytes (size {s.size_before} -> "
+                   f"{s.size_after})")
+        for p in s.padding:
+            out.append(f"    {p.size} bytes before {p.field}: saves {_num(p.saved)} lines "
+                       f"changing hands per invocation ({p.saved_per_byte:.4f} per byte)")
     return out
 
 

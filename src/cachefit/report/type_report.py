@@ -9,7 +9,10 @@ C placement model's prediction, and the views say which. Figures per invocation 
 operation (entry function: `KindLines`), expected over where the objects start: where the
 profile saw them when it recorded that (issue 26), and then `AlignmentAdvice` says what
 line-aligned objects (aligned_alloc, alignas) would give; per-sequence figures count
-lines with the object at a line start. This module prints nothing and writes no files.
+lines with the object at a line start. A type with sharing data (issue 30) gets its
+`SharingSection` (report.sharing_report); a new layout with padding (a plan's, the
+optimizer's, a compiled one's padding members) is placed with it. This module prints
+nothing and writes no files.
 """
 
 from __future__ import annotations
@@ -21,10 +24,17 @@ from cachefit.errors import UserError
 from cachefit.layout import evaluate_order, optimize_layout
 from cachefit.layout.result import KindFigures
 from cachefit.model import Record
+from cachefit.model.padding_members import declared_members
 from cachefit.model.profile import AccessSequence, TypeProfile
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.layout_view import LayoutView, make_view, sequence_lines
 from cachefit.report.record_lookup import FoundRecord
+from cachefit.report.sharing_report import (
+    SharingSection,
+    compiled_padding,
+    padded_layout,
+    sharing_section,
+)
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,8 @@ class TypeReport:
     uniform model (`object_align`, `start_offsets`)."""
     alignment: AlignmentAdvice | None = None
     """Set when the figures are for observed starts that are not all at a line start."""
+    sharing: SharingSection | None = None
+    """What threads share (issue 30); None when the profile has no sharing data."""
 
     @property
     def has_kinds(self) -> bool:
@@ -140,6 +152,8 @@ class AfterChoice:
     plan_path: str = ""
     plan_size: int | None = None
     time_limit: float = 5.0
+    plan_padding: Mapping[str, int] = field(default_factory=dict)
+    """The plan's padding before fields (issue 30)."""
 
 
 def _check_order(record: Record, order: tuple[str, ...], plan_path: str) -> None:
@@ -176,14 +190,21 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
     lines_lb, dirty_lb = before.lines_lower_bound, before.dirty_lower_bound
     offsets: dict[str, int] = {}
     size = record.size
+    order: tuple[str, ...] = tuple(f.name for f in record.fields)
+    padding: dict[str, int] = {}
     lines_after = dirty_after = 0.0
     if choice.plan_order is None and after_record is not None:
         source = f"the order compiled into {after_record.origin.removeprefix('DWARF of ')}"
     elif choice.plan_order is not None:
         _check_order(record, choice.plan_order, choice.plan_path)
-        ev = evaluate_order(record, tp, choice.plan_order, cache_line=cache_line,
-                            object_align=object_align, allow_growth=True,
-                            entry_weights=entry_weights)
+        order, padding = choice.plan_order, dict(choice.plan_padding)
+        if padding:
+            ev = padded_layout(record, tp, order, padding, cache_line=cache_line,
+                               object_align=object_align, entry_weights=entry_weights)
+        else:
+            ev = evaluate_order(record, tp, choice.plan_order, cache_line=cache_line,
+                                object_align=object_align, allow_growth=True,
+                                entry_weights=entry_weights)
         kinds_after = ev.kinds
         source = f"the order in the layout plan {choice.plan_path}"
         offsets, size = dict(ev.offsets), ev.size
@@ -201,6 +222,7 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         source = (f"the order the optimizer computes from the profile ({method}; "
                   f"{quality}; time limit {choice.time_limit:g} s; no source constraints)")
         offsets, size = dict(res.offsets), res.size_after
+        order, padding = tuple(res.order), dict(res.padding)
         lines_after, dirty_after = res.lines_after, res.dirty_after
         lines_lb = max(lines_lb, res.lines_lower_bound)
         dirty_lb = max(dirty_lb, res.dirty_lower_bound)
@@ -212,7 +234,8 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
     if after_record is not None:
         arec = after_record.record
         declared = tuple(f.name for f in arec.fields)
-        if choice.plan_order is not None and declared != choice.plan_order:
+        if choice.plan_order is not None and \
+                declared != declared_members(choice.plan_order, choice.plan_padding):
             warnings.append(f"the optimized binary declares {tp.name} in another order than "
                             "the plan")
         compiled = {f.name: f.offset for f in arec.fields}
@@ -225,6 +248,8 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
                                   object_align=object_align, entry_weights=entry_weights)
         lines_after, dirty_after = measured.lines, measured.dirty
         kinds_after = measured.kinds
+        order, padding = compiled_padding(arec)
+        offsets, size = {f.name: f.offset for f in arec.fields}, arec.size
         after_view = make_view("after", tp, {f.name: f.offset for f in arec.fields},
                                arec.size, f"compiler: {after_record.origin}",
                                not after_record.from_compiler)
@@ -257,7 +282,10 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         object_align=before.object_align, start_offsets=before.start_offsets,
         sequences=seqs, warnings=tuple(dict.fromkeys(warnings)),
         kinds=_kind_lines(before.kinds, kinds_after),
-        start_distribution=before.start_distribution, alignment=advice)
+        start_distribution=before.start_distribution, alignment=advice,
+        sharing=sharing_section(tp, record, offsets, size, order, padding,
+                                cache_line=cache_line, object_align=object_align,
+                                entry_weights=entry_weights))
 
 
 def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRecord | None,
@@ -279,9 +307,9 @@ def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRe
                                object_align=cache_line, entry_weights=entry_weights).lines
         source = "the compiled new layout"
     elif choice.plan_order is not None:
-        after = evaluate_order(found.record, tp, choice.plan_order, cache_line=cache_line,
-                               object_align=cache_line, allow_growth=True,
-                               entry_weights=entry_weights).lines
+        after = padded_layout(found.record, tp, choice.plan_order, choice.plan_padding,
+                              cache_line=cache_line, object_align=cache_line,
+                              entry_weights=entry_weights).lines
         source = "the plan's layout"
     elif res_lines is not None and aligned.lines_lower_bound < res_lines - SAVING_EPSILON:
         res = optimize_layout(found.record, tp, cache_line=cache_line, object_align=cache_line,
