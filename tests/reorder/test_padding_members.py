@@ -16,6 +16,7 @@ from reorder_helpers import write
 
 from cachefit.errors import UserError
 from cachefit.frontend.clang_records import load_record
+from cachefit.frontend.compiler_args import Language
 from cachefit.frontend.dwarf_records import read_record
 from cachefit.model.layout_plan import LayoutPlan, RecordPlan
 from cachefit.model.padding_members import declared_members
@@ -85,12 +86,12 @@ def _run(tmp_path: Path, cc: str, unit: Path, name: str, std: str) -> list[str]:
                           text=True).stdout.splitlines()
 
 
-def _optimize(tmp_path: Path, unit: Path, lang: str, name: str,
+def _optimize(tmp_path: Path, unit: Path, lang: Language, name: str,
               rec: RecordPlan) -> str:
     """The unit after the optimize wrapper's transform with a plan of `name` only."""
     plan = LayoutPlan(records={name: rec})
     scratch = tmp_path / ("scratch.ii" if lang == "c++" else "scratch.i")
-    out = apply_plan(unit.read_bytes(), lang, plan, [], scratch, str(unit))  # type: ignore[arg-type]
+    out = apply_plan(unit.read_bytes(), lang, plan, [], scratch, str(unit))
     assert out.reordered == [name] and not out.warnings
     return out.text.decode()
 
@@ -247,8 +248,9 @@ def test_build_dwarf_check_accepts_the_padding_members(tmp_path: Path) -> None:
     tree = OutputTree(tmp_path / "out")
     (tree.optimize_dir / "bin").mkdir(parents=True)
     _run(tmp_path, "clang-19", new, "out/optimize/bin/prog", "-std=c11")
-    config = PipelineConfig(project=None, root=tmp_path, command="", workload="",  # type: ignore[arg-type]
-                            types=("shared",), binaries=("prog",))
+    config = PipelineConfig(project=None,  # type: ignore[arg-type]  # unused by the check
+                            root=tmp_path, command="", workload="", types=("shared",),
+                            binaries=("prog",))
     plan = LayoutPlan(records={"shared": C_PLAN})
     found = _check_binaries(config, tree, plan)
     assert found == {"shared": {str(tree.optimize_dir / "bin" / "prog"): {
