@@ -2,7 +2,7 @@
 
 merge   sums the counts of identical sequences of several profiles into one;
 show    prints the sequences of each type, heaviest first, with field names (or, with
-        --json, the profile as readable version 2 JSON);
+        --json, the profile as readable JSON: version 2, or 3 with threads' sharing);
 import  builds a profile from raw traces written by profile builds run outside
         `cachefit trace` (with CACHEFIT_TRACE_DIR set).
 Only argument handling and printing live here; the work is in cachefit.trace.
@@ -35,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="only this type (repeatable)")
     s.add_argument("--top", type=int, metavar="N", help="only the N heaviest sequences")
     s.add_argument("--json", action="store_true",
-                   help="print the profile as readable JSON (format version 2, every "
-                        "sequence spelled out; it loads as a profile too)")
+                   help="print the profile as readable JSON (format version 2, or 3 when it "
+                        "has threads' sharing; every sequence spelled out; it loads as a "
+                        "profile too)")
     s.set_defaults(func=run_show)
     i = sub.add_parser("import", help="build a profile from raw trace files or directories")
     i.add_argument("raw", nargs="+", metavar="RAW",
