@@ -25,7 +25,8 @@ from cachefit.model.profile import (
 )
 from cachefit.trace.raw_trace import collect_raw_files, parse_raw, profile_from_raw
 
-ENTRIES = ["put_a", "get_a_put_b", "get_b_put_a", "get_a", "get_b", "own", "long_op"]
+ENTRIES = ["put_a", "get_a_put_b", "get_b_put_a", "get_a", "get_b", "own", "long_op",
+           "outer"]
 A, B = (0, 4), (8, 8)
 
 # Thread 0 wrote `a` before tracking began (not seen). Tracked: thread 1 reads a, writes b
@@ -113,6 +114,32 @@ def test_long_invocation_read_from_its_summary(tmp_path: Path) -> None:
         granule=1, threads=2, private_objects=1,
         shared=[SharedObject(1, reads=((0, *B), (1, *A)), writes=((1, *B),))],
         handoffs=[Handoff(1, written=(B,), touched=(B,))])
+
+
+@needs_clang
+def test_only_the_outermost_end_counts(tmp_path: Path) -> None:
+    # Thread 1's `outer` writes `a` in a nested invocation of put_a, then reads `b` that
+    # thread 0 wrote: one handoff of `b` to what the whole invocation touched (ended
+    # separately, put_a would have taken it with `a` alone).
+    b = build_share(tmp_path)
+    prof, _ = run_raw(b, "nested")
+    assert prof.types["obj"].sharing == TypeSharing(
+        granule=1, threads=2, private_objects=1,
+        shared=[SharedObject(1, reads=((0, *A), (1, *B)), writes=((0, *B), (1, *A)))],
+        handoffs=[Handoff(1, written=(B,), touched=(A, B))])
+    assert prof.metadata["entry_invocations"]["put_a"] == 1   # nested, recorded
+
+
+@needs_clang
+def test_objects_beyond_the_table_are_lost(tmp_path: Path) -> None:
+    # The runtime keeps 49,152 objects: thread 1's own object, then 49,151 of the 50,000
+    # array elements it touches; the 849 others and the shared object thread 0 reads
+    # last find the table full.
+    b = build_share(tmp_path)
+    prof, lines = run_raw(b, "many")
+    assert lines == ["threads 2", "share 0 1 2 49152 850"]
+    assert prof.types["obj"].sharing == TypeSharing(granule=1, threads=2,
+                                                    private_objects=49152, lost=850)
 
 
 @needs_clang

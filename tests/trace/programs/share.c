@@ -6,6 +6,10 @@
  *   private   each thread touches only its own object;
  *   long      thread 1 reads `a` then writes `b` many times in one invocation (a summary
  *             with a small max_accesses), thread 0 reads `b`;
+ *   many      thread 1 touches 50,000 elements of an array, one invocation each (more
+ *             objects than the runtime's table holds), then thread 0 the shared object;
+ *   nested    thread 0 writes `b`, thread 1 runs `outer`, which calls the entry `put_a`
+ *             and then reads `b` (one invocation ending once: only the outermost end);
  *   single    the pingpong steps, all on the main thread.
  * struct obj (obj.h): a@0 (4), pad@4, b@8 (8), c@16 (1); 24 bytes. */
 #include <pthread.h>
@@ -51,7 +55,15 @@ __attribute__((noinline)) void long_op(struct obj *x)
         x->b = v + i;
 }
 
-enum op { PUT_A, GET_A_PUT_B, GET_B_PUT_A, GET_A, GET_B, OWN, LONG_OP };
+__attribute__((noinline)) long outer(struct obj *x)
+{
+    put_a(x);                /* a nested invocation: w 0:4 */
+    return x->b;             /* r 8:8 */
+}
+
+#define MANY 50000
+
+enum op { PUT_A, GET_A_PUT_B, GET_B_PUT_A, GET_A, GET_B, OWN, LONG_OP, OWN_MANY, OUTER };
 struct step {
     int thread;
     enum op op;
@@ -80,9 +92,23 @@ static const struct step LONG[] = {
     {0, GET_B, 0},        /* handoff 8:8 / 8:8 */
 };
 
+static const struct step MANY_STEPS[] = {
+    {0, OWN, 1},
+    {1, OWN, 1},
+    {1, OWN_MANY, 0},
+    {0, GET_B, 0},
+};
+
+static const struct step NESTED[] = {
+    {0, OWN, 1},
+    {1, OWN, 1},
+    {0, GET_A_PUT_B, 0},
+    {1, OUTER, 0},        /* handoff 8:8 / 0:4,8:8 */
+};
+
 static const struct step *script;
 static int nsteps;
-static struct obj *shared, *mine[2];
+static struct obj *shared, *mine[2], *many;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int turn;
@@ -98,6 +124,11 @@ static void run(const struct step *s, struct obj *o)
     case GET_B: sink += get_b(o); break;
     case OWN: own(o); break;
     case LONG_OP: long_op(o); break;
+    case OUTER: sink += outer(o); break;
+    case OWN_MANY:
+        for (int i = 0; i < MANY; i++)
+            own(&many[i]);
+        break;
     }
 }
 
@@ -126,10 +157,17 @@ int main(int argc, char **argv)
     shared = malloc(sizeof(struct obj));
     mine[0] = malloc(sizeof(struct obj));
     mine[1] = malloc(sizeof(struct obj));
+    many = malloc(MANY * sizeof(struct obj));
     memset(shared, 0, sizeof *shared);
     if (strcmp(mode, "private") == 0) {
         script = PRIVATE;
         nsteps = sizeof PRIVATE / sizeof PRIVATE[0];
+    } else if (strcmp(mode, "nested") == 0) {
+        script = NESTED;
+        nsteps = sizeof NESTED / sizeof NESTED[0];
+    } else if (strcmp(mode, "many") == 0) {
+        script = MANY_STEPS;
+        nsteps = sizeof MANY_STEPS / sizeof MANY_STEPS[0];
     } else if (strcmp(mode, "long") == 0) {
         script = LONG;
         nsteps = sizeof LONG / sizeof LONG[0];
