@@ -84,6 +84,10 @@ def test_counters_every_operation_hands_off_go_to_lines_of_their_own() -> None:
     lines = _lines_of(res.offsets)
     assert len({lines["c0"], lines["c1"], lines["cfg"]}) == 3
     assert res.method.endswith("+ sharing search")
+    # without cfg's 48 bytes c1 alone moves (16 bytes): cfg shares line 0 with c0, handoff
+    # 1 moves it again: 1000 transfers more; without c1's 32, c1 joins cfg: 1000 more
+    assert res.padding_gains == {"cfg": pytest.approx(1000 / 2010),
+                                 "c1": pytest.approx(1000 / 2010)}
     data = res.to_json()
     assert data["padding"] == {"cfg": 48, "c1": 32}
     assert json.loads(json.dumps(data))["transfers_before"] == 1.0
@@ -170,6 +174,7 @@ def test_without_sharing_the_result_is_todays(request: pytest.FixtureRequest) ->
     assert data["method"] == "cp-sat exact (optimal)"
     assert (data["lines_before"], data["lines_after"]) == (29 / 9, 15 / 9)
     assert "padding" not in data and "transfers_before" not in data
+    assert "padding_gains" not in data
     # sharing without handoffs, or a weight of 0: the same result
     quiet = replace(tp, sharing=TypeSharing(8, 2, private_objects=3))
     assert _figures(optimize_layout(TCB, quiet, time_limit=2.0)) == data

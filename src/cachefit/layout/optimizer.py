@@ -322,7 +322,8 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
     if shared is not None:
         result = replace(result, padding=shared.padding,
                          transfers_before=shared.transfers_before,
-                         transfers_after=shared.transfers_after)
+                         transfers_after=shared.transfers_after,
+                         padding_gains=shared.padding_gains)
     return result
 
 

@@ -114,6 +114,9 @@ class LayoutResult:
     transfers_after: float | None = None
     """Expected lines changing hands between threads per operation (docs/layout.md,
     "Threads"); None when the profile records no handoffs."""
+    padding_gains: dict[str, float] = field(default_factory=dict)
+    """Per padded field: transfers per operation its padding saves (without it, the rest
+    of the layout's breaks kept)."""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -124,7 +127,7 @@ class LayoutResult:
         else:
             out["start_distribution"] = {str(k): v for k, v in self.start_distribution.items()}
         if not self.padding:
-            del out["padding"]
+            del out["padding"], out["padding_gains"]
         if self.transfers_before is None:
             del out["transfers_before"], out["transfers_after"]      # no sharing data
         out["order"] = list(self.order)

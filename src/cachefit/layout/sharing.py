@@ -229,6 +229,9 @@ class SharingOutcome:
     transfers_after: float
     improved: bool
     evaluations: int
+    padding_gains: dict[str, float]
+    """Per padded field: the transfers per operation its padding saves (the layout
+    without it, the other breaks kept, minus this one)."""
 
 
 Break = tuple[int, int]
@@ -458,6 +461,13 @@ def search_sharing(problem: LayoutProblem, profile_type: TypeProfile,
         if found.key < first.key:
             best = found
     padding = {problem.units[u].fields[0]: b for u, b in best.pad}
+    gains: dict[str, float] = {}
+    for u, _b in best.pad:
+        search.max_evals += 1           # always measured
+        without = search.state(best.order, tuple(b for b in best.breaks if b[0] != u))
+        if without is not None:
+            gains[problem.units[u].fields[0]] = \
+                search.per_operation(without.transfers - best.transfers)
     return SharingOutcome(best.placement, best.cost, padding, before_t,
                           search.per_operation(best.transfers), best is not first,
-                          search.evals)
+                          search.evals, gains)
