@@ -42,9 +42,10 @@ PINGPONG = TypeSharing(
               Handoff(1, written=(A,), touched=(A, B))])
 
 
-def build_share(tmp: Path, compiler: str = "clang-19", extra: str = "") -> Built:
+def build_share(tmp: Path, compiler: str = "clang-19", extra: str = "",
+                flags: tuple[str, ...] = ("-O0", "-g")) -> Built:
     return build(tmp, ["share.c"], types=["obj"], entry=ENTRIES, compiler=compiler,
-                 config_extra=extra)
+                 config_extra=extra, flags=flags)
 
 
 def run_raw(b: Built, mode: str, times: int = 1) -> tuple[Profile, list[str]]:
@@ -74,6 +75,13 @@ def test_two_threads_taking_turns(tmp_path: Path) -> None:
                                  "handoff 0 2 8:8 / 0:4,8:8"]
     # The sequences are today's: tracking adds nothing to them.
     assert prof.invocations == 10
+
+
+@needs_clang
+def test_two_threads_taking_turns_at_o2_with_inlined_checks(tmp_path: Path) -> None:
+    b = build_share(tmp_path, flags=("-O2", "-g"))
+    prof, _ = run_raw(b, "pingpong")
+    assert prof.types["obj"].sharing == PINGPONG
 
 
 @needs_gcc
