@@ -7,6 +7,7 @@ Offsets below are computed by hand from the declarations (x86-64 SysV).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -260,3 +261,73 @@ def test_build_dwarf_check_accepts_the_padding_members(tmp_path: Path) -> None:
     bare = LayoutPlan(records={"shared": RecordPlan(C_PLAN.order, 136)})
     with pytest.raises(UserError, match="does not have the planned member order"):
         _check_binaries(config, tree, bare)
+
+
+LINES_MAIN = """\
+#include <stdint.h>
+#include <stdio.h>
+#include "shared.h"
+static _Alignas(64) struct shared s;
+static int line_of(const void *p) { return (int)(((uintptr_t)p - (uintptr_t)&s) / 64); }
+int main(void) {
+    s.mode = 3;
+    s.flags = 5;
+    snprintf(s.name, sizeof s.name, "%s", "counters");
+    for (long i = 0; i < 1000; i++) {
+        s.count0 += i * s.mode;
+        s.count1 += i + s.flags;
+    }
+    printf("V %d %s %d %ld %ld\\n", s.mode, s.name, s.flags, s.count0, s.count1);
+    printf("L %d %d %d %zu\\n", line_of(&s.mode), line_of(&s.count0), line_of(&s.count1),
+           sizeof s);
+    return 0;
+}
+"""
+
+
+def _shared_profile(path: Path) -> None:
+    """Thread 0 reads mode and writes count0, thread 1 reads mode and writes count1; each
+    write hands the line to the other thread (tests/report/test_report_sharing.py)."""
+    from cachefit.model.profile import (
+        Access,
+        AccessSequence,
+        FieldSpan,
+        Handoff,
+        Profile,
+        SharedObject,
+        TypeProfile,
+        TypeSharing,
+        save,
+    )
+    spans = [FieldSpan("mode", 0, 4), FieldSpan("count0", 8, 8), FieldSpan("name", 16, 12),
+             FieldSpan("count1", 32, 8), FieldSpan("flags", 40, 2)]
+    seqs = [AccessSequence(10, (Access(0, 0, 4, "r"), Access(0, 8, 8, "w")), "work"),
+            AccessSequence(10, (Access(0, 0, 4, "r"), Access(0, 32, 8, "w")), "work")]
+    share = TypeSharing(granule=1, threads=2,
+                        shared=[SharedObject(1, ((0, 0, 4), (1, 0, 4)),
+                                             ((0, 8, 8), (1, 32, 8)))],
+                        handoffs=[Handoff(10, ((8, 8),), ((0, 4), (32, 8))),
+                                  Handoff(10, ((32, 8),), ((0, 4), (8, 8)))])
+    tp = TypeProfile("shared", 48, spans, seqs, alignment={0: 20}, sharing=share)
+    save(Profile(types={"shared": tp}, invocations=20, entry_invocations={"work": 20}), path)
+
+
+def test_cachefit_reorder_declares_the_decided_padding(tmp_path: Path, cachefit) -> None:
+    write(tmp_path, {"shared.h": C_HEADER, "main.c": LINES_MAIN})
+    _shared_profile(tmp_path / "p.json")
+    before = {cc: _run(tmp_path, cc, tmp_path / "main.c", f"before-{cc}", "-std=c11")
+              for cc in C_COMPILERS}
+    assert all(out == [VALUES, "L 0 0 0 48"] for out in before.values())
+    code, out, err = cachefit("reorder", "shared", tmp_path / "shared.h", tmp_path / "main.c",
+                              "--profile", tmp_path / "p.json", "--allow-growth", "--json",
+                              "--in-place", "--", "-std=c11")
+    assert code == 0, err
+    decided = json.loads(out)
+    text = (tmp_path / "shared.h").read_text()
+    assert "char __cachefit_pad_count0[" in text and "char __cachefit_pad_count1[" in text
+    for cc in C_COMPILERS:
+        values, lines = _run(tmp_path, cc, tmp_path / "main.c", f"after-{cc}", "-std=c11")
+        assert values == VALUES
+        mode, count0, count1, size = map(int, lines.split()[1:])
+        assert len({mode, count0, count1}) == 3      # no line holds two of them
+        assert size == decided["size"]["after"]

@@ -184,8 +184,9 @@ def reorder(analysis: Analysis, opts: DecideOptions, profile_path: str | None,
     profile = load(profile_path) if profile_path else None
     d = decide(analysis, opts, profile, profile_path or "", stage=stage)
     applied = apply_order(analysis, d.order, attributes=d.attributes, barriers=d.barriers,
-                          fix_initializers=opts.fix_initializers, expected_size=d.size,
-                          predicted_offsets=d.offsets, pins=d.pins, relaxed=d.relaxed,
+                          padding=d.padding, fix_initializers=opts.fix_initializers,
+                          expected_size=d.size, predicted_offsets=d.offsets, pins=d.pins,
+                          relaxed=d.relaxed,
                           compile_units=True, stage=stage)
     headers: dict[str, str] = {}
     if offsets_header:

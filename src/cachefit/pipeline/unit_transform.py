@@ -110,10 +110,10 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     # one preprocessed unit, whose object the build's own cache keeps: no scan cache
     a = analyse(type_name, [(path, list(args))], build_time=True,
                 scan_options=ScanOptions(jobs=1, cache=False))
-    decision = check_order(a, new_order, fix_initializers=fix_initializers)
+    decision = check_order(a, new_order, fix_initializers=fix_initializers, padding=padding)
     # byte boundaries are checked by `cachefit reorder` only, as before the one rewrite
     applied = apply_order(a, decision.order, barriers=decision.barriers,
-                          padding=padding, fix_initializers=fix_initializers,
+                          padding=decision.padding, fix_initializers=fix_initializers,
                           expected_size=expected_size, byte_boundaries=False)
     new = applied.contents[path] if path in applied.contents else \
         applied.originals.get(path) or Path(path).read_bytes()
