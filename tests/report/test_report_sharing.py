@@ -196,3 +196,26 @@ def test_no_sharing_data_no_section(tmp_path: Path) -> None:
     shared = build_type_report(_profile(), found, cache_line=64, object_align=None,
                                choice=with_plan)
     assert replace(shared, sharing=None, profile=plain.profile) == plain
+
+
+def test_cachefit_report_reads_the_plan_padding(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from cachefit.cli.main import main
+    from cachefit.model.profile import save
+    found = _record(tmp_path, "shared", SHARED_C)
+    save(Profile(types={"shared": _profile()}, invocations=20,
+                 entry_invocations={"work": 20}), tmp_path / "p.json")
+    (tmp_path / "plan.json").write_text(json.dumps({
+        "format": "cachefit-layout-plan", "version": 1,
+        "records": {"shared": {"order": list(ORDER), "expected_size": 136,
+                               "padding": PADDING}}}))
+    binary = found.origin.removeprefix("DWARF of ")
+    assert main(["report", str(tmp_path / "p.json"), "--type", "shared", "--binary", binary,
+                 "--layouts", str(tmp_path / "plan.json")]) == 0
+    out = capsys.readouterr().out
+    assert "  in all                                1.00      0.00   (20 handoffs)\n" in out
+    assert "    56 bytes before count1: saves 1.00 lines changing hands per invocation " \
+        "(0.0179 per byte)\n" in out
+    assert "warning" not in out
