@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 from layout_synth import c_layout
+from sharing_cases import STATS, acc, ranges, stats_profile
 
 from cachefit.errors import UserError
 from cachefit.layout import optimize_layout
 from cachefit.model.profile import (
-    Access,
     AccessSequence,
     FieldSpan,
     Handoff,
@@ -21,44 +21,6 @@ from cachefit.model.profile import (
     TypeSharing,
     load,
 )
-from cachefit.model.record_layout import Record
-
-# long c0, c1 (per-thread counters); int cfg[8] (read-mostly); int lock: one line.
-STATS = c_layout("stats", [("c0", "long", 8, 8), ("c1", "long", 8, 8),
-                           ("cfg", "int[8]", 32, 4), ("lock", "int", 4, 4)])
-
-
-def _acc(rec: Record, name: str, mode: str = "r") -> Access:
-    f = rec.field_named(name)
-    assert f is not None
-    return Access(0, f.offset, f.size, mode)  # type: ignore[arg-type]
-
-
-def _range(rec: Record, *names: str) -> tuple[tuple[int, int], ...]:
-    out = []
-    for n in names:
-        f = rec.field_named(n)
-        assert f is not None
-        out.append((f.offset, f.size))
-    return tuple(sorted(out))
-
-
-def _stats(handoffs_each: int, start: int = 0) -> TypeProfile:
-    """Thread 0 reads cfg and bumps c0 (1000 times), thread 1 the same with c1; 10
-    operations take the lock. `handoffs_each` times thread 1 ran after thread 0 wrote c0,
-    and as often the other way round; the lock changed hands 10 times."""
-    a = lambda n, m="r": _acc(STATS, n, m)  # noqa: E731
-    r = lambda *n: _range(STATS, *n)  # noqa: E731
-    return TypeProfile(
-        "stats", STATS.size, [FieldSpan(f.name, f.offset, f.size) for f in STATS.fields],
-        [AccessSequence(1000, (a("cfg"), a("c0"), a("c0", "w")), "work0"),
-         AccessSequence(1000, (a("cfg"), a("c1"), a("c1", "w")), "work1"),
-         AccessSequence(10, (a("lock"), a("lock", "w")), "sync")],
-        alignment={start: 2010},
-        sharing=TypeSharing(8, 2, handoffs=[
-            Handoff(handoffs_each, r("c0"), r("c1", "cfg")),
-            Handoff(handoffs_each, r("c1"), r("c0", "cfg")),
-            Handoff(10, r("lock"), r("lock"))]))
 
 
 def _lines_of(offsets: dict[str, int], start: int = 0) -> dict[str, int]:
@@ -72,7 +34,7 @@ def test_counters_every_operation_hands_off_go_to_lines_of_their_own() -> None:
     transfers: cost (4010 + 10) / 2010 = 2 as well; at equal cost the fewer transfers
     win. lock + c0 on line 0 (16 bytes), 48 bytes of padding, cfg on line 1, 32 bytes
     (cfg ends at 96), c1 on line 2: 136 bytes, padding 80, the least for three lines."""
-    res = optimize_layout(STATS, _stats(1000), time_limit=1.0)
+    res = optimize_layout(STATS, stats_profile(1000), time_limit=1.0)
     assert res.order == ("lock", "c0", "cfg", "c1")
     assert res.offsets == {"lock": 0, "c0": 8, "cfg": 64, "c1": 128}
     assert res.padding == {"cfg": 48, "c1": 32}
@@ -98,7 +60,7 @@ def test_counters_at_an_observed_start_pad_to_that_starts_lines() -> None:
     line 1 already (2 lines per operation, 1 transfer). lock [48,52) and c1 [56,64) on
     line 0, cfg [64,96) on line 1, 32 bytes of padding, c0 at 128: line 2. The record
     grows by exactly its padding (56 + 32 = 88)."""
-    res = optimize_layout(STATS, _stats(1000, start=48), time_limit=1.0)
+    res = optimize_layout(STATS, stats_profile(1000, start=48), time_limit=1.0)
     assert res.offsets == {"lock": 0, "c1": 8, "cfg": 16, "c0": 80}
     assert res.padding == {"c0": 32}
     assert res.size_after == 88 == STATS.size + 32
@@ -110,11 +72,11 @@ def test_half_the_operations_hand_off_a_split_costs_more_than_it_saves() -> None
     """500 + 500 handoffs: declared costs 1 + 1010/2010; three lines cost 4010/2010 +
     10/2010 = 2 > 1.5025: the layout stays today's, no padding. With sharing_weight 4:
     1 + 4 * 1010/2010 = 3.01 against 4010/2010 + 40/2010 = 2.01: split."""
-    res = optimize_layout(STATS, _stats(500), time_limit=1.0)
+    res = optimize_layout(STATS, stats_profile(500), time_limit=1.0)
     assert res.order == ("c0", "c1", "cfg", "lock") and res.padding == {}
     assert res.size_after == 56
     assert res.transfers_before == res.transfers_after == pytest.approx(1010 / 2010)
-    heavy = optimize_layout(STATS, _stats(500), time_limit=1.0, sharing_weight=4.0)
+    heavy = optimize_layout(STATS, stats_profile(500), time_limit=1.0, sharing_weight=4.0)
     assert heavy.padding == {"cfg": 48, "c1": 32}
     assert heavy.transfers_after == pytest.approx(10 / 2010)
 
@@ -130,14 +92,14 @@ def test_fields_both_threads_touch_together_stay_together() -> None:
     and b are on two lines: 2 transfers per handoff. Together on one line: 1, the least
     (one line must move); splitting them would cost one more line and one more
     transfer. No padding."""
-    a = lambda n, m="r": _acc(PAIR, n, m)  # noqa: E731
+    a = lambda n, m="r": acc(PAIR, n, m)  # noqa: E731
     tp = TypeProfile(
         "pair", PAIR.size, [FieldSpan(f.name, f.offset, f.size) for f in PAIR.fields],
         [AccessSequence(600, (a("a", "w"), a("b", "w")), "push"),
          AccessSequence(400, (a("big"), a("z")), "scan")],
         alignment={0: 1000},
         sharing=TypeSharing(8, 2, handoffs=[
-            Handoff(300, _range(PAIR, "a", "b"), _range(PAIR, "a", "b"))]))
+            Handoff(300, ranges(PAIR, "a", "b"), ranges(PAIR, "a", "b"))]))
     res = optimize_layout(PAIR, tp, time_limit=1.0)
     lines = _lines_of(res.offsets)
     assert lines["a"] == lines["b"]
@@ -187,4 +149,4 @@ def test_without_sharing_the_result_is_todays(request: pytest.FixtureRequest) ->
 
 def test_a_negative_weight_is_refused() -> None:
     with pytest.raises(UserError, match="sharing weight -1.0 must be a number >= 0"):
-        optimize_layout(STATS, _stats(10), sharing_weight=-1.0)
+        optimize_layout(STATS, stats_profile(10), sharing_weight=-1.0)
