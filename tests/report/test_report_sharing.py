@@ -178,6 +178,7 @@ def test_optimizer_figures_are_the_layout_stage_figures(tmp_path: Path) -> None:
     assert (s.transfers_before, s.transfers_after) == (res.transfers_before,
                                                        res.transfers_after)
     assert {p.field: p.size for p in s.padding} == res.padding
+    assert {p.field: p.saved for p in s.padding} == res.padding_gains
     assert s.size_after == res.size_after
 
 

@@ -5,13 +5,15 @@ For a type whose profile has `sharing` (a multi-threaded run): the threads (from
 profile's `SharedObject` patterns: the fields each thread read and wrote), the lines that
 change hands per invocation before and after, the (written field, touched field) pairs on
 those lines with the threads that wrote and touched them, and the padding of the new
-layout with what each padding buys (the transfers per invocation it saves: the new layout
-with that padding left out, placed again, minus the new layout). Every transfer figure is
-`cachefit.layout.sharing.transfers` (docs/layout.md, "Threads"), normalised per counted
-invocation as the lines are; the layouts without one padding are placed by
-`cachefit.layout.evaluate_order` on the record with its padding members. `padded_layout`
-is also how the report places a plan's order that has padding. This module computes no
-cost of its own, prints nothing and reads no files.
+layout with what each padding buys (the transfers per invocation it saves). Every transfer
+figure is `cachefit.layout.sharing.transfers` (docs/layout.md, "Threads"), normalised per
+counted invocation as the lines are. What a padding buys is the optimizer's figure
+(`LayoutResult.padding_gains`: without it, the other line breaks kept) when the report ran
+the optimizer; for a plan's or a compiled layout, whose line breaks are not known, it is
+the layout without that padding member and with the others as declared, placed by
+`cachefit.layout.evaluate_order` on the record with its padding members, minus the layout.
+`padded_layout` is also how the report places a plan's order that has padding. This module
+computes no cost of its own, prints nothing and reads no files.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class SharingCause:
 @dataclass(frozen=True)
 class PaddingValue:
     """Bytes of padding before `field` in the new layout and the transfers per invocation
-    they save (the new layout without them, placed again, minus the new layout)."""
+    they save (see the module docstring)."""
 
     field: str
     size: int
@@ -165,11 +167,12 @@ def _causes(before: SharingFigures, after: SharingFigures, per: int,
 def sharing_section(tp: TypeProfile, record: Record, after_offsets: Mapping[str, int],
                     after_size: int, after_order: Sequence[str], padding: Mapping[str, int],
                     *, cache_line: int, object_align: int | None,
-                    entry_weights: Mapping[str, float] | None = None
-                    ) -> SharingSection | None:
+                    entry_weights: Mapping[str, float] | None = None,
+                    gains: Mapping[str, float] | None = None) -> SharingSection | None:
     """The sharing section of `tp` (None without sharing data): `record` is the traced
     layout, `after_offsets`/`after_size` the new layout (field order `after_order`, with
-    `padding` before the named fields; its offsets may name the padding members)."""
+    `padding` before the named fields; its offsets may name the padding members);
+    `gains`: the optimizer's `padding_gains` of that layout, if it chose it."""
     sharing = tp.sharing
     if sharing is None:
         return None
@@ -181,6 +184,9 @@ def sharing_section(tp: TypeProfile, record: Record, after_offsets: Mapping[str,
     values = []
     for name in after_order:
         if name not in padding:
+            continue
+        if gains is not None and name in gains:
+            values.append(PaddingValue(name, padding[name], gains[name]))
             continue
         rest = {k: v for k, v in padding.items() if k != name}
         without = padded_layout(record, tp, after_order, rest, cache_line=cache_line,

@@ -192,6 +192,7 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
     size = record.size
     order: tuple[str, ...] = tuple(f.name for f in record.fields)
     padding: dict[str, int] = {}
+    gains: dict[str, float] | None = None      # the optimizer's, for its padding
     lines_after = dirty_after = 0.0
     if choice.plan_order is None and after_record is not None:
         source = f"the order compiled into {after_record.origin.removeprefix('DWARF of ')}"
@@ -222,7 +223,7 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         source = (f"the order the optimizer computes from the profile ({method}; "
                   f"{quality}; time limit {choice.time_limit:g} s; no source constraints)")
         offsets, size = dict(res.offsets), res.size_after
-        order, padding = tuple(res.order), dict(res.padding)
+        order, padding, gains = tuple(res.order), dict(res.padding), res.padding_gains
         lines_after, dirty_after = res.lines_after, res.dirty_after
         lines_lb = max(lines_lb, res.lines_lower_bound)
         dirty_lb = max(dirty_lb, res.dirty_lower_bound)
@@ -285,7 +286,7 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         start_distribution=before.start_distribution, alignment=advice,
         sharing=sharing_section(tp, record, offsets, size, order, padding,
                                 cache_line=cache_line, object_align=object_align,
-                                entry_weights=entry_weights))
+                                entry_weights=entry_weights, gains=gains))
 
 
 def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRecord | None,
