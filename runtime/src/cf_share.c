@@ -5,7 +5,7 @@
  * mapped then, once, and cf_share_on is set.  From then on the end of every outermost
  * invocation (cf_core.c, cf_flush) calls cf_share_end, which takes, for every object the
  * invocation touched, the granules it read and wrote (from its literal quads and its folded
- * summary) and, under one mutex, updates the object's entry and counts handoffs.  A
+ * summary) and, under one ticket lock, updates the object's entry and counts handoffs.  A
  * single-threaded process never maps, locks or writes anything here; the per-access path
  * knows nothing of it.  cf_share_dump writes the `threads`, `share`, `shobj` and `handoff`
  * lines of the raw trace.
@@ -32,7 +32,7 @@
 #define _GNU_SOURCE
 #include "cf_internal.h"
 
-#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +83,35 @@ typedef struct cf_shacc {
 
 uint32_t cf_share_on;
 static uint32_t cf_sh_nthreads;
-static pthread_mutex_t cf_sh_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The one lock of the tables: a ticket lock, so that threads ending invocations at the same
+ * time take turns in the order they came (a mutex lets the thread that releases it take it
+ * again before a woken waiter runs: under tracing, where this section is a large part of a
+ * short invocation, the threads' invocations would then end in long runs of one thread,
+ * and the handoffs of threads that really ran at the same time would not be seen).  A
+ * waiter spins briefly, then yields its core. */
+static uint32_t cf_sh_ticket, cf_sh_serving;
+
+static void cf_sh_lock(void)
+{
+    uint32_t me = __atomic_fetch_add(&cf_sh_ticket, 1, __ATOMIC_RELAXED);
+    unsigned spins = 0;
+    while (__atomic_load_n(&cf_sh_serving, __ATOMIC_ACQUIRE) != me) {
+        if (++spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            spins = 0;
+            sched_yield();
+        }
+    }
+}
+
+static void cf_sh_unlock(void)
+{
+    __atomic_store_n(&cf_sh_serving, __atomic_load_n(&cf_sh_serving, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELEASE);
+}
 static cf_shobj *cf_sh_objs;
 static uint32_t cf_sh_nobjs;
 static cf_shrec *cf_sh_recs;
@@ -102,7 +130,7 @@ static void *cf_sh_map(size_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* Map the tables (once) and turn tracking on; under cf_sh_mu. */
+/* Map the tables (once) and turn tracking on; under the lock (cf_sh_lock). */
 static void cf_share_start_locked(void)
 {
     if (cf_share_on)
@@ -123,15 +151,16 @@ void cf_share_thread(cf_thread *t)
     uint32_t n = __atomic_fetch_add(&cf_sh_nthreads, 1, __ATOMIC_RELAXED);
     t->thread_no = n + 1;
     if (n >= 1 && !__atomic_load_n(&cf_share_on, __ATOMIC_ACQUIRE)) {
-        pthread_mutex_lock(&cf_sh_mu);
+        cf_sh_lock();
         cf_share_start_locked();
-        pthread_mutex_unlock(&cf_sh_mu);
+        cf_sh_unlock();
     }
 }
 
 void cf_share_fork_child(cf_thread *self)
 {
-    pthread_mutex_init(&cf_sh_mu, NULL);
+    cf_sh_ticket = 0;
+    cf_sh_serving = 0;
     /* The parent's tables stay mapped, unused: a second thread of the child maps new ones. */
     cf_share_on = 0;
     cf_sh_objs = NULL;
@@ -273,7 +302,7 @@ void cf_share_end(cf_thread *t)
         return;
     uint32_t slot = b - 1 < CF_SH_SLOTS - 1 ? b - 1 : CF_SH_SLOTS - 1;
     uint16_t *map = t->rmap;
-    pthread_mutex_lock(&cf_sh_mu);
+    cf_sh_lock();
     memset(cf_sh_acc, 0, (size_t)n * sizeof *cf_sh_acc);
     for (uint64_t m = types; m; m &= m - 1) {
         uint32_t type = (uint32_t)__builtin_ctzll(m);
@@ -344,7 +373,7 @@ void cf_share_end(cf_thread *t)
             o->seen = (uint16_t)(1u << slot);
         }
     }
-    pthread_mutex_unlock(&cf_sh_mu);
+    cf_sh_unlock();
 }
 
 /* ------------------------------------------------------------------ output */
@@ -432,7 +461,7 @@ void cf_share_dump(int ntypes, void (*put)(void *, const char *, size_t), void *
         return;
     cf_shout out = {put, arg}, *o = &out;
     char buf[160];
-    pthread_mutex_lock(&cf_sh_mu);
+    cf_sh_lock();
     snprintf(buf, sizeof buf, "threads %u\n", __atomic_load_n(&cf_sh_nthreads, __ATOMIC_RELAXED));
     cf_sh_puts(o, buf);
     uint32_t *idx = malloc((size_t)(cf_sh_nobjs ? cf_sh_nobjs : 1) * sizeof *idx);
@@ -481,5 +510,5 @@ void cf_share_dump(int ntypes, void (*put)(void *, const char *, size_t), void *
         }
     }
     free(idx);
-    pthread_mutex_unlock(&cf_sh_mu);
+    cf_sh_unlock();
 }
