@@ -14,7 +14,8 @@ Not a tuning tool: it measures the one program; figures go to bench/threads/RESU
 
 Usage: .venv/bin/python bench/threads/run.py [--rounds 11] [--ops N] [--work R] [--every E]
        [--threads 2] [--no-pin] [--min-chunks 100] [--tries 5] [--cc clang-19 --cc gcc]
-       [--no-cachefit] [--allow-unpadded] [--profile-ops N] [--workdir DIR] [--json OUT]
+       [--no-cachefit] [--allow-unpadded] [--profile-ops N] [--sharing-weight W]
+       [--workdir DIR] [--json OUT]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SOURCE = HERE / "shared.c"
-CFLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-pthread"]
+CFLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-pthread"]
 CACHEFIT_TOML = """\
 # written by bench/threads/run.py: the declared struct, traced over a 2-thread run
 [trace]
@@ -44,10 +45,10 @@ entry = ["op"]
 cc = "clang-19"
 command = '$CC {cflags} shared.c -o shared'
 clean = "rm -f shared"
-workload = "./shared -n {ops} -r {work} -e {every} -t 2"
+workload = "./shared -n {ops} -r {work} -e {every} -t 2 -p"
 binaries = ["shared"]
 output = "out"
-"""
+{layout}"""
 
 
 @dataclass
@@ -73,6 +74,7 @@ class CachefitOutcome:
     the CACHEFIT variant is missing."""
 
     plan_record: dict | None = None
+    traced: dict[str, str] = field(default_factory=dict)
     binaries: dict[str, str] = field(default_factory=dict)
     missing: str | None = None
     log: str = ""
@@ -92,6 +94,29 @@ def tail(text: str, n: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
+def traced_run(proj: Path) -> dict[str, str]:
+    """The traced workload's figures: its chunks run while both threads ran (shared.c's
+    output in the workload log) and the handoffs the profile recorded (`profile show`)."""
+    got: dict[str, str] = {}
+    log = proj / "out" / "trace" / "workload.log"
+    if log.exists():
+        for line in log.read_text().splitlines():
+            key, _, val = line.partition(" ")
+            if key in ("cpu_s", "wall_s", "chunks_used", "chunks_full"):
+                got[key] = val.strip()
+    prof = proj / "out" / "profile.json"
+    if prof.exists():
+        show = subprocess.run([cachefit_exe(), "profile", "show", "--top", "0", str(prof)],
+                              capture_output=True, text=True).stdout
+        for line in show.splitlines():
+            words = line.split()
+            if words[:1] == ["handoffs:"]:
+                got["handoffs"] = words[1]
+            elif len(words) > 2 and words[0].endswith(":") and words[2] == "invocations":
+                got["invocations"] = words[1]
+    return got
+
+
 def build_cachefit(work: Path, ccs: list[str], args: argparse.Namespace) -> CachefitOutcome:
     """Run `cachefit build` on a copy of shared.c in WORK/cachefit; with a padded plan (or
     --allow-unpadded), the optimized clang-19 binary and the plan applied with the other
@@ -102,13 +127,16 @@ def build_cachefit(work: Path, ccs: list[str], args: argparse.Namespace) -> Cach
     proj.mkdir(parents=True)
     shutil.copy(SOURCE, proj / "shared.c")
     (proj / "cachefit.toml").write_text(CACHEFIT_TOML.format(
-        cflags=" ".join(CFLAGS), ops=args.profile_ops, work=args.work, every=args.every))
+        cflags=" ".join(CFLAGS), ops=args.profile_ops, work=args.work, every=args.every,
+        layout=("" if args.sharing_weight is None
+                else f"\n[layout]\nsharing_weight = {args.sharing_weight!r}\n")))
     env = {k: v for k, v in os.environ.items() if not k.startswith("CACHEFIT_")}
     res = subprocess.run([cachefit_exe(), "build"], cwd=proj, env=env, capture_output=True,
                          text=True)
     out = CachefitOutcome(log=res.stdout + res.stderr)
     (work / "cachefit-build.log").write_text(out.log)
     plan_path = proj / "out" / "layout-plan.json"
+    out.traced = traced_run(proj)
     if res.returncode != 0:
         out.missing = f"`cachefit build` failed (exit {res.returncode}):\n{tail(out.log)}"
         if not plan_path.exists():
@@ -234,8 +262,10 @@ def main() -> int:
     ap.add_argument("--no-cachefit", action="store_true", help="DECLARED and HAND only")
     ap.add_argument("--allow-unpadded", action="store_true",
                     help="measure the CACHEFIT layout even when its plan adds no padding")
-    ap.add_argument("--profile-ops", type=int, default=200_000,
+    ap.add_argument("--profile-ops", type=int, default=2_000_000,
                     help="operations per thread of the traced workload run")
+    ap.add_argument("--sharing-weight", type=float,
+                    help="[layout] sharing_weight of the cachefit build (default: not set)")
     ap.add_argument("--workdir", type=Path, help="keep the binaries and cachefit's output here")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -258,6 +288,8 @@ def main() -> int:
         cf = build_cachefit(work, ccs, args)
         for cc, exe in cf.binaries.items():
             variants.append(Variant("CACHEFIT", cc, exe))
+    if cf.traced:
+        print("traced run: " + ", ".join(f"{k} {v}" for k, v in cf.traced.items()))
     if cf.plan_record is not None:
         print(f"cachefit plan for shared: {json.dumps(cf.plan_record)}")
     if cf.missing:
@@ -276,7 +308,8 @@ def main() -> int:
             "options": {k: (str(v) if isinstance(v, Path) else v)
                         for k, v in vars(args).items()},
             "rows": rows, "runs": [asdict(v) for v in variants],
-            "cachefit": {"plan_record": cf.plan_record, "missing": cf.missing},
+            "cachefit": {"plan_record": cf.plan_record, "missing": cf.missing,
+                         "traced": cf.traced},
             "checksums_equal": ok}, indent=2) + "\n")
     if tmp:
         tmp.cleanup()
