@@ -31,6 +31,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cachefit.model import profile as profile_model
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SOURCE = HERE / "shared.c"
@@ -96,24 +98,25 @@ def tail(text: str, n: int = 15) -> str:
 
 def traced_run(proj: Path) -> dict[str, str]:
     """The traced workload's figures: its chunks run while both threads ran (shared.c's
-    output in the workload log) and the handoffs the profile recorded (`profile show`)."""
+    output in the workload log), the invocations and handoffs the profile recorded, and the
+    layout step's method."""
     got: dict[str, str] = {}
     log = proj / "out" / "trace" / "workload.log"
     if log.exists():
         for line in log.read_text().splitlines():
             key, _, val = line.partition(" ")
-            if key in ("cpu_s", "wall_s", "chunks_used", "chunks_full"):
+            if key in ("chunks_used", "chunks_full"):
                 got[key] = val.strip()
-    prof = proj / "out" / "profile.json"
-    if prof.exists():
-        show = subprocess.run([cachefit_exe(), "profile", "show", "--top", "0", str(prof)],
-                              capture_output=True, text=True).stdout
-        for line in show.splitlines():
-            words = line.split()
-            if words[:1] == ["handoffs:"]:
-                got["handoffs"] = words[1]
-            elif len(words) > 2 and words[0].endswith(":") and words[2] == "invocations":
-                got["invocations"] = words[1]
+    prof_path = proj / "out" / "profile.json"
+    if prof_path.exists():
+        prof = profile_model.load(prof_path)
+        got["invocations"] = str(prof.invocations)
+        entry = prof.types.get("shared")
+        sharing = entry.sharing if entry is not None else None
+        got["handoffs"] = str(sum(h.count for h in sharing.handoffs) if sharing else 0)
+    decision = proj / "out" / "layout" / "shared.json"
+    if decision.exists():
+        got["method"] = str(json.loads(decision.read_text()).get("method"))
     return got
 
 
