@@ -5,6 +5,7 @@ the size names the type the conversion produces, and only then."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,33 @@ def test_which_conversions_register() -> None:
     kinds = {(n.type_name, n.kind) for n in report.site_notes}
     # g2..g7 are noted as sites `allocators` would register (sizeof(tab), not a tab *)
     assert kinds == {("tab", "typed"), ("lcl", "typed"), ("tab", "unconverted")}
+
+
+CXX_UNIT = b"""
+typedef unsigned long size_t;
+struct hdr { hdr *next; unsigned char tt; };
+struct tab { hdr *next; unsigned char tt; int n; };
+struct str { hdr *next; unsigned char tt; int len; };
+union gcu { hdr gc; tab h; str s; };
+hdr *newobj(int tt, size_t sz);
+tab *f1() { hdr *o = newobj(1, sizeof(tab)); return &reinterpret_cast<gcu *>(o)->h; }
+tab *f2() { hdr *o = newobj(1, sizeof(tab)); return static_cast<tab *>(static_cast<void *>(o)); }
+tab *g1() { auto *o = newobj(1, sizeof(tab)); str *s = &reinterpret_cast<gcu *>(o)->s;
+            (void)s; return reinterpret_cast<tab *>(o); }
+"""
+
+
+@needs_clang
+def test_cxx_casts_register(tmp_path: Path) -> None:
+    """C++: reinterpret_cast to the union then the member, a static_cast chain through
+    `void *`; an `auto *` local viewed as two records is not registered. The edited unit
+    compiles."""
+    out, report = instrument_preprocessed(CXX_UNIT, "c++", TraceConfig(types=["tab"],
+                                                                       entry=[]))
+    lines = [line for line in out.decode().splitlines() if "newobj(1" in line]
+    assert [("__cachefit_track_t(newobj(1, sizeof(tab)), (sizeof(tab))" in line)
+            for line in lines] == [True, True, False]
+    assert report.allocation_sites == 2
+    unit = tmp_path / "unit.ii"
+    unit.write_bytes(out)
+    subprocess.run(["clang++-19", "-fsyntax-only", str(unit)], check=True)

@@ -1086,17 +1086,19 @@ class UnitInstrumenter:
         """A call whose result is the only value of a local pointer variable of another
         type, which the function converts to T and to no other record
         (cachefit.trace.local_views: Lua's `GCObject *o = luaC_newobj(L, LUA_VTABLE,
-        sizeof(Table)); Table *t = gco2t(o);`), with a size argument naming that T: the
-        objects it returns are registered as T, like a typed allocation site. True when
-        the call was registered or noted."""
+        sizeof(Table)); Table *t = gco2t(o);`), with a size argument naming that T in the
+        call itself (`sizeof(T)`, `n * sizeof(T)`, `offsetof(T, last) + n`): the objects
+        it returns are registered as T, like a typed allocation site. True when the call
+        was registered or noted."""
         var = self._dest_var.get((call.extent.start.offset, call.extent.end.offset))
         fn = self._fn_cursors[-1] if self._fn_cursors else None
         if var is None or fn is None or var.semantic_parent != fn or \
                 var.storage_class == ci.StorageClass.STATIC:
             return False
-        sized = [s for s in map(self._size_of, args)
-                 if s is not None and self.occurrences(s[0])]
-        if not sized:
+        # the size is in the call (no local size variable followed: each would cost a walk
+        # of the function, for every call stored into a local)
+        sizes = [self._size_of(a, 1) for a in args]
+        if not any(s is not None and self.occurrences(s[0]) for s in sizes):
             return False
         assigned = self._assigned_values(var, fn)
         init = [k for k in var.get_children() if k.kind.is_expression()]
@@ -1105,8 +1107,7 @@ class UnitInstrumenter:
         view = local_view(fn, var)
         if view is None:
             return False
-        for a in args:
-            got = self._size_of(a)
+        for a, got in zip(args, sizes, strict=True):
             if got is None or not self._same_type(got[0], view):
                 continue
             if any(self._points_to(b, view) for b in args):
