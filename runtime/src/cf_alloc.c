@@ -27,16 +27,25 @@ struct __cachefit_occ {
  * call the wrapper found without configuration, whose result is registered only
  * when it is not on the calling thread's stack (nothing would forget it there); bit 2:
  * an object carved out of a bigger block (issue 27 item 2: a `T *` made by a cast or
- * pointer arithmetic into memory that is not an object yet), see cf_carve. */
+ * pointer arithmetic into memory that is not an object yet), see cf_carve; bit 3: `defs`
+ * is there, the name each occurrence's objects are registered under ("dict@FP": the
+ * definition the unit saw, issue 27 item 4; cf_type_id files it under "dict" unless
+ * the blob names that definition). */
 struct __cachefit_site {
     unsigned long xsize;
     unsigned long single;
     unsigned long flags;
     unsigned long nocc;
     const struct __cachefit_occ *occ;
+    const char *const *defs;
 };
 
-enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4 };
+enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4, CF_SITE_DEFS = 8 };
+
+static int cf_occ_type(const struct __cachefit_site *s, unsigned long k)
+{
+    return cf_type_id((s->flags & CF_SITE_DEFS) ? s->defs[k] : s->occ[k].type);
+}
 
 /* Register the objects of an allocated block.  `heap`: the block is fresh memory (malloc
  * & co, configured allocators, typed allocation sites, new-expressions), so the objects
@@ -56,7 +65,7 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
     if (heap) {
         uint64_t types = 0;
         for (unsigned long k = 0; k < s->nocc; k++) {
-            int type = cf_type_id(s->occ[k].type);
+            int type = cf_occ_type(s, k);
             if (type >= 0 && type < 64)
                 types |= (uint64_t)1 << type;
         }
@@ -67,7 +76,7 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
     }
     for (unsigned long k = 0; k < s->nocc; k++) {
         const struct __cachefit_occ *o = &s->occ[k];
-        int type = cf_type_id(o->type);
+        int type = cf_occ_type(s, k);
         if (type < 0)
             continue;
         if (o->count == 1) {

@@ -178,6 +178,14 @@ int cf_type_id(const char *name)
         return -1;
     pthread_mutex_lock(&cf_type_mu);
     int id = cf_type_find_locked(norm);
+    /* "dict@FP" (a definition's layout fingerprint, issue 27) is type "dict" unless the
+     * blob names that definition (one type per definition when a name has several). */
+    char *at = strchr(norm, '@');
+    if (id < 0 && at && at != norm) {
+        *at = 0;
+        id = cf_type_find_locked(norm);
+        *at = '@';
+    }
     if (id < 0 && cf_ntypes < CF_MAX_TYPES) {
         id = cf_ntypes;
         memcpy(cf_type_names[id], norm, sizeof norm);

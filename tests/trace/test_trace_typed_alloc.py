@@ -206,8 +206,9 @@ def test_typed_site_edits(tmp_path: Path, compiler: str) -> None:
                      (16, "get", "unsized"), (17, "alloc", "typed"), (18, "alloc", "unsized"),
                      (19, "alloc", "typed"), (23, "alloc", "typed")]
     assert rep.allocation_sites == 4
-    # typed sites never register an object on the stack; malloc's may not be there
-    assert ", 2ul, 1ul, __cachefit_occ_" in out.decode()
+    # typed sites never register an object on the stack (flag 2); malloc's may not be
+    # there; flag 8: the unit names obj's definition (`obj@FP`, issue 27 item 4)
+    assert ", 10ul, 1ul, __cachefit_occ_" in out.decode()
     unit = tmp_path / "e.i"
     unit.write_bytes(out)
     obj = tmp_path / "e.o"

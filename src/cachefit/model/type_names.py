@@ -88,3 +88,60 @@ def key_matches(entry: str, wanted: str, key: Callable[[str], str] = type_key) -
     key, or `wanted` is a trailing part of its scopes (`tcb` names `ns::tcb`)."""
     e, w = key(entry), key(wanted)
     return e == w or e.endswith("::" + w)
+
+
+# ---------------------------------------------------------------- definition keys (issue 27)
+#
+# Two records with one name in one program (a library's `struct dict` beside the program's)
+# are two traced types. Each is named `NAME@WHERE`: WHERE is the definition's place,
+# `path/to/file.h:LINE` (the line of the record's name; the path relative to the project
+# when inside it), or a layout fingerprint (eight hex digits) in what the instrumented code
+# registers. A user may write `NAME@path` (any definition of NAME in that file) or
+# `NAME@path:LINE` in `[trace] types`. A name without `@` is a plain type name.
+
+DEFINITION_MARK = "@"
+
+
+def split_definition(name: str) -> tuple[str, str | None]:
+    """`dict@deps/dict.h:55` -> (`dict`, `deps/dict.h:55`); a plain name -> (name, None)."""
+    base, mark, where = name.partition(DEFINITION_MARK)
+    return (base, where) if mark and where else (name, None)
+
+
+def plain_type_name(name: str) -> str:
+    """The type name without its definition (`dict@deps/dict.h:55` -> `dict`)."""
+    return split_definition(name)[0]
+
+
+def definition_name(name: str, path: str, line: int) -> str:
+    """The readable key of one definition of `name`: `name@path:line`."""
+    return f"{name}{DEFINITION_MARK}{path}:{line}"
+
+
+def _where(where: str) -> tuple[str, int | None]:
+    path, colon, line = where.rpartition(":")
+    if colon and line.isdigit():
+        return path, int(line)
+    return where, None
+
+
+def definition_matches(where: str, file: str, line: int, cwd: str | None = None) -> bool:
+    """Whether a definition at `file`:`line` (`file` as a compiler or a line marker names it,
+    relative to `cwd` or the current directory) is the one `where` (`path` or `path:LINE`,
+    the part after `@`) names: the same line when `where` has one, and `file`'s absolute
+    path equal to `path` or ending in `/path` (a path relative to the project names the
+    file from any build directory)."""
+    import os
+    path, want_line = _where(where)
+    if want_line is not None and want_line != line:
+        return False
+    if not path or not file:
+        return False
+    full = os.path.normpath(os.path.join(cwd or os.getcwd(), file))
+    want = os.path.normpath(path)
+    if os.path.isabs(want):
+        return full == want
+    parts = want.split("/")
+    while parts and parts[0] in (".", ".."):
+        parts.pop(0)
+    return bool(parts) and full.endswith("/" + "/".join(parts))

@@ -10,8 +10,10 @@ cachefit.rewrite.apply_order). Errors
 (refusals, constraint violations) are re-pointed from the temporary unit file to the
 original source and line. A unit whose record of a planned name has other fields than the
 plan's order (another record of that name, another configuration) keeps its order, with a
-warning. The module works on a file in a directory the caller owns and
-returns the new text; it never compiles or writes anywhere else.
+warning. A plan record keyed by a definition, `dict@path:line` (issue 27: two records
+with one tag in one program), applies only to the unit's `dict` defined there; units
+defining another `dict` keep theirs silently. The module works on a file in a directory
+the caller owns and returns the new text; it never compiles or writes anywhere else.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from cachefit.errors import CachefitError, Location, TypeNotFound
 from cachefit.frontend.compiler_args import Language
 from cachefit.model.layout_plan import LayoutPlan
+from cachefit.model.type_names import definition_matches, split_definition
 
 
 @dataclass
@@ -42,8 +45,9 @@ class TransformResult:
 
 
 def _word(name: str) -> str:
-    """The identifier that must occur in a unit that uses `name` (`ns::tcb<int>` -> tcb)."""
-    base = name.split("<", 1)[0]
+    """The identifier that must occur in a unit that uses `name` (`ns::tcb<int>` -> tcb,
+    `dict@deps/dict.h:55` -> dict)."""
+    base = split_definition(name)[0].split("<", 1)[0]
     return base.rsplit("::", 1)[-1].strip()
 
 
@@ -92,7 +96,8 @@ def _repoint(exc: CachefitError, unit: Path, text: bytes, source: str) -> None:
 def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequence[str], *,
                  fix_initializers: bool = False,
                  expected_size: int | None = None,
-                 padding: Mapping[str, int] | None = None) -> dict[str, str]:
+                 padding: Mapping[str, int] | None = None,
+                 where: str | None = None) -> dict[str, str] | None:
     """The preprocessed unit `path` with `type_name`'s fields declared in `new_order`:
     {path: new text} and any other file the change touched. The checks are those of
     `cachefit reorder` restricted to the unit: refusals (packed, ABI, raw I/O, positional
@@ -102,7 +107,9 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     the plan's) declares a padding member right before each such field; `expected_size`
     includes it. Raises
     `UnsafeTransformation` (nothing to use) when the unit rules the order out, and
-    `OtherFields` when the unit's record has other fields than the order names."""
+    `OtherFields` when the unit's record has other fields than the order names. With
+    `where` (a plan key's `path:line`), None when the unit's definition of the record is
+    not there (another record of that name: left alone)."""
     from cachefit.reorder.analysis import analyse
     from cachefit.reorder.decide import check_order
     from cachefit.reorder.scan_pool import ScanOptions
@@ -110,6 +117,8 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     # one preprocessed unit, whose object the build's own cache keeps: no scan cache
     a = analyse(type_name, [(path, list(args))], build_time=True,
                 scan_options=ScanOptions(jobs=1, cache=False))
+    if where is not None and not _defined_at(path, a.cursor, where):
+        return None
     decision = check_order(a, new_order, fix_initializers=fix_initializers, padding=padding)
     # byte boundaries are checked by `cachefit reorder` only, as before the one rewrite
     applied = apply_order(a, decision.order, barriers=decision.barriers,
@@ -121,6 +130,17 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     for f, data in applied.contents.items():
         out[f] = data.decode("utf-8", errors="surrogateescape")
     return out
+
+
+def _defined_at(path: str, cursor: Any, where: str) -> bool:
+    """Whether the record definition `cursor` of the preprocessed unit `path` is at `where`
+    (`path:line` or `path`), by the unit's line markers."""
+    loc = cursor.location
+    if loc.file is None:
+        return False
+    text = Path(path).read_bytes()
+    orig = original_location(text, Location(str(loc.file.name), loc.line, loc.column))
+    return definition_matches(where, orig.file, orig.line)
 
 
 def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequence[str],
@@ -156,11 +176,12 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
             for name, rec in plan.records.items():
                 if name not in names:
                     continue
+                plain, where = split_definition(name)
                 try:
-                    out = reorder_unit(str(unit), args, name, list(rec.order),
+                    out = reorder_unit(str(unit), args, plain, list(rec.order),
                                        fix_initializers=plan.fix_initializers,
                                        expected_size=rec.expected_size,
-                                       padding=rec.padding)
+                                       padding=rec.padding, where=where)
                 except TypeNotFound:
                     continue        # libclang: the unit does not define the record
                 except OtherFields as exc:
@@ -172,6 +193,8 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                     result.warnings.append(f"{where}{exc.what}; compiled as declared "
                                            "(the layout plan does not apply to it)")
                     continue
+                if out is None:
+                    continue        # the unit's record of that name is defined elsewhere
                 new = out[str(unit)].encode("utf-8", errors="surrogateescape")
                 if new != current:
                     current = new

@@ -19,6 +19,7 @@ compiler or the program.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from cachefit.errors import CachefitError, TypeNotFound, UserError
 from cachefit.frontend.dwarf_records import DwarfReader, die_key
 from cachefit.model import Record
 from cachefit.model.profile import FieldSpan
+from cachefit.model.type_names import definition_matches, definition_name, split_definition
+from cachefit.trace.record_defs import fingerprint
 
 BLOB_SYMBOL = "__cachefit_blob"
 SHLIB_BLOB_SYMBOL = "__cachefit_shlib_blob"
@@ -71,6 +74,29 @@ class ElfFacts:
     has_debug_info: bool = True
     problems: dict[str, str] = field(default_factory=dict)
     """Per target type: why its layout is missing or doubtful (said by the link step)."""
+    definitions: dict[str, list[Definition]] = field(default_factory=dict)
+    """Per `[trace] types` entry whose objects are told apart by definition (issue 27): a
+    plain name with several definitions in the program, or a `name@path[:line]` entry;
+    the blob lists their keys as types instead of the entry."""
+
+    def type_names(self, types: tuple[str, ...]) -> list[str]:
+        """The runtime's types for `types`: each entry, or the keys of its definitions."""
+        out: list[str] = []
+        for t in types:
+            out += [d.key for d in self.definitions.get(t, [])] or [t]
+        return out
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition of a traced record, told apart from the others of its name: the
+    type's key (`dict@deps/hiredis/dict.h:55`, or the user's `[trace] types` entry), the
+    plain name and the layout fingerprint its instrumented units register it with
+    (cachefit.trace.record_defs)."""
+
+    key: str
+    name: str
+    fingerprint: str
 
 
 def _name(die: DIE) -> str | None:
@@ -218,11 +244,93 @@ def _spans(reader: DwarfReader, rec: Record, base_off: int, prefix: str,
     return out
 
 
+def _die_fingerprint(reader: DwarfReader, die: DIE) -> str:
+    """The layout fingerprint of a record DIE (cachefit.trace.record_defs): its size and
+    its named data members with their byte offsets (none for a bit-field)."""
+    members: list[tuple[str, int | None]] = []
+    for m in die.iter_children():
+        if m.tag != "DW_TAG_member" or "DW_AT_external" in m.attributes \
+                or "DW_AT_declaration" in m.attributes:
+            continue
+        name = _name(m)
+        if not name:
+            continue
+        bits = "DW_AT_bit_size" in m.attributes or "DW_AT_data_bit_offset" in m.attributes
+        members.append((name, None if bits else reader.location(m)[0]))
+    return fingerprint(max(reader.type_size(die), 0), members)
+
+
+def _decl_place(reader: DwarfReader, die: DIE, root: str) -> tuple[str, int] | None:
+    """The file (relative to `root` when inside it) and line where a record is defined."""
+    index = die.attributes.get("DW_AT_decl_file")
+    line = die.attributes.get("DW_AT_decl_line")
+    if index is None or line is None:
+        return None
+    files = reader._files_of(die)
+    if not 0 <= int(index.value) < len(files) or not files[int(index.value)]:
+        return None
+    path = files[int(index.value)]
+    comp_dir = _attr_text(die.cu.get_top_DIE(), ("DW_AT_comp_dir",)) or ""
+    path = os.path.normpath(os.path.join(comp_dir, path))
+    for base in (root, os.getcwd()):
+        rel = os.path.relpath(path, base) if os.path.isabs(path) else path
+        if not rel.startswith(".."):
+            return rel, int(line.value)
+    return path, int(line.value)
+
+
+def project_root() -> str:
+    """The directory the readable keys' paths are relative to: that of the project file
+    the build runs with (`CACHEFIT_CONFIG`), else the current directory."""
+    config = os.environ.get("CACHEFIT_CONFIG")
+    return str(Path(config).resolve().parent) if config else os.getcwd()
+
+
+def _definitions(reader: DwarfReader, types: tuple[str, ...], root: str,
+                 facts: ElfFacts) -> None:
+    """Which `[trace] types` entries are told apart by definition (ElfFacts.definitions):
+    a plain name the program defines with several layouts (each definition its own type,
+    keyed `name@path:line`), and a `name@path[:line]` entry (the definitions of `name`
+    there). Definitions with one fingerprint are one."""
+    for t in types:
+        name, where = split_definition(t)
+        try:
+            found = reader.definitions(name)
+        except Exception:  # noqa: BLE001 - said by _layouts for plain names
+            continue
+        by_fp: dict[str, tuple[DIE, tuple[str, int] | None]] = {}
+        for die, _rec in found:
+            by_fp.setdefault(_die_fingerprint(reader, die),
+                             (die, _decl_place(reader, die, root)))
+        if where is not None:
+            chosen = [Definition(t, name, fp) for fp, (_d, place) in by_fp.items()
+                      if place is not None and definition_matches(where, place[0], place[1],
+                                                                 root)]
+            facts.definitions[t] = chosen
+        elif len(by_fp) > 1:
+            defs: list[Definition] = []
+            for fp, (_d, place) in by_fp.items():
+                key = definition_name(name, *place) if place is not None else f"{name}@{fp}"
+                if any(d.key == key for d in defs):
+                    key = f"{name}@{fp}"
+                defs.append(Definition(key, name, fp))
+            facts.definitions[t] = defs
+            facts.problems[t] = (f"{len(defs)} different definitions of {name}, traced as "
+                                 f"{len(defs)} types: {', '.join(d.key for d in defs)} "
+                                 "(name one in [trace] types to trace only it)")
+        for d in facts.definitions.get(t, []):
+            facts.aliases[f"{name}@{d.fingerprint}"] = d.key
+
+
 def _layouts(reader: DwarfReader, types: tuple[str, ...], facts: ElfFacts) -> None:
     """Each target type's layout, from the front end's reading of the DWARF. A type the
     file cannot lay out (a member's class only declared) gets no layout and a problem,
-    never a guessed size; one with several definitions uses the first and says so."""
+    never a guessed size; one with several definitions uses the first and says so, unless
+    they are told apart (ElfFacts.definitions: each definition's layout)."""
     for name in types:
+        if name in facts.definitions:
+            _definition_layouts(reader, facts.definitions[name], facts)
+            continue
         try:
             found = reader.definitions(name)
         except TypeNotFound:
@@ -245,6 +353,41 @@ def _layouts(reader: DwarfReader, types: tuple[str, ...], facts: ElfFacts) -> No
         facts.layouts[name] = TypeLayout(name, rec.size, _unique(fields))
 
 
+def _definition_layouts(reader: DwarfReader, defs: list[Definition], facts: ElfFacts) -> None:
+    """The layout of each definition told apart, under its key."""
+    if not defs:
+        return
+    wanted = {d.fingerprint: d for d in defs}
+    for die, rec in reader.definitions(defs[0].name):
+        d = wanted.pop(_die_fingerprint(reader, die), None)
+        if d is None:
+            continue
+        try:
+            fields = _spans(reader, rec, 0, "", 0)
+        except CachefitError as exc:
+            facts.problems[d.key] = exc.what + (f"; {exc.todo}" if exc.todo else "")
+            continue
+        facts.layouts[d.key] = TypeLayout(d.key, rec.size, _unique(fields))
+
+
+class _Resolver:
+    """The traced type a record DIE is: its plain name, or for a name told apart by
+    definition the key of the definition with the DIE's fingerprint (None: a definition
+    that is not traced)."""
+
+    def __init__(self, reader: DwarfReader, facts: ElfFacts) -> None:
+        self.reader = reader
+        self.by_name: dict[str, dict[str, str]] = {}
+        for defs in facts.definitions.values():
+            for d in defs:
+                self.by_name.setdefault(d.name, {})[d.fingerprint] = d.key
+
+    def __call__(self, name: str | None, die: DIE) -> str | None:
+        if name is None or name not in self.by_name:
+            return name
+        return self.by_name[name].get(_die_fingerprint(self.reader, die))
+
+
 def _target_named(reader: DwarfReader, die: DIE, targets: set[str]) -> str | None:
     """The target type a named record DIE is, by qualified or plain name (None: none)."""
     simple = _name(die)
@@ -254,10 +397,12 @@ def _target_named(reader: DwarfReader, die: DIE, targets: set[str]) -> str | Non
     return q if q in targets else (simple if simple in targets else None)
 
 
-def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
-    """Static objects of the target types, their layouts and typedef aliases."""
+def analyze(elf_path: str | Path, types: tuple[str, ...], root: str | None = None) -> ElfFacts:
+    """Static objects of the target types, their layouts and typedef aliases; a record
+    name with several definitions is told apart by definition, named with paths relative
+    to `root` (default: `project_root()`)."""
     facts = ElfFacts()
-    targets = set(types)
+    targets = {split_definition(t)[0] for t in types}
     try:
         fh = open(elf_path, "rb")
     except OSError as exc:
@@ -274,6 +419,8 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
         reader = DwarfReader(str(elf_path), fh)
         dwarf = reader.dwarf
         parser = DWARFExprParser(dwarf.structs)
+        _definitions(reader, types, root or project_root(), facts)
+        resolve = _Resolver(reader, facts)
         seen_addr: set[tuple[int, str]] = set()
         # Variables declared here but defined in a shared library: an executable that
         # refers to one directly holds a copy of it (a COPY relocation), used by all.
@@ -284,7 +431,7 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
             for tu in dwarf.iter_TUs():
                 for die in tu.iter_DIEs():
                     if die.tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
-                        name = _target_named(reader, die, targets)
+                        name = resolve(_target_named(reader, die, targets), die)
                         if name is not None:
                             in_type_units[die_key(die)] = name
         for cu in dwarf.iter_CUs():
@@ -301,10 +448,11 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     if name is None:
                         continue
                     relevant = True
-                    if "DW_AT_declaration" not in die.attributes:
-                        cu_types.target_of[die_key(die)] = name
-                    else:   # defined in another unit or a type unit
-                        cu_types.target_of[die_key(reader.definition(die))] = name
+                    defn = die if "DW_AT_declaration" not in die.attributes \
+                        else reader.definition(die)   # defined in another unit or type unit
+                    key = resolve(name, defn)
+                    if key is not None:
+                        cu_types.target_of[die_key(defn)] = key
                 elif tag == "DW_TAG_typedef":
                     typedefs.append(die)
                 elif tag == "DW_TAG_variable" and "DW_AT_location" in die.attributes:
@@ -318,9 +466,13 @@ def analyze(elf_path: str | Path, types: tuple[str, ...]) -> ElfFacts:
                     continue
                 under_key = die_key(under)
                 if tname in targets and under_key not in cu_types.target_of:
-                    cu_types.target_of[under_key] = tname
+                    key = resolve(tname, reader.definition(under)
+                                  if "DW_AT_declaration" in under.attributes else under)
+                    if key is not None:
+                        cu_types.target_of[under_key] = key
                 elif under_key in cu_types.target_of and tname and \
-                        tname != cu_types.target_of[under_key]:
+                        tname != cu_types.target_of[under_key] and \
+                        split_definition(cu_types.target_of[under_key])[1] is None:
                     facts.aliases[tname] = cu_types.target_of[under_key]
             if not relevant and not cu_types.target_of:
                 continue
@@ -407,7 +559,7 @@ def blob_text(self_address: int, facts: ElfFacts, types: tuple[str, ...],
     of exported variables."""
     lines = [BLOB_MAGIC.decode().rstrip("\n"), f"self {self_address:x}"]
     lines += [f"limit {k} {v}" for k, v in limits.items()]
-    lines += [f"type {t}" for t in types]
+    lines += [f"type {t}" for t in facts.type_names(types)]
     lines += [f"alias {a} {t}" for a, t in sorted(facts.aliases.items()) if " " not in a]
     lines += [f"entry {e}" for e in entries]
     for o in facts.objects:

@@ -50,11 +50,12 @@ import clang.cindex as ci
 
 from cachefit.errors import Location, ParseError
 from cachefit.model.project_config import TraceConfig
-from cachefit.model.type_names import type_key
+from cachefit.model.type_names import definition_matches, split_definition, type_key
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.carve_sites import carved_value
 from cachefit.trace.local_views import local_view
+from cachefit.trace.record_defs import fingerprint
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 from cachefit.trace.touch_filter import FilterResult, choose_functions
 
@@ -299,6 +300,9 @@ class UnitInstrumenter:
         self.site_ids: dict[Site, int] = {}
         self.report = UnitReport()
         self.target_usr: dict[str, str] = {}     # record USR -> configured type name
+        # configured type name -> the name the unit's code registers it under: `dict@FP`
+        # in C, FP the fingerprint of the unit's definition (cachefit.trace.record_defs)
+        self.runtime_names: dict[str, str] = {}
         self._occ_cache: dict[str, tuple[Occurrence, ...] | None] = {}
         self._tokens_cache: dict[tuple[int, int], list[ci.Token]] = {}
         self.entry_index = {name: i for i, name in enumerate(trace.entry)}
@@ -329,6 +333,13 @@ class UnitInstrumenter:
         wanted = set(self.trace.types)
         by_spelling: dict[str, list[tuple[str, str]]] = {}
         qualified_hits: dict[str, str] = {}
+        # `dict@path[:line]` in [trace] types: that definition of `dict` only (issue 27)
+        by_where: dict[str, list[tuple[str, str]]] = {}
+        for w in wanted:
+            base, where = split_definition(w)
+            if where is not None:
+                by_where.setdefault(base, []).append((w, where))
+        definitions: dict[str, ci.Cursor] = {}      # record USR -> its definition
         # Class template instantiations are named with their arguments ("pool<int>",
         # "ns::pool<std::pair<int, int>>"), compared without spaces with the canonical
         # spelling of the types the user's code uses (libclang shows no cursor for an
@@ -347,7 +358,12 @@ class UnitInstrumenter:
             if kind in _RECORD_KINDS and c.is_definition():
                 q = _qualified_name(c)
                 usr = c.get_usr()
-                if q in wanted:
+                definitions.setdefault(usr, c)
+                chosen = self._chosen_definition(c, by_where.get(q) or
+                                                 by_where.get(c.spelling) or [])
+                if chosen is not None:
+                    qualified_hits[usr] = chosen
+                elif q in wanted:
                     qualified_hits[usr] = q
                 elif c.spelling in wanted:
                     by_spelling.setdefault(c.spelling, []).append((usr, q))
@@ -358,6 +374,7 @@ class UnitInstrumenter:
                 decl = canon.get_declaration()
                 if canon.kind == TK.RECORD and decl.kind != CK.NO_DECL_FOUND:
                     qualified_hits.setdefault(decl.get_usr(), name)
+                    definitions.setdefault(decl.get_usr(), decl)
         self.target_usr.update(qualified_hits)
         found_names = set(qualified_hits.values())
         for name in sorted(class_templates - found_names - set(by_spelling)):
@@ -368,6 +385,22 @@ class UnitInstrumenter:
             if name not in found_names:
                 for usr, _q in hits:
                     self.target_usr.setdefault(usr, name)
+        if self.lang == "c":
+            for usr, name in self.target_usr.items():
+                d = definitions.get(usr)
+                if d is not None and split_definition(name)[1] is None:
+                    self.runtime_names[name] = f"{name}@{_fingerprint(d)}"
+
+    def _chosen_definition(self, c: ci.Cursor, keys: list[tuple[str, str]]) -> str | None:
+        """The `[trace] types` entry `name@path[:line]` that names the record definition
+        `c` (None: none does)."""
+        if not keys:
+            return None
+        loc = self.lines.location(c.location.offset)
+        for key, where in keys:
+            if definition_matches(where, loc.file, loc.line):
+                return key
+        return None
 
     @staticmethod
     def _template_target(t: ci.Type, templated: dict[str, str],
@@ -411,6 +444,10 @@ class UnitInstrumenter:
             result = ()
         self._occ_cache[key] = result
         return result or ()
+
+    def runtime_name(self, name: str) -> str:
+        """The type name the unit's code registers objects of `name` under."""
+        return self.runtime_names.get(name, name)
 
     def _occurrences(self, canon: ci.Type) -> tuple[Occurrence, ...]:
         if canon.kind == TK.RECORD:
@@ -801,7 +838,8 @@ class UnitInstrumenter:
                 self.report.constructors += 1
         else:
             self._insert(open_brace,
-                         f' __cachefit_dtor_guard __cachefit_g = {{this, "{name}"}};',
+                         f' __cachefit_dtor_guard __cachefit_g = '
+                         f'{{this, "{self.runtime_name(name)}"}};',
                          closing=False, depth=depth)
             self.report.destructors += 1
 
@@ -1284,7 +1322,7 @@ class UnitInstrumenter:
         decls = [
             "struct __cachefit_occ { unsigned long off, count, elem, stride; const char *type; };",
             "struct __cachefit_site { unsigned long xsize, single, flags, nocc; "
-            "const struct __cachefit_occ *occ; };",
+            "const struct __cachefit_occ *occ; const char *const *defs; };",
         ]
         funcs = [
             "void *__cachefit_malloc(unsigned long, const struct __cachefit_site *);",
@@ -1324,10 +1362,19 @@ class UnitInstrumenter:
             occ = ", ".join(f'{{{o.offset}ul, {o.count}ul, {o.elem}ul, {o.stride}ul, '
                             f'"{o.type_name}"}}' for o in site.occurrences)
             out.append(f"static const struct __cachefit_occ __cachefit_occ_{i}[] = {{{occ}}};")
+            # the name each occurrence's objects are registered under, when one is a
+            # record's definition (issue 27, flag 8: `dict@FP`)
+            defs = [self.runtime_name(o.type_name) for o in site.occurrences]
+            named = defs != [o.type_name for o in site.occurrences]
+            if named:
+                out.append(f"static const char *const __cachefit_def_{i}[] = "
+                           f"{{{', '.join(f'{chr(34)}{d}{chr(34)}' for d in defs)}}};")
+            flags = int(site.has_dtor) | 2 * int(site.heap_only) | 4 * int(site.carve) | \
+                8 * int(named)
             out.append(f"static const struct __cachefit_site __cachefit_site_{i} = "
-                       f"{{{site.xsize}ul, {int(site.single)}ul, "
-                       f"{int(site.has_dtor) | 2 * int(site.heap_only) | 4 * int(site.carve)}ul, "
-                       f"{len(site.occurrences)}ul, __cachefit_occ_{i}}};")
+                       f"{{{site.xsize}ul, {int(site.single)}ul, {flags}ul, "
+                       f"{len(site.occurrences)}ul, __cachefit_occ_{i}"
+                       f", {f'__cachefit_def_{i}' if named else '0'}}};")
         if self.report.site_notes:
             out.append(section_asm(self.report.site_notes))
         return "\n".join(out) + "\n"
@@ -1349,6 +1396,18 @@ class UnitInstrumenter:
             pos = e.end
         pieces.append(self.text[pos:])
         return b"".join(pieces)
+
+
+def _fingerprint(record: ci.Cursor) -> str:
+    """The layout fingerprint of a record definition (cachefit.trace.record_defs): its
+    size and its named fields with their byte offsets (none for a bit-field)."""
+    members: list[tuple[str, int | None]] = []
+    for k in children(record):
+        if k.kind != CK.FIELD_DECL or not k.spelling:
+            continue
+        bits = k.get_field_offsetof()
+        members.append((k.spelling, None if k.is_bitfield() or bits < 0 else bits // 8))
+    return fingerprint(max(record.type.get_size(), 0), members)
 
 
 def _parse(path: str, lang: Lang, flags: Sequence[str]) -> ci.TranslationUnit:

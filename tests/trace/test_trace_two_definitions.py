@@ -1,0 +1,135 @@
+"""Two records with one tag in one program stay two types (issue 27, item 4).
+
+tests/trace/programs/twodefs_*: the program's `struct dict` (twodefs_a.h, 64 bytes) and a
+library's `struct dict` with other members (twodefs_b.h, 32 bytes), each allocated and
+touched by its own unit, the library's also as a global. Traced as `dict`, the profile
+has one type per definition, keyed `dict@file:line`, each with its own layout and exactly
+its own accesses; `[trace] types` can name one definition; a layout plan keyed by a
+definition reorders that record only, in the unit that defines it (the program prints
+sizeof and offsetof from both units).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, env_for, run, seqs
+
+from cachefit.model.type_names import definition_matches, plain_type_name, split_definition
+
+R, W = "r", "w"
+SOURCES = ["twodefs_main.c", "twodefs_lib.c"]
+A, B = "dict@twodefs_a.h:4", "dict@twodefs_b.h:3"
+ENTRY = ["op_main", "op_lib"]
+# op_main on the program's heap dict, 3 times: writes used (8, 8), reads rehashidx (16, 4)
+SEQ_A = {((0, 8, 8, W), (0, 16, 4, R)): 3}
+# op_lib on the library's heap dict twice and its global once: writes privdata (24, 8),
+# reads size (8, 8)
+SEQ_B = {((0, 24, 8, W), (0, 8, 8, R)): 3}
+FIELDS_A = [("type", 0, 8), ("used", 8, 8), ("rehashidx", 16, 4), ("pause", 20, 4),
+            ("name", 24, 40)]
+FIELDS_B = [("table", 0, 8), ("size", 8, 8), ("used", 16, 8), ("privdata", 24, 8)]
+DECLARED = "main 64 0 8 16 24\nlib 32 0 8 16 24\n"
+COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
+                                                                reason="no clang-19")),
+             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
+                                                           reason="no gcc"))]
+
+
+def _copy_headers(tmp: Path) -> None:
+    for h in ("twodefs_a.h", "twodefs_b.h"):
+        shutil.copy(PROGRAMS / h, tmp / h)
+
+
+def _fields(profile_type: object) -> list[tuple[str, int, int]]:
+    return [(f.name, f.offset, f.size) for f in profile_type.fields]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_two_definitions_are_two_types(tmp_path: Path, compiler: str) -> None:
+    _copy_headers(tmp_path)
+    b = build(tmp_path, SOURCES, types=["dict"], entry=ENTRY, compiler=compiler)
+    assert ("type dict: 2 different definitions of dict, traced as 2 types: "
+            f"{A}, {B} (name one in [trace] types to trace only it)") in b.compile_stderr
+    assert b.run() == DECLARED
+    p = b.trace()
+    assert sorted(p.types) == [A, B]
+    assert (p.types[A].size, _fields(p.types[A])) == (64, FIELDS_A)
+    assert (p.types[B].size, _fields(p.types[B])) == (32, FIELDS_B)
+    assert seqs(p, A) == SEQ_A
+    assert seqs(p, B) == SEQ_B
+    assert p.types[A].outside_objects == p.types[B].outside_objects == 0
+    assert p.invocations == 6
+
+
+@pytest.mark.parametrize(("chosen", "seq", "fields"), [
+    ("dict@twodefs_b.h", SEQ_B, FIELDS_B),
+    ("dict@twodefs_a.h:4", SEQ_A, FIELDS_A),
+])
+@pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")
+def test_types_can_name_one_definition(tmp_path: Path, chosen: str, seq: object,
+                                       fields: list[tuple[str, int, int]]) -> None:
+    """`[trace] types = ["dict@twodefs_b.h"]` traces the library's dict only (the other
+    definition's objects are not registered: no type, no accesses), under that name."""
+    _copy_headers(tmp_path)
+    b = build(tmp_path, SOURCES, types=[chosen], entry=ENTRY)
+    assert "different definitions" not in b.compile_stderr
+    p = b.trace()
+    assert list(p.types) == [chosen]
+    assert _fields(p.types[chosen]) == fields
+    assert seqs(p, chosen) == seq
+
+
+def _optimize(tmp: Path, compiler: str, records: dict[str, list[str]]) -> tuple[str, str]:
+    """Build the program in optimize mode with a plan of `records` and run it: its output
+    and the build's messages."""
+    _copy_headers(tmp)
+    for s in SOURCES:
+        shutil.copy(PROGRAMS / s, tmp / s)
+    plan = {"format": "cachefit-layout-plan", "version": 1,
+            "records": {k: {"order": v} for k, v in records.items()}}
+    (tmp / "plan.json").write_text(json.dumps(plan))
+    (tmp / "cachefit.toml").write_text('[trace]\ntypes = ["dict"]\nentry = ["op_main"]\n')
+    env = env_for(tmp, CACHEFIT_MODE="optimize", CACHEFIT_CC=compiler,
+                  CACHEFIT_LAYOUTS=str(tmp / "plan.json"))
+    built = run([*CACHEFIT, "cc", "-O0", "-g", *SOURCES, "-o", "prog"], tmp, env)
+    return run([str(tmp / "prog")], tmp, env).stdout, built.stderr
+
+
+ORDER_A = ["name", "rehashidx", "pause", "used", "type"]
+ORDER_B = ["privdata", "used", "size", "table"]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_each_plan_applies_to_its_own_definition(tmp_path: Path, compiler: str) -> None:
+    """Plans for both definitions: each unit's dict gets its own order (main: name 0,
+    rehashidx 40, pause 44, used 48, type 56; lib: privdata 0, used 8, size 16, table
+    24), sizes unchanged."""
+    out, messages = _optimize(tmp_path, compiler, {A: ORDER_A, B: ORDER_B})
+    assert out == "main 64 56 48 40 0\nlib 32 24 16 8 0\n"
+    assert messages == ""
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")
+def test_a_plan_for_one_definition_leaves_the_other(tmp_path: Path) -> None:
+    """A plan for the library's dict only: the program's dict keeps its declared order
+    (with no warning: it is another record), the library's is reordered."""
+    out, messages = _optimize(tmp_path, "clang-19", {B: ORDER_B})
+    assert out == "main 64 0 8 16 24\nlib 32 24 16 8 0\n"
+    assert messages == ""
+
+
+def test_definition_keys() -> None:
+    assert split_definition(B) == ("dict", "twodefs_b.h:3")
+    assert split_definition("dict") == ("dict", None)
+    assert plain_type_name("dict@deps/hiredis/dict.h:55") == "dict"
+    cwd = "/src/redis/src"
+    assert definition_matches("deps/hiredis/dict.h:55", "../deps/hiredis/dict.h", 55, cwd)
+    assert definition_matches("deps/hiredis/dict.h", "../deps/hiredis/dict.h", 9, cwd)
+    assert not definition_matches("deps/hiredis/dict.h:55", "../deps/hiredis/dict.h", 54, cwd)
+    assert not definition_matches("deps/hiredis/dict.h:55", "dict.h", 55, cwd)
+    assert not definition_matches("hiredis/dict.h", "../deps/xhiredis/dict.h", 1, cwd)
+    assert definition_matches("/usr/include/x.h:3", "/usr/include/x.h", 3, cwd)
