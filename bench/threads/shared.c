@@ -215,9 +215,9 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    unsigned long ops = 20000000;
+    unsigned long ops = 30000000;
     int threads = 2, pin = 0, opt;
-    unsigned int rounds = 4, every = 64;
+    unsigned int rounds = 16, every = 64;
     while ((opt = getopt(argc, argv, "n:t:r:e:p")) != -1) {
         switch (opt) {
         case 'n': ops = strtoul(optarg, NULL, 10); break;
