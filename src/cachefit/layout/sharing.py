@@ -264,7 +264,8 @@ class _Search:
     a `char[n]` unit per padding, exactly what the rewriter declares."""
 
     def __init__(self, problem: LayoutProblem, handoffs: Sequence[HandoffFields],
-                 weight: float, max_size: int | None, max_evals: int) -> None:
+                 weight: float, max_size: int | None, max_evals: int,
+                 base_size: int) -> None:
         self.p = problem
         names = problem.field_unit
         self.handoffs = [h for h in handoffs if h.count > 0 and
@@ -282,6 +283,30 @@ class _Search:
         self.shared = sorted(u for u in shared if not problem.units[u].fixed)
         self.free = [u for u in problem.movable if not problem.units[u].fixed
                      and u not in problem.succ and u not in problem.pred]
+        self.base_size = base_size
+        self.groups = self._groups(names)
+
+    def _groups(self, names: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """Blocks of free units that move together: the units with one sharing signature
+        (the handoffs that write them, the handoffs that touch them) and each handoff's
+        written units; two units at least, each once, in a fixed order."""
+        free = set(self.free)
+        sig: dict[int, tuple[set[int], set[int]]] = {}
+        found: set[tuple[int, ...]] = set()
+        for i, h in enumerate(self.handoffs):
+            written = {names[n] for n in h.written if n in names}
+            for u in written:
+                sig.setdefault(u, (set(), set()))[0].add(i)
+            for u in {names[n] for n in h.touched if n in names}:
+                sig.setdefault(u, (set(), set()))[1].add(i)
+            found.add(tuple(sorted(written & free)))
+        same: dict[tuple[tuple[int, ...], tuple[int, ...]], list[int]] = {}
+        for u in sorted(sig):
+            if u in free:
+                w, t = sig[u]
+                same.setdefault((tuple(sorted(w)), tuple(sorted(t))), []).append(u)
+        found.update(tuple(us) for us in same.values())
+        return sorted(g for g in found if len(g) >= 2)
 
     # -- measuring
 
@@ -319,9 +344,11 @@ class _Search:
         padded = replace(p, units=tuple(units), size_limit=limit)
         return padded, full, place_order(padded, full)
 
-    def state(self, order: Sequence[int], breaks: Sequence[Break]) -> _State | None:
+    def state(self, order: Sequence[int], breaks: Sequence[Break], *, sized: bool = True
+              ) -> _State | None:
         """The state of `order` with `breaks`; None if it breaks a constraint (or the
-        budget is spent)."""
+        budget is spent). `sized`: also None when the record would grow by more than its
+        padding beyond `base_size` (alignment holes count against it)."""
         if self.evals >= self.max_evals:
             return None
         self.evals += 1
@@ -343,7 +370,8 @@ class _Search:
                     (s + cursor) // line * line + line:     # not already on the next line
                 pad[u] = pad.get(u, 0) + need
         padded, full, placed = self._place(order, pad)
-        if violations(padded, placed):
+        if violations(padded, placed) or \
+                sized and placed.size > self.base_size + sum(pad.values()):
             return None
         n = len(p.units)
         offsets = placed.offsets[:n]
@@ -394,6 +422,7 @@ class _Search:
                 swapped = list(order)
                 swapped[pos[u]], swapped[pos[v]] = v, u
                 out.append((tuple(swapped), breaks))
+        out.extend(self.group_moves(cur))
         for u in breakable:
             at = cur.placement.offsets[u]
             after = order[pos[u] + 1] if pos[u] + 1 < len(order) else None
@@ -407,6 +436,37 @@ class _Search:
                         (after, s) not in breaks:
                     # u on lines of its own: a break before it and after it
                     out.append((cur.order, tuple(sorted({*breaks, (u, s), (after, s)}))))
+        return out
+
+    def group_moves(self, cur: _State) -> list[tuple[tuple[int, ...], tuple[Break, ...]]]:
+        """(order, breaks) for every block of `groups` moved as a block to any position
+        (its units in their current order, and by decreasing alignment), also with a new
+        break before it, and on lines of its own (a break before it and before what
+        follows it), in a fixed order."""
+        out: list[tuple[tuple[int, ...], tuple[Break, ...]]] = []
+        units = self.p.units
+        starts = [s for s, _w in self.starts]
+        for group in self.groups:
+            members = set(group)
+            rest = [v for v in cur.order if v not in members]
+            inner = [v for v in cur.order if v in members]
+            blocks = [inner]
+            by_align = sorted(inner, key=lambda v: -units[v].align)
+            if by_align != inner:
+                blocks.append(by_align)
+            for block in blocks:
+                for j in range(len(rest) + 1):
+                    moved = tuple(rest[:j] + block + rest[j:])
+                    if moved != cur.order:
+                        out.append((moved, cur.breaks))
+                    if units[block[0]].bitfield:
+                        continue
+                    after = rest[j] if j < len(rest) else None
+                    for s in starts:
+                        before = {*cur.breaks, (block[0], s)}
+                        out.append((moved, tuple(sorted(before))))
+                        if after is not None and not units[after].bitfield:
+                            out.append((moved, tuple(sorted({*before, (after, s)}))))
         return out
 
     def run(self, start: _State) -> _State:
@@ -451,7 +511,8 @@ def search_sharing(problem: LayoutProblem, profile_type: TypeProfile,
     padding, size, order changes); at equal cost the layout with fewer transfers wins."""
     assert profile_type.sharing is not None
     search = _Search(problem, handoff_fields(profile_type.sharing, profile_type.fields),
-                     weight, max_size, max(1, int(EVALS_PER_SECOND * time_limit)))
+                     weight, max_size, max(1, int(EVALS_PER_SECOND * time_limit)),
+                     max(problem.record.size, start.size))
     before_t = search.per_operation(search.transfer_total(before.offsets))
     first = search.state(start.order, ())
     assert first is not None, "the optimizer's layout must be valid"
@@ -464,7 +525,8 @@ def search_sharing(problem: LayoutProblem, profile_type: TypeProfile,
     gains: dict[str, float] = {}
     for u, _b in best.pad:
         search.max_evals += 1           # always measured
-        without = search.state(best.order, tuple(b for b in best.breaks if b[0] != u))
+        without = search.state(best.order, tuple(b for b in best.breaks if b[0] != u),
+                               sized=False)
         if without is not None:
             gains[problem.units[u].fields[0]] = \
                 search.per_operation(without.transfers - best.transfers)
