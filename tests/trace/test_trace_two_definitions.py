@@ -19,6 +19,7 @@ import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, env_for, run, seqs
 
 from cachefit.model.type_names import definition_matches, plain_type_name, split_definition
+from cachefit.trace.alloc_sites import UNCONVERTED, SiteNote, type_notes
 
 R, W = "r", "w"
 SOURCES = ["twodefs_main.c", "twodefs_lib.c"]
@@ -133,3 +134,15 @@ def test_definition_keys() -> None:
     assert not definition_matches("deps/hiredis/dict.h:55", "dict.h", 55, cwd)
     assert not definition_matches("hiredis/dict.h", "../deps/xhiredis/dict.h", 1, cwd)
     assert definition_matches("/usr/include/x.h:3", "/usr/include/x.h", 3, cwd)
+
+
+def test_missed_note_of_one_definition_lists_the_name_s_sites() -> None:
+    """A definition's type with no object registered: the sites noted under the plain
+    name (the notes do not tell definitions apart) are named, with the line to add."""
+    notes = [SiteNote("dict", "deps/hiredis/dict.c", 72, "hi_malloc", UNCONVERTED),
+             SiteNote("other", "x.c", 3, "xmalloc", UNCONVERTED)]
+    assert type_notes("dict@deps/hiredis/dict.h:55", False, notes, 0) == [
+        "dict@deps/hiredis/dict.h:55: no object of dict@deps/hiredis/dict.h:55 was "
+        "registered; not registered: deps/hiredis/dict.c:72 (hi_malloc) (its size is "
+        "sizeof(dict), but its result is not used as a pointer to dict); to register the "
+        'objects they return, add `allocators = ["hi_malloc"]` to [trace] in cachefit.toml']

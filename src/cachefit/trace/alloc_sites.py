@@ -31,6 +31,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from cachefit.model.profile import Profile
+from cachefit.model.type_names import plain_type_name
 
 SECTION = ".cachefit.sites"
 RECORD_END = b";"
@@ -138,21 +139,26 @@ def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote],
     runtime before the raw trace's `objects` lines). An untouched type is either one no
     object of which was registered (where do its objects come from) or one whose objects
     were registered but never touched during an invocation (the entry functions or the
-    instrumentation miss the code that uses them)."""
-    mine = sorted({n for n in notes if n.type_name == type_name},
-                  key=lambda n: (n.file, n.line, n.callee, n.kind))
+    instrumentation miss the code that uses them). A type that is one definition of a
+    shared name (`dict@deps/dict.h:55`, issue 27) gets the sites noted under the plain
+    name when none is noted under its own (the notes do not tell definitions apart)."""
+    plain = plain_type_name(type_name)     # as the code spells it: sizeof(dict)
+    same = {n for n in notes if n.type_name == type_name}
+    if not same:    # one definition of a name several records share (`dict@file:line`)
+        same = {n for n in notes if n.type_name == plain}
+    mine = sorted(same, key=lambda n: (n.file, n.line, n.callee, n.kind))
     unconverted = [n for n in mine if n.kind == UNCONVERTED]
     unsized = [n for n in mine if n.kind in (UNSIZED, PASSES)]
     sites = [n for n in mine if n.registered]
     fix = _callees(unconverted)
-    why = (f"its size is sizeof({type_name}), but its result is not used as a pointer to "
-           f"{type_name}")
+    why = (f"its size is sizeof({plain}), but its result is not used as a pointer to "
+           f"{plain}")
     add = (f'; to register the objects they return, add `allocators = '
            f'[{", ".join(json.dumps(f) for f in fix)}]` to [trace] in cachefit.toml'
            if fix else "")
-    unsized_text = (f"calls whose result is used as a pointer to {type_name} without a "
+    unsized_text = (f"calls whose result is used as a pointer to {plain} without a "
                     f"size cachefit recognises (register such objects with CACHEFIT_OBJECT "
-                    f"of cachefit.h, or give the call a sizeof({type_name}) size): "
+                    f"of cachefit.h, or give the call a sizeof({plain}) size): "
                     f"{_listed(unsized)}" if unsized else "")
     if touched:
         if not unconverted:
@@ -169,7 +175,7 @@ def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote],
     parts = [f"{type_name}: no object of {type_name} was {what}"]
     if not mine:
         parts.append(f"the build shows no allocation site of {type_name} (objects from a "
-                     f"call without a sizeof({type_name}) size need CACHEFIT_OBJECT of "
+                     f"call without a sizeof({plain}) size need CACHEFIT_OBJECT of "
                      "cachefit.h)")
     if sites:
         parts.append(f"objects are registered at {_listed(sites)}"
