@@ -18,7 +18,12 @@ from pathlib import Path
 import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, env_for, run, seqs
 
-from cachefit.model.type_names import definition_matches, plain_type_name, split_definition
+from cachefit.model.type_names import (
+    definition_matches,
+    plain_type_name,
+    split_definition,
+    traced_as,
+)
 from cachefit.trace.alloc_sites import UNCONVERTED, SiteNote, type_notes
 
 R, W = "r", "w"
@@ -146,3 +151,11 @@ def test_missed_note_of_one_definition_lists_the_name_s_sites() -> None:
         "registered; not registered: deps/hiredis/dict.c:72 (hi_malloc) (its size is "
         "sizeof(dict), but its result is not used as a pointer to dict); to register the "
         'objects they return, add `allocators = ["hi_malloc"]` to [trace] in cachefit.toml']
+
+
+def test_traced_as() -> None:
+    keys = [A, "obj", B, "dict@x.h"]
+    assert traced_as("dict", keys) == [A, B, "dict@x.h"]
+    assert traced_as("obj", keys) == ["obj"]
+    assert traced_as(A, keys) == [A]
+    assert traced_as("dic", keys) == []

@@ -19,13 +19,18 @@ The variants differ from it only where a real input needs it:
   long`, `unsigned int` = `unsigned`) and integer suffixes dropped (`ring<int, 16u>`): DWARF
   from gcc names template instances so; the DWARF reader tries it when `type_key` finds none.
 
+The definition keys (issue 27, below): `dict@deps/hiredis/dict.h:55` names one of several
+records a program calls `dict`; `split_definition`, `definition_name` and
+`definition_matches` (whether a file and line a compiler names is that place) spell and
+compare them, `traced_as` finds a `[trace] types` entry's keys among a profile's types.
+
 This module only spells names; it never decides which record a name means.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 _KEYWORDS = ("struct", "class", "union", "enum")
 # a kind keyword before a template (or function) argument: `<struct x`, `, class y`
@@ -145,3 +150,14 @@ def definition_matches(where: str, file: str, line: int, cwd: str | None = None)
     while parts and parts[0] in (".", ".."):
         parts.pop(0)
     return bool(parts) and full.endswith("/" + "/".join(parts))
+
+
+def traced_as(entry: str, keys: Iterable[str]) -> list[str]:
+    """The types of a profile (`keys`) that the `[trace] types` entry `entry` became: the
+    entry itself when present, else each definition of it (`dict` -> `dict@a.h:4`,
+    `dict@b.h:3`), in the order of `keys`."""
+    keys = list(keys)
+    if entry in keys:
+        return [entry]
+    return [k for k in keys if split_definition(k)[1] is not None
+            and split_definition(k)[0] == entry]
