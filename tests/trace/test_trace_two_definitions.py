@@ -6,7 +6,8 @@ touched by its own unit, the library's also as a global. Traced as `dict`, the p
 has one type per definition, keyed `dict@file:line`, each with its own layout and exactly
 its own accesses; `[trace] types` can name one definition; a layout plan keyed by a
 definition reorders that record only, in the unit that defines it (the program prints
-sizeof and offsetof from both units).
+sizeof and offsetof from both units). The same with anonymous records named `dict_t` by
+two typedefs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, env_for, run, seqs
 
+from cachefit.model.profile import load
 from cachefit.model.type_names import (
     definition_matches,
     plain_type_name,
@@ -159,3 +161,40 @@ def test_traced_as() -> None:
     assert traced_as("obj", keys) == ["obj"]
     assert traced_as(A, keys) == [A]
     assert traced_as("dic", keys) == []
+
+
+def _typedef_variant(tmp: Path) -> None:
+    """The program with `typedef struct { ... } dict_t;` in both headers (anonymous
+    records named by one typedef name)."""
+    for name in ("twodefs_a.h", "twodefs_b.h", *SOURCES):
+        text = (PROGRAMS / name).read_text()
+        text = text.replace("struct dict {", "typedef struct {").replace("\n};", "\n} dict_t;")
+        (tmp / name).write_text(text.replace("struct dict", "dict_t"))
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")
+def test_typedef_named_definitions(tmp_path: Path) -> None:
+    """Two anonymous records named `dict_t` by typedefs: two types keyed by the line of
+    `typedef struct {`, each with its own profile (the library's global included); a plan
+    for one applies to its unit only."""
+    _typedef_variant(tmp_path)
+    env = env_for(tmp_path, CACHEFIT_MODE="profile", CACHEFIT_CC="clang-19")
+    (tmp_path / "cachefit.toml").write_text(
+        '[trace]\ntypes = ["dict_t"]\nentry = ["op_main", "op_lib"]\n')
+    built = run([*CACHEFIT, "cc", "-O0", "-g", *SOURCES, "-o", "prog"], tmp_path, env)
+    assert "2 different definitions of dict_t" in built.stderr
+    run([*CACHEFIT, "trace", "-o", "p.json", "--", str(tmp_path / "prog")], tmp_path,
+        env_for(tmp_path))
+    p = load(tmp_path / "p.json")
+    ta, tb = "dict_t@twodefs_a.h:4", "dict_t@twodefs_b.h:3"
+    assert sorted(p.types) == [ta, tb]
+    assert (_fields(p.types[ta]), seqs(p, ta)) == (FIELDS_A, SEQ_A)
+    assert (_fields(p.types[tb]), seqs(p, tb)) == (FIELDS_B, SEQ_B)
+    (tmp_path / "plan.json").write_text(json.dumps(
+        {"format": "cachefit-layout-plan", "version": 1,
+         "records": {tb: {"order": ORDER_B, "expected_size": 32}}}))
+    env = env_for(tmp_path, CACHEFIT_MODE="optimize", CACHEFIT_CC="clang-19",
+                  CACHEFIT_LAYOUTS=str(tmp_path / "plan.json"))
+    run([*CACHEFIT, "cc", "-O0", "-g", *SOURCES, "-o", "opt"], tmp_path, env)
+    assert run([str(tmp_path / "opt")], tmp_path, env).stdout == \
+        "main 64 0 8 16 24\nlib 32 24 16 8 0\n"
