@@ -50,3 +50,43 @@ def stats_profile(handoffs_each: int, start: int = 0) -> TypeProfile:
             Handoff(handoffs_each, r("c0"), r("c1", "cfg")),
             Handoff(handoffs_each, r("c1"), r("c0", "cfg")),
             Handoff(10, r("lock"), r("lock"))]))
+
+
+# bench/threads/shared.c's declared order: per-thread counters, a read-mostly
+# configuration and a lock with what it guards, interleaved on one line (80 bytes).
+BENCH = c_layout("shared", [
+    ("ops0", "unsigned long", 8, 8), ("mult", "unsigned long", 8, 8),
+    ("sum0", "unsigned long", 8, 8), ("shift", "unsigned int", 4, 4),
+    ("lock", "int", 4, 4), ("ops1", "unsigned long", 8, 8),
+    ("add", "unsigned long", 8, 8), ("sum1", "unsigned long", 8, 8),
+    ("rounds", "unsigned int", 4, 4), ("every", "unsigned int", 4, 4),
+    ("total", "unsigned long", 8, 8), ("mask", "unsigned long", 8, 8)])
+CONFIG = ("mult", "add", "mask", "shift", "rounds", "every")
+
+
+def bench_profile() -> TypeProfile:
+    """Each thread runs 1000 operations: each reads the configuration and bumps its own
+    ops and sum; 20 of them also take the lock and add to total. Thread k's operations
+    hand its counters over to the other thread 980 times (written opsK, sumK; touched the
+    configuration and the other thread's counters), and 10 times right after a locked
+    operation (written opsK, sumK, lock, total; the other thread's next operation does
+    not take the lock)."""
+    a = lambda n, m="r": acc(BENCH, n, m)  # noqa: E731
+    r = lambda *n: ranges(BENCH, *n)  # noqa: E731
+
+    def op(k: str) -> tuple[Access, ...]:
+        return (*(a(c) for c in CONFIG), a("ops" + k), a("ops" + k, "w"), a("sum" + k),
+                a("sum" + k, "w"))
+
+    lock = (a("lock"), a("lock", "w"), a("total"), a("total", "w"), a("lock", "w"))
+    return TypeProfile(
+        "shared", BENCH.size, [FieldSpan(f.name, f.offset, f.size) for f in BENCH.fields],
+        [AccessSequence(980, op("0"), "op"), AccessSequence(980, op("1"), "op"),
+         AccessSequence(20, (*op("0"), *lock), "op"),
+         AccessSequence(20, (*op("1"), *lock), "op")],
+        alignment={0: 2000},
+        sharing=TypeSharing(2, 2, handoffs=[
+            Handoff(980, r("ops0", "sum0"), r(*CONFIG, "ops1", "sum1")),
+            Handoff(980, r("ops1", "sum1"), r(*CONFIG, "ops0", "sum0")),
+            Handoff(10, r("ops0", "sum0", "lock", "total"), r(*CONFIG, "ops1", "sum1")),
+            Handoff(10, r("ops1", "sum1", "lock", "total"), r(*CONFIG, "ops0", "sum0"))]))

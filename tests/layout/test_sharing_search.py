@@ -69,16 +69,19 @@ def test_counters_at_an_observed_start_pad_to_that_starts_lines() -> None:
 
 
 def test_half_the_operations_hand_off_a_split_costs_more_than_it_saves() -> None:
-    """500 + 500 handoffs: declared costs 1 + 1010/2010; three lines cost 4010/2010 +
-    10/2010 = 2 > 1.5025: the layout stays today's, no padding. With sharing_weight 4:
-    1 + 4 * 1010/2010 = 3.01 against 4010/2010 + 40/2010 = 2.01: split."""
-    res = optimize_layout(STATS, stats_profile(500), time_limit=1.0)
+    """500 + 500 handoffs: at sharing_weight 1, declared costs 1 + 1010/2010; three lines
+    cost 4010/2010 + 10/2010 = 2 > 1.5025: the layout stays today's, no padding. With
+    sharing_weight 4 (the default): 1 + 4 * 1010/2010 = 3.01 against 4010/2010 + 40/2010
+    = 2.01: split."""
+    res = optimize_layout(STATS, stats_profile(500), time_limit=1.0, sharing_weight=1.0)
     assert res.order == ("c0", "c1", "cfg", "lock") and res.padding == {}
     assert res.size_after == 56
     assert res.transfers_before == res.transfers_after == pytest.approx(1010 / 2010)
     heavy = optimize_layout(STATS, stats_profile(500), time_limit=1.0, sharing_weight=4.0)
     assert heavy.padding == {"cfg": 48, "c1": 32}
     assert heavy.transfers_after == pytest.approx(10 / 2010)
+    default = optimize_layout(STATS, stats_profile(500), time_limit=1.0)
+    assert (default.order, default.padding) == (heavy.order, heavy.padding)
 
 
 # long a, b written together by both threads; char big[64] between them.

@@ -35,8 +35,8 @@ def test_sharing_weight_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         == 2.5
     assert _config(tmp_path, monkeypatch, "[layout]\nsharing_weight = 0\n").sharing_weight \
         == 0.0
-    assert _config(tmp_path, monkeypatch, "[layout]\n").sharing_weight == 1.0
-    assert ReorderConfig().sharing_weight == 1.0
+    assert _config(tmp_path, monkeypatch, "[layout]\n").sharing_weight == 4.0
+    assert ReorderConfig().sharing_weight == 4.0
 
 
 @pytest.mark.parametrize(("value", "shown"), [("-1", "-1"), ("inf", "inf"), ("nan", "nan"),

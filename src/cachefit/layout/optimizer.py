@@ -77,6 +77,7 @@ from cachefit.layout.result import LayoutEvaluation, LayoutResult
 from cachefit.layout.sharing import has_handoffs, search_sharing
 from cachefit.layout.start_shift import shifted_view
 from cachefit.model.profile import TypeProfile
+from cachefit.model.project_config import SHARING_WEIGHT
 from cachefit.model.record_layout import Record
 
 EXACT_MAX_UNITS = 32
@@ -258,7 +259,8 @@ def optimize_layout(record: Record, profile_type: TypeProfile, *, cache_line: in
                     allow_growth: bool = False, time_limit: float = 10.0,
                     merge: bool = False,
                     entry_weights: Mapping[str, float] | None = None,
-                    prove: bool = True, sharing_weight: float = 1.0) -> LayoutResult:
+                    prove: bool = True,
+                    sharing_weight: float = SHARING_WEIGHT) -> LayoutResult:
     """Choose a member order for `record` from one type of a cachefit profile.
 
     Objectives, in order: weighted cache lines touched per (sequence, role) — a sequence

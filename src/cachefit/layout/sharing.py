@@ -463,11 +463,33 @@ class _Search:
                         continue
                     after = rest[j] if j < len(rest) else None
                     for s in starts:
-                        before = {*cur.breaks, (block[0], s)}
-                        out.append((moved, tuple(sorted(before))))
+                        new = [tuple(sorted({*cur.breaks, (block[0], s)}))]
                         if after is not None and not units[after].bitfield:
-                            out.append((moved, tuple(sorted({*before, (after, s)}))))
+                            new.append(tuple(sorted({*new[0], (after, s)})))
+                        for breaks in new:
+                            out.append((moved, breaks))
+                            packed = self.packed(moved, breaks)
+                            if packed != moved:
+                                out.append((packed, breaks))
         return out
+
+    def packed(self, order: Sequence[int], breaks: Sequence[Break]) -> tuple[int, ...]:
+        """`order` with the free units between two breaks by decreasing alignment (stable):
+        no alignment hole inside those lines, which the size bound would refuse."""
+        at = {u for u, _s in breaks}
+        free = set(self.free)
+        out: list[int] = []
+        run: list[int] = []
+        for u in (*order, None):
+            if u is None or u in at or u not in free:
+                out.extend(sorted(run, key=lambda v: -self.p.units[v].align))
+                run = []
+                if u is not None and u not in free:
+                    out.append(u)
+                    continue
+            if u is not None:
+                run.append(u)
+        return tuple(out)
 
     def run(self, start: _State) -> _State:
         """Best-improvement local search from `start` until no neighbour is better or the
@@ -504,8 +526,9 @@ def search_sharing(problem: LayoutProblem, profile_type: TypeProfile,
                    start: Placement, before: Placement, *, weight: float,
                    max_size: int | None, time_limit: float) -> SharingOutcome:
     """Improve the optimizer's layout `start` for cost = lines objective + `weight` *
-    transfers per operation (docs/layout.md, "Threads"), by moves, swaps and padding
-    before the handoffs' fields; `before` is the record's current layout (for the
+    transfers per operation (docs/layout.md, "Threads"), by moves, swaps, block moves and
+    padding before the handoffs' fields, never growing by more than the padding beyond
+    max(declared size, `start`'s size); `before` is the record's current layout (for the
     figures). `weight` 0: figures only, no search. The result is `improved` only when the
     search found a strictly better layout by (combined cost, transfers, dirty lines,
     padding, size, order changes); at equal cost the layout with fewer transfers wins."""

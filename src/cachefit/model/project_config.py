@@ -26,6 +26,10 @@ from cachefit.model.project_toml import parse_toml, read_project_text
 from cachefit.model.type_names import key_matches, type_key
 
 CONFIG_NAME = "cachefit.toml"
+SHARING_WEIGHT = 4.0
+"""The default `[layout] sharing_weight` (and `optimize_layout`'s): a line transfer between
+threads weighs as much as 4 more lines touched per operation (docs/layout.md, "Threads:
+lines that change hands", says why 4)."""
 Mode = Literal["plain", "profile", "optimize"]
 MODES: tuple[Mode, ...] = ("plain", "profile", "optimize")
 Backend = Literal["auto", "sanitizer-coverage", "tsan"]
@@ -176,7 +180,7 @@ class ReorderConfig:
     path: str | None = None
     entry_weights: dict[str, float] = field(default_factory=dict)
     """[layout] entry_weights: entry function -> weight of its kind of operation."""
-    sharing_weight: float = 1.0
+    sharing_weight: float = SHARING_WEIGHT
     """[layout] sharing_weight: the weight of line transfers between threads against
     lines per operation (issue 30; 0: ignore them)."""
 
@@ -194,7 +198,7 @@ def load_reorder_config(cwd: str | None = None) -> ReorderConfig:
     data = parse_toml(read_project_text(found), found)     # names and values checked
     abi = data.get("reorder", {}).get("abi", [])
     weights = data.get("layout", {}).get("entry_weights", {})
-    sharing = data.get("layout", {}).get("sharing_weight", 1.0)
+    sharing = data.get("layout", {}).get("sharing_weight", SHARING_WEIGHT)
     return ReorderConfig(tuple(abi), str(found),
                          {name: float(w) for name, w in weights.items()}, float(sharing))
 
