@@ -6,6 +6,9 @@ docstrings; 2000 operations, objects at the start of a line."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +138,31 @@ def test_a_layout_with_alignment_holes_beyond_its_padding_is_refused() -> None:
            "every", "ops1", "sum1")
     assert state(old, ("mult",)) is None
     assert state(old, ("mult",), sized=False).placement.size == 144
+
+
+COMPILERS = [c for c in ("gcc", "clang-19") if shutil.which(c)]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_the_compiler_agrees_with_the_separated_layout(tmp_path: Path, compiler: str) -> None:
+    """The default weight's layout declared as the rewriter declares it (a `char
+    __cachefit_pad_<field>[N];` right before the field): offsetof and sizeof are the
+    predicted ones."""
+    res = optimize_layout(BENCH, bench_profile(), time_limit=1.0)
+    types = {f.name: f.type for f in BENCH.fields}
+    members = []
+    for name in res.order:
+        if name in res.padding:
+            members.append(f"    char __cachefit_pad_{name}[{res.padding[name]}];")
+        members.append(f"    {types[name]} {name};")
+    prints = "".join(f'    printf("%zu\\n", offsetof(struct shared, {n}));\n'
+                     for n in res.order)
+    (tmp_path / "s.c").write_text(
+        "#include <stddef.h>\n#include <stdio.h>\nstruct shared {\n" + "\n".join(members)
+        + "\n};\nint main(void) {\n" + prints
+        + '    printf("%zu\\n", sizeof(struct shared));\n    return 0;\n}\n')
+    exe = tmp_path / "s"
+    subprocess.run([compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                    str(tmp_path / "s.c")], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    assert [int(v) for v in out.split()] == [SEPARATED_AT[n] for n in res.order] + [208]
