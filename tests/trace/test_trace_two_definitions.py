@@ -198,3 +198,22 @@ def test_typedef_named_definitions(tmp_path: Path) -> None:
     run([*CACHEFIT, "cc", "-O0", "-g", *SOURCES, "-o", "opt"], tmp_path, env)
     assert run([str(tmp_path / "opt")], tmp_path, env).stdout == \
         "main 64 0 8 16 24\nlib 32 24 16 8 0\n"
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")
+def test_a_program_with_one_definition_joins_its_key(tmp_path: Path) -> None:
+    """One workload runs the program with both definitions and a program with only the
+    library's (whose blob names it plainly `dict`): the second's objects count for
+    dict@twodefs_b.h:3, the definition with its layout (3 + 2 invocations of op_lib)."""
+    _copy_headers(tmp_path)
+    b = build(tmp_path, SOURCES, types=["dict"], entry=ENTRY)
+    shutil.copy(PROGRAMS / "twodefs_libmain.c", tmp_path / "twodefs_libmain.c")
+    solo = run([*CACHEFIT, "cc", "-O0", "-g", "twodefs_libmain.c", "twodefs_lib.c", "-o",
+                "solo"], tmp_path, {**b.env, "CACHEFIT_MODE": "profile",
+                                    "CACHEFIT_CC": "clang-19"})
+    assert "different definitions" not in solo.stderr
+    p = b.trace(command=["/bin/sh", "-c", "./prog && ./solo"])
+    assert sorted(p.types) == [A, B]
+    assert seqs(p, A) == SEQ_A
+    assert seqs(p, B) == {((0, 24, 8, W), (0, 8, 8, R)): 5}
+    assert p.metadata["registered"] == {A: 1, B: 4}

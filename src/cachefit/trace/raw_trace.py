@@ -14,7 +14,8 @@ the processes by cachefit.model.profile_merge); the guards that fired and the ob
 registered are metadata. The work is proportional to the distinct sequences and
 summaries: each line is read once, and equal access words share one `Access`. It does not
 run programs and does not write files. (The QEMU backend has its own result format, read
-by cachefit.trace.qemu_backend.)
+by cachefit.trace.qemu_backend.) A record name that one program defines several times and
+another once gets one key per definition in all of them (`name_definitions`, issue 27).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from cachefit.model.profile import (
     now_iso,
 )
 from cachefit.model.profile_merge import merge
+from cachefit.model.type_names import split_definition
 from cachefit.trace.raw_sharing import SHARE_KEYS, RawSharing, parse_line, type_sharing
 
 RAW_MAGIC = "cachefit-raw 2"
@@ -319,6 +321,7 @@ def profile_from_raw(files: Iterable[str | Path], cache_line: int = 64) -> Profi
     raws = [parse_raw(f) for f in files]
     if not raws:
         raise UserError("no raw trace files", "run a profile build under `cachefit trace`")
+    name_definitions(raws)
     profiles = [raw_to_profile(r, cache_line) for r in raws]
     merged = merge(profiles, names=[r.path for r in raws])
     instr = {r.blob.get("instrumentation", "unknown") for r in raws}
@@ -424,3 +427,46 @@ def _guards(raws: Iterable[RawTrace]) -> dict[str, Any]:
     if deep:
         out["deep"] = deep
     return out
+
+
+def _layout_signature(layout: object) -> tuple[int, tuple[tuple[str, int, int], ...]] | None:
+    """A blob layout's size and fields, to tell one record definition from another."""
+    if not isinstance(layout, dict) or not isinstance(layout.get("fields"), list):
+        return None
+    try:
+        return int(layout.get("size", 0)), tuple(
+            (str(f["name"]), int(f["offset"]), int(f["size"])) for f in layout["fields"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def name_definitions(raws: Iterable[RawTrace]) -> None:
+    """One key per record definition across the processes (issue 27): a program that
+    defines a traced name once names its type plainly (`dict`), one that defines it
+    several times names each definition (`dict@deps/hiredis/dict.h:55`, from its blob).
+    When both ran, a plain type whose layout (size and fields) is that of one named
+    definition takes that definition's key, so the profile adds them up; a plain type
+    matching none keeps its name. Changes the raws' type names (and their blobs'
+    layouts) in place; nothing changes when no process named a definition."""
+    raws = list(raws)
+    named: dict[str, dict[tuple[int, tuple[tuple[str, int, int], ...]], str]] = {}
+    for r in raws:
+        layouts = r.blob.get("types", {}) if isinstance(r.blob, dict) else {}
+        for key in r.types.values():
+            plain, where = split_definition(key)
+            sig = _layout_signature(layouts.get(key)) if isinstance(layouts, dict) else None
+            if where is not None and sig is not None:
+                named.setdefault(plain, {}).setdefault(sig, key)
+    if not named:
+        return
+    for r in raws:
+        layouts = r.blob.get("types") if isinstance(r.blob, dict) else None
+        if not isinstance(layouts, dict):
+            continue
+        for tid, name in list(r.types.items()):
+            sig = _layout_signature(layouts.get(name)) if name in named else None
+            key = named[name].get(sig) if sig is not None else None
+            if key is not None and key not in r.types.values():
+                r.types[tid] = key
+                r.blob["types"] = {**layouts, key: layouts[name]}
+                layouts = r.blob["types"]
