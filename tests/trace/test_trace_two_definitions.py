@@ -26,7 +26,7 @@ from cachefit.model.type_names import (
     split_definition,
     traced_as,
 )
-from cachefit.trace.alloc_sites import UNCONVERTED, SiteNote, type_notes
+from cachefit.trace.alloc_sites import UNCONVERTED, SiteNote, missed_notes, type_notes
 
 R, W = "r", "w"
 SOURCES = ["twodefs_main.c", "twodefs_lib.c"]
@@ -217,3 +217,18 @@ def test_a_program_with_one_definition_joins_its_key(tmp_path: Path) -> None:
     assert seqs(p, A) == SEQ_A
     assert seqs(p, B) == {((0, 24, 8, W), (0, 8, 8, R)): 5}
     assert p.metadata["registered"] == {A: 1, B: 4}
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")
+def test_missed_note_names_the_definition_s_own_sites(tmp_path: Path) -> None:
+    """The allocation-site notes carry the unit's definition (`dict@FP`) and the program's
+    blob maps it to the type: a definition with no object is told of its own sites only
+    (the library's malloc, not the program's calloc of the other dict)."""
+    _copy_headers(tmp_path)
+    b = build(tmp_path, SOURCES, types=["dict"], entry=ENTRY)
+    p = b.trace()
+    assert missed_notes(p) == []
+    p.types[B].sequences = []
+    p.metadata["registered"] = {A: 1, B: 0}
+    assert missed_notes(p) == [f"{B}: no object of {B} was registered; objects are "
+                               "registered at twodefs_lib.c:19 (malloc) (none of them ran)"]

@@ -12,7 +12,9 @@ for each traced type the profile touched no object of (or whose candidate sites 
 registered), where its objects come from and what to add to `cachefit.toml`. With the
 runtime's count of objects registered per type (profile metadata `registered`, raw trace
 `objects` lines), it tells a type no object of which was registered from one whose
-registered objects no invocation touched.
+registered objects no invocation touched. A C unit's note also names the definition
+its record had (`dict@FP`); the program's blob maps it to the profile's type when the
+program defines the name several times (issue 27, `definition_aliases`).
 
 Nothing here parses C or runs a program; the notes are the instrumenter's, read with
 pyelftools.
@@ -57,6 +59,9 @@ class SiteNote:
     line: int
     callee: str
     kind: str
+    # the name the unit registers type_name's objects under, `dict@FP` (a C unit's
+    # definition, issue 27; cachefit.trace.record_defs), or "" (C++, older notes)
+    definition: str = ""
 
     @property
     def registered(self) -> bool:
@@ -66,17 +71,20 @@ class SiteNote:
         return f"{self.file}:{self.line}"
 
     def to_json(self) -> list[object]:
-        return [self.type_name, self.file, self.line, self.callee, self.kind]
+        head: list[object] = [self.type_name, self.file, self.line, self.callee, self.kind]
+        return [*head, self.definition] if self.definition else head
 
     @staticmethod
     def from_json(v: object) -> SiteNote | None:
-        if not isinstance(v, list) or len(v) != 5:
+        if not isinstance(v, list) or len(v) not in (5, 6):
             return None
-        t, f, line, callee, kind = v
+        t, f, line, callee, kind = v[:5]
+        definition = v[5] if len(v) == 6 else ""
         if not (isinstance(t, str) and isinstance(f, str) and isinstance(line, int) and
-                isinstance(callee, str) and isinstance(kind, str)):
+                isinstance(callee, str) and isinstance(kind, str) and
+                isinstance(definition, str)):
             return None
-        return SiteNote(t, f, line, callee, kind)
+        return SiteNote(t, f, line, callee, kind, definition)
 
 
 def section_asm(notes: Sequence[SiteNote]) -> str:
@@ -117,6 +125,34 @@ def read_site_notes(program: str | Path) -> list[SiteNote]:
     return parse_section(data)
 
 
+def definition_aliases(program: str | Path) -> dict[str, str]:
+    """The blob's `alias NAME@FP KEY` lines of a program built in profile mode: which
+    traced type each definition its units noted became (issue 27); empty when it has no
+    blob or names no definition."""
+    from cachefit.trace.elf_objects import find_blob
+    try:
+        slot = find_blob(program)
+        if slot is None:
+            return {}
+        with open(program, "rb") as fh:
+            fh.seek(slot.file_offset)
+            text = fh.read(slot.capacity).split(b"\0", 1)[0].decode(errors="replace")
+    except (OSError, ELFError):
+        return {}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        words = line.split(" ")
+        if len(words) == 3 and words[0] == "alias" and "@" in words[1]:
+            out[words[1]] = words[2]
+    return out
+
+
+def _with_definitions(notes: Iterable[SiteNote], aliases: dict[str, str]) -> list[SiteNote]:
+    """The notes of one program with each noted definition's type key as type name."""
+    return [SiteNote(aliases[n.definition], n.file, n.line, n.callee, n.kind, n.definition)
+            if n.definition in aliases else n for n in notes]
+
+
 def _callees(notes: Iterable[SiteNote]) -> list[str]:
     names: list[str] = []
     for n in notes:
@@ -140,8 +176,9 @@ def type_notes(type_name: str, touched: bool, notes: Sequence[SiteNote],
     object of which was registered (where do its objects come from) or one whose objects
     were registered but never touched during an invocation (the entry functions or the
     instrumentation miss the code that uses them). A type that is one definition of a
-    shared name (`dict@deps/dict.h:55`, issue 27) gets the sites noted under the plain
-    name when none is noted under its own (the notes do not tell definitions apart)."""
+    shared name (`dict@deps/dict.h:55`, issue 27) gets the sites noted under its key
+    (missed_notes maps each note's definition through the program's blob), else those
+    noted under the plain name (notes of C++ units do not tell definitions apart)."""
     plain = plain_type_name(type_name)     # as the code spells it: sizeof(dict)
     same = {n for n in notes if n.type_name == type_name}
     if not same:    # one definition of a name several records share (`dict@file:line`)
@@ -201,7 +238,7 @@ def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None)
         key = str(Path(p).resolve()) if Path(p).exists() else str(p)
         if key not in seen:
             seen.add(key)
-            notes.extend(read_site_notes(p))
+            notes.extend(_with_definitions(read_site_notes(p), definition_aliases(p)))
     counts = profile.metadata.get("registered")
     registered = counts if isinstance(counts, dict) else {}
     out: list[str] = []

@@ -1194,7 +1194,8 @@ class UnitInstrumenter:
             return
         loc = self.lines.location(call.extent.start.offset)
         for name in sorted({o.type_name for o in self.occurrences(xtype)}):
-            note = SiteNote(name, loc.file, loc.line, callee, kind)
+            note = SiteNote(name, loc.file, loc.line, callee, kind,
+                            self.runtime_names.get(name, ""))
             if note not in self.report.site_notes:
                 self.report.site_notes.append(note)
 
