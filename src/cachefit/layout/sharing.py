@@ -18,7 +18,7 @@ objective's layouts, nor rewrite source.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -389,11 +389,10 @@ class _Search:
 
     # -- the neighbourhood
 
-    def neighbours(self, cur: _State) -> list[tuple[tuple[int, ...], tuple[Break, ...]]]:
+    def neighbours(self, cur: _State) -> Iterator[tuple[tuple[int, ...], tuple[Break, ...]]]:
         """(order, breaks) for every move of a shared unit (also with a new break
         before it), swap with a shared unit, break added or removed, and a shared unit
         put on lines of its own (breaks before and after it), in a fixed order."""
-        out: list[tuple[tuple[int, ...], tuple[Break, ...]]] = []
         order = list(cur.order)
         breaks = cur.breaks
         pos = {u: i for i, u in enumerate(order)}
@@ -409,11 +408,11 @@ class _Search:
                 if j == pos[u]:
                     continue
                 moved = tuple(rest[:j] + [u] + rest[j:])
-                out.append((moved, breaks))
+                yield (moved, breaks)
                 if u in breakable:
                     for s in starts:
                         if (u, s) not in breaks:
-                            out.append((moved, tuple(sorted((*breaks, (u, s))))))
+                            yield (moved, tuple(sorted((*breaks, (u, s)))))
         shared = set(self.shared)
         for u in self.shared:
             for v in self.free:
@@ -421,29 +420,27 @@ class _Search:
                     continue
                 swapped = list(order)
                 swapped[pos[u]], swapped[pos[v]] = v, u
-                out.append((tuple(swapped), breaks))
-        out.extend(self.group_moves(cur))
+                yield (tuple(swapped), breaks)
+        yield from self.group_moves(cur)
         for u in breakable:
             at = cur.placement.offsets[u]
             after = order[pos[u] + 1] if pos[u] + 1 < len(order) else None
             for s in starts:
                 if (u, s) in breaks:
-                    out.append((cur.order, tuple(b for b in breaks if b != (u, s))))
+                    yield (cur.order, tuple(b for b in breaks if b != (u, s)))
                     continue
                 if (s + at) % line:
-                    out.append((cur.order, tuple(sorted((*breaks, (u, s))))))
+                    yield (cur.order, tuple(sorted((*breaks, (u, s)))))
                 if after is not None and not self.p.units[after].bitfield and \
                         (after, s) not in breaks:
                     # u on lines of its own: a break before it and after it
-                    out.append((cur.order, tuple(sorted({*breaks, (u, s), (after, s)}))))
-        return out
+                    yield (cur.order, tuple(sorted({*breaks, (u, s), (after, s)})))
 
-    def group_moves(self, cur: _State) -> list[tuple[tuple[int, ...], tuple[Break, ...]]]:
+    def group_moves(self, cur: _State) -> Iterator[tuple[tuple[int, ...], tuple[Break, ...]]]:
         """(order, breaks) for every block of `groups` moved as a block to any position
         (its units in their current order, and by decreasing alignment), also with a new
         break before it, and on lines of its own (a break before it and before what
         follows it), in a fixed order."""
-        out: list[tuple[tuple[int, ...], tuple[Break, ...]]] = []
         units = self.p.units
         starts = [s for s, _w in self.starts]
         for group in self.groups:
@@ -458,7 +455,7 @@ class _Search:
                 for j in range(len(rest) + 1):
                     moved = tuple(rest[:j] + block + rest[j:])
                     if moved != cur.order:
-                        out.append((moved, cur.breaks))
+                        yield (moved, cur.breaks)
                     if units[block[0]].bitfield:
                         continue
                     after = rest[j] if j < len(rest) else None
@@ -467,11 +464,10 @@ class _Search:
                         if after is not None and not units[after].bitfield:
                             new.append(tuple(sorted({*new[0], (after, s)})))
                         for breaks in new:
-                            out.append((moved, breaks))
+                            yield (moved, breaks)
                             packed = self.packed(moved, breaks)
                             if packed != moved:
-                                out.append((packed, breaks))
-        return out
+                                yield (packed, breaks)
 
     def packed(self, order: Sequence[int], breaks: Sequence[Break]) -> tuple[int, ...]:
         """`order` with the free units between two breaks by decreasing alignment (stable):
@@ -498,6 +494,8 @@ class _Search:
         while self.evals < self.max_evals:
             best: _State | None = None
             for order, breaks in self.neighbours(cur):
+                if self.evals >= self.max_evals:
+                    break
                 st = self.state(order, breaks)
                 if st is not None and st.key < cur.key and (best is None or st.key < best.key):
                     best = st
