@@ -10,10 +10,12 @@ of some written field and a byte of some touched field. Expected over the object
 offsets in a line as the lines objective weighs them. docs/layout.md, "Threads: lines
 that change hands".
 
-The search (`improve_sharing`) runs after the optimizer has chosen its order, only for a
+The search (`search_sharing`) runs after the optimizer has chosen its order, only for a
 type whose profile has handoffs and with a positive `sharing_weight`; everything else keeps
-the optimizer's result as it is. This module does not read profiles, choose the lines
-objective's layouts, nor rewrite source.
+the optimizer's result as it is. It moves single fields and blocks of fields that share
+their handoffs (a thread's counters, a lock with what it guards), adds line breaks
+(padding), and never lets the record grow by more than its padding. This module does not
+read profiles, choose the lines objective's layouts, nor rewrite source.
 """
 
 from __future__ import annotations
@@ -261,7 +263,9 @@ class _Search:
     breaks need in that order (the bytes from the end of what precedes the unit to the
     next line start at the break's start offset), so a break moves with its unit and its
     padding follows. Offsets come from `placement.place_order` on the record's units with
-    a `char[n]` unit per padding, exactly what the rewriter declares."""
+    a `char[n]` unit per padding, exactly what the rewriter declares. `groups`: the blocks
+    of units moved together (`_groups`); `base_size`: the size a state may exceed only by
+    its padding."""
 
     def __init__(self, problem: LayoutProblem, handoffs: Sequence[HandoffFields],
                  weight: float, max_size: int | None, max_evals: int,
