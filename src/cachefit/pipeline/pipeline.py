@@ -477,7 +477,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
 
 def _decision_json(decision: OrderDecision) -> dict[str, Any]:
     """`layout/<type>.json`: the keys of `cachefit reorder --json` (docs/reorder.md), from
-    the decision: the predicted layout, no headers, no initialisers rewritten."""
+    the decision: the predicted layout, no headers, no initialisers rewritten; `padding`
+    and `transfers` only for a type whose profile records sharing between threads."""
     a, fig = decision.analysis, decision.figures_json()
     order = list(decision.declared)
     offsets = decision.offsets or {}
@@ -494,7 +495,7 @@ def _decision_json(decision: OrderDecision) -> dict[str, Any]:
         "offsets": {n: offsets[n] for n in order if n in offsets},
         "bitfield_barriers": fig["bitfield_barriers"], "gap": fig["gap"],
         "warnings": decision.warnings,
-    }
+    } | {k: fig[k] for k in ("padding", "transfers") if k in fig}
 
 
 def _raise_all_refused(refused: dict[str, UserError]) -> None:
