@@ -220,3 +220,19 @@ def test_cachefit_report_reads_the_plan_padding(tmp_path: Path,
     assert "    56 bytes before count1: saves 1.00 lines changing hands per invocation " \
         "(0.0179 per byte)\n" in out
     assert "warning" not in out
+
+
+def test_the_optimizer_run_by_the_report_takes_the_sharing_weight(tmp_path: Path) -> None:
+    """`[layout] sharing_weight` reaches the report's own optimizer run: weight 0 is the
+    lines objective alone (no padding, the transfers stay), the default separates."""
+    found = _record(tmp_path, "shared", SHARED_C)
+    off = build_type_report(_profile(), found, cache_line=64, object_align=None,
+                            choice=AfterChoice(time_limit=1.0), sharing_weight=0.0)
+    on = build_type_report(_profile(), found, cache_line=64, object_align=None,
+                           choice=AfterChoice(time_limit=1.0))
+    res = optimize_layout(found.record, _profile(), cache_line=64, time_limit=1.0,
+                          sharing_weight=0.0)
+    assert off.sharing is not None and on.sharing is not None
+    assert off.sharing.padding == () and res.padding == {}
+    assert off.sharing.transfers_after == off.sharing.transfers_before > 0
+    assert on.sharing.padding and on.sharing.transfers_after < on.sharing.transfers_before

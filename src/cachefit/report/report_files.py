@@ -14,7 +14,7 @@ from cachefit.atomic_files import save_output
 from cachefit.errors import CachefitError, Location, UserError
 from cachefit.model.layout_plan import load_plan
 from cachefit.model.profile import Profile, load
-from cachefit.model.project_config import load_entry_weights
+from cachefit.model.project_config import load_entry_weights, load_reorder_config
 from cachefit.report.html_report import render_html
 from cachefit.report.record_lookup import find_record
 from cachefit.report.terminal_report import render_text
@@ -42,6 +42,9 @@ class ReportOptions:
     """Whether a named type that cannot be analysed is an error (else listed as skipped)."""
     entry_weights: dict[str, float] | None = None
     """The kinds' weights (`[layout] entry_weights`); None: read the project file's."""
+    sharing_weight: float | None = None
+    """The weight of line transfers between threads (`[layout] sharing_weight`); None:
+    read the project file's."""
 
 
 def select_types(profile: Profile, wanted: Sequence[str], source: str) -> list[str]:
@@ -67,6 +70,8 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
     cache_line = opts.cache_line or profile.cache_line
     programs = [str(p) for p in profile.metadata.get("programs", [])]
     weights = opts.entry_weights if opts.entry_weights is not None else load_entry_weights()
+    sharing_weight = (opts.sharing_weight if opts.sharing_weight is not None
+                      else load_reorder_config().sharing_weight)
     reports: list[TypeReport] = []
     skipped: list[SkippedType] = []
     for name in names:
@@ -85,7 +90,8 @@ def build_reports(profile: Profile, source: str, opts: ReportOptions
             reports.append(build_type_report(tp, found, cache_line=cache_line,
                                              object_align=opts.object_align, choice=choice,
                                              after_record=after,
-                                             entry_weights=weights or None))
+                                             entry_weights=weights or None,
+                                             sharing_weight=sharing_weight))
         except CachefitError as exc:
             if opts.types and opts.strict:
                 raise

@@ -26,6 +26,7 @@ from cachefit.layout.result import KindFigures
 from cachefit.model import Record
 from cachefit.model.padding_members import declared_members
 from cachefit.model.profile import AccessSequence, TypeProfile
+from cachefit.model.project_config import SHARING_WEIGHT
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.layout_view import LayoutView, make_view, sequence_lines
 from cachefit.report.record_lookup import FoundRecord
@@ -171,9 +172,11 @@ def _check_order(record: Record, order: tuple[str, ...], plan_path: str) -> None
 def build_type_report(tp: TypeProfile, found: FoundRecord, *,
                       cache_line: int, object_align: int | None, choice: AfterChoice,
                       after_record: FoundRecord | None = None,
-                      entry_weights: Mapping[str, float] | None = None) -> TypeReport:
+                      entry_weights: Mapping[str, float] | None = None,
+                      sharing_weight: float = SHARING_WEIGHT) -> TypeReport:
     """Compute the figures and both layouts of one type (`entry_weights`: the kinds'
-    weights in the totals and the optimizer's objective, docs/layout.md)."""
+    weights in the totals and the optimizer's objective; `sharing_weight`: the weight of
+    line transfers between threads in it, docs/layout.md)."""
     record = found.record
     warnings: list[str] = []
     traced = {f.name: f.offset for f in tp.fields}
@@ -216,7 +219,7 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
     else:
         res = optimize_layout(record, tp, cache_line=cache_line,
                               object_align=object_align, time_limit=choice.time_limit,
-                              entry_weights=entry_weights)
+                              entry_weights=entry_weights, sharing_weight=sharing_weight)
         kinds_after = res.kinds_after
         quality = "proven optimal" if res.optimal else f"gap to the bound {100 * res.gap:.1f} %"
         method = res.method.removesuffix(" (optimal)")
@@ -274,7 +277,8 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
         advice = _alignment_advice(tp, found, after_record, choice, lines_after,
                                    res_lines=lines_after if choice.plan_order is None
                                    and after_record is None else None,
-                                   cache_line=cache_line, entry_weights=entry_weights)
+                                   cache_line=cache_line, entry_weights=entry_weights,
+                                   sharing_weight=sharing_weight)
     return TypeReport(
         name=tp.name, profile=tp, cache_line=cache_line, record_origin=found.origin,
         before=before_view, after=after_view, after_source=source,
@@ -292,7 +296,8 @@ def build_type_report(tp: TypeProfile, found: FoundRecord, *,
 def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRecord | None,
                       choice: AfterChoice, lines_after: float, *,
                       res_lines: float | None, cache_line: int,
-                      entry_weights: Mapping[str, float] | None) -> AlignmentAdvice:
+                      entry_weights: Mapping[str, float] | None,
+                      sharing_weight: float) -> AlignmentAdvice:
     """The lines per invocation with objects aligned to the line (`object_align` =
     `cache_line`), for the old layout and for the new one: the optimizer's best layout for
     aligned objects when the report ran the optimizer (`res_lines` set; only when the
@@ -314,7 +319,8 @@ def _alignment_advice(tp: TypeProfile, found: FoundRecord, after_record: FoundRe
         source = "the plan's layout"
     elif res_lines is not None and aligned.lines_lower_bound < res_lines - SAVING_EPSILON:
         res = optimize_layout(found.record, tp, cache_line=cache_line, object_align=cache_line,
-                              time_limit=choice.time_limit, entry_weights=entry_weights)
+                              time_limit=choice.time_limit, entry_weights=entry_weights,
+                              sharing_weight=sharing_weight)
         after = res.lines_after
         source = "the optimizer's layout for line-aligned objects"
     else:
