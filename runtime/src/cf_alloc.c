@@ -42,24 +42,16 @@ struct __cachefit_site {
 
 enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4, CF_SITE_DEFS = 8 };
 
-/* The type id of an occurrence's objects.  The names are the sites' string constants
- * and a name's id never changes once given, so each thread keeps the ids of the names
- * it looked up last, by address (cf_type_id locks and compares strings). */
-enum { CF_TYPE_CACHE = 64 };
-static __thread struct { const char *name; int id; } cf_type_cache[CF_TYPE_CACHE];
+/* Set by cf_core.c's blob loader when the blob maps some "NAME@FP" to a definition's
+ * type (issue 27: a traced name with several definitions in the program). */
+extern int cf_named_definitions CF_HIDDEN;
 
+/* The type id of an occurrence's objects: by the unit's definition ("dict@FP") only
+ * when the program tells definitions apart, else by the plain name as before. */
 static int cf_occ_type(const struct __cachefit_site *s, unsigned long k)
 {
-    const char *name = (s->flags & CF_SITE_DEFS) ? s->defs[k] : s->occ[k].type;
-    unsigned h = (unsigned)((uintptr_t)name >> 3) & (CF_TYPE_CACHE - 1);
-    if (name && cf_type_cache[h].name == name)
-        return cf_type_cache[h].id;
-    int id = cf_type_id(name);
-    if (id >= 0) {
-        cf_type_cache[h].name = name;
-        cf_type_cache[h].id = id;
-    }
-    return id;
+    return cf_type_id((s->flags & CF_SITE_DEFS) && cf_named_definitions ? s->defs[k]
+                                                                         : s->occ[k].type);
 }
 
 /* Register the objects of an allocated block.  `heap`: the block is fresh memory (malloc

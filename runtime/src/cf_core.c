@@ -157,6 +157,9 @@ static void cf_normalize(const char *in, char *out, size_t cap)
     out[n] = 0;
 }
 
+/* Whether the blob maps some "NAME@FP" to a definition's type (cf_alloc.c). */
+int cf_named_definitions CF_HIDDEN;
+
 static int cf_type_find_locked(const char *norm)
 {
     for (int i = 0; i < cf_ntypes; i++)
@@ -2703,6 +2706,8 @@ static void cf_load_blob(void)
             if (id >= 0 && cf_naliases < CF_MAX_ALIASES) {
                 cf_normalize(a1, cf_alias_from[cf_naliases], CF_NAME_MAX);
                 cf_alias_to[cf_naliases++] = id;
+                if (strchr(a1, '@'))
+                    cf_named_definitions = 1;
             }
         } else if (strcmp(word, "entry") == 0) {
             s = cf_parse_word(s, a1, sizeof a1);
