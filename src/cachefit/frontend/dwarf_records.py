@@ -774,17 +774,23 @@ class DwarfReader:
         name = self.qualified_name(die)
         out = _Layout(name, _RECORD_TAGS[die.tag], int(_attr(die, "DW_AT_byte_size", 0)))
         self._layouts[die_key(die)] = out
-        scope = split_scopes(name)
-        self._members(die, 0, None, scope, out)
-        for child in die.iter_children():
-            if child.tag == "DW_TAG_inheritance":
-                base = self.strip(self.type_of(child))
-                if base is None or base.tag not in _RECORD_TAGS:
-                    continue
-                offset, slot = self.location(child)
-                virtual = bool(_attr(child, "DW_AT_virtuality", 0))
-                out.bases.append(_Sub(self._complete(base, name, "base class"), offset, slot,
-                                      virtual or offset is None))
+        try:
+            scope = split_scopes(name)
+            self._members(die, 0, None, scope, out)
+            for child in die.iter_children():
+                if child.tag == "DW_TAG_inheritance":
+                    base = self.strip(self.type_of(child))
+                    if base is None or base.tag not in _RECORD_TAGS:
+                        continue
+                    offset, slot = self.location(child)
+                    virtual = bool(_attr(child, "DW_AT_virtuality", 0))
+                    out.bases.append(_Sub(self._complete(base, name, "base class"), offset,
+                                          slot, virtual or offset is None))
+        except Exception:
+            # an incomplete record (a member's or base's class only declared) is asked
+            # again and raises again, never answered from a half-filled layout
+            del self._layouts[die_key(die)]
+            raise
         return out
 
     def _complete(self, die: DIE, record: str, role: str) -> DIE:
