@@ -166,3 +166,22 @@ def test_the_compiler_agrees_with_the_separated_layout(tmp_path: Path, compiler:
                     str(tmp_path / "s.c")], check=True)
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert [int(v) for v in out.split()] == [SEPARATED_AT[n] for n in res.order] + [208]
+
+
+def test_two_breaks_on_one_field_add_up() -> None:
+    """Objects seen at two starts (0 and 32 mod 64) can get two breaks on one field; the
+    second is measured after the field's own padding (zstd's ZSTDMT_jobDescription raised
+    KeyError here). In START's order `mult` follows `ops0` (0..8): the break at start 0
+    needs 56 bytes (mult at 64); then at start 32 mult's line offset is 32 + 64 = 96 ->
+    32 more: 88 bytes, mult at 96."""
+    tp = bench_profile()
+    tp.alignment = {0: 5, 32: 5}
+    p = _problem(tp)
+    assert tp.sharing is not None
+    search = _Search(p, handoff_fields(tp.sharing, tp.fields), 4.0, None, 100, p.record.size)
+    order = [p.field_unit[n] for n in START]
+    mult = p.field_unit["mult"]
+    one = search.state(order, ((mult, 0),), sized=False)
+    two = search.state(order, ((mult, 0), (mult, 32)), sized=False)
+    assert one is not None and one.pad == ((mult, 56),)
+    assert two is not None and two.pad == ((mult, 88),)

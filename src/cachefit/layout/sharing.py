@@ -361,14 +361,13 @@ class _Search:
         pos = {u: i for i, u in enumerate(order)}
         pad: dict[int, int] = {}
         for u, s in sorted(breaks, key=lambda b: (pos[b[0]], b[1])):
-            _padded, full, placed = self._place(order, pad)
+            padded, full, placed = self._place(order, pad)
             at = full.index(u)
             if at == 0:
                 cursor = p.prefix_end
             else:
-                prev = full[at - 1]
-                size = p.units[prev].size if prev < len(p.units) else pad[order[pos[u] - 1]]
-                cursor = placed.offsets[prev] + size
+                prev = full[at - 1]     # a field, or u's own padding (a second break on u)
+                cursor = placed.offsets[prev] + padded.units[prev].size
             need = (-(s + cursor)) % line
             if need and align_up(cursor, p.units[u].align) + s < \
                     (s + cursor) // line * line + line:     # not already on the next line
