@@ -19,7 +19,13 @@ CACHEFIT_PROFILE_REORDER), the workload traced again, and each planned type's li
 invocation, per kind, at the offsets its DWARF and the new profile hold and at the
 alignment the new profile observed. A type the layout step refuses (a UserError of its
 analysis or optimization) keeps its layout and is listed in the summary with the reason;
-the other types go on, and the step fails only when every type is refused.
+the other types go on, and the step fails only when every type is refused. A `[trace] types`
+name that the program defines twice with different members (issue 27: Redis's `dict` and
+hiredis's) is traced as one type per definition, `dict@src/dict.h:79`; each such key is a
+type of its own from there on: its analysis and decision cover the units whose `dict` is
+defined there only (the kept units' line markers tell), it has its own `layout/<key>.json`
+and plan record, its DWARF is that definition's (frontend.dwarf_definitions.record_of), and
+the summary and the report list it.
 
 `run_pipeline`'s `watch` callable is told, as each step starts, which files that step
 writes while it runs (its log, the wrapper's units): a display can follow them live; its
@@ -59,6 +65,7 @@ from cachefit.model.layout_plan import (
     load_plan,
     save_plan,
 )
+from cachefit.model.type_names import definition_matches, split_definition, traced_as
 from cachefit.pipeline.build_env import (
     build_environment,
     compiler_family,
@@ -345,7 +352,8 @@ def _traced_workload(config: PipelineConfig, tree: OutputTree, profile: Path, lo
     if prof.invocations == 0:
         raise UserError(f"{profile}: the workload ran no entry function",
                         "check [trace] entry and [build] workload in cachefit.toml")
-    missing = [t for t in config.types if prof.name_of(t) is None]
+    missing = [t for t in config.types
+               if prof.name_of(t) is None and not traced_as(t, prof.types)]
     if missing:
         raise UserError(f"{profile}: no accesses to {', '.join(missing)}",
                         "check [trace] types, and that the workload uses them")
@@ -433,9 +441,9 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     tree.layout_dir.mkdir(parents=True, exist_ok=True)
     sources = _UnitSources(sidecars)
     refused: dict[str, UserError] = {}
-    for n, type_name in enumerate(config.types, 1):
-        which = f"{type_name} (type {n} of {len(config.types)})" \
-            if len(config.types) > 1 else type_name
+    keys = _layout_keys(config.types, profile.types)
+    for n, type_name in enumerate(keys, 1):
+        which = f"{type_name} (type {n} of {len(keys)})" if len(keys) > 1 else type_name
 
         def stage(what: str, which: str = which) -> None:
             shown.stage(f"{which}: {what}")     # "item (type 1 of 2): optimizing"
@@ -443,7 +451,8 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         try:
             analysis = analyse(type_name, units,
                                scan_options=ScanOptions(config.jobs, config.scan_cache),
-                               stage=stage)
+                               stage=stage,
+                               defined_at=_defined_at(type_name, sources, config.root))
             decision = decide(analysis, options, profile, str(tree.profile), stage=stage)
             data = _decision_json(decision)
         except CachefitError as exc:
@@ -473,6 +482,32 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     return {"types": figures, "refused": {name: {"reason": exc.message(),
                                                  "size": sizes.get(name)}
                                           for name, exc in refused.items()}}
+
+
+def _layout_keys(types: Sequence[str], traced: Mapping[str, Any]) -> list[str]:
+    """The types the layout step plans: each `[trace] types` entry, or the definitions it
+    was traced as (`dict` -> `dict@src/dict.h:79`, `dict@deps/hiredis/dict.h:60`; issue
+    27), each once."""
+    keys: list[str] = []
+    for t in types:
+        keys += [k for k in traced_as(t, traced) or [t] if k not in keys]
+    return keys
+
+
+def _defined_at(key: str, sources: _UnitSources,
+                root: Path) -> Callable[[str, Location], bool] | None:
+    """For a definition key (`dict@src/dict.h:79`): whether a kept unit's definition of the
+    record at a place of the unit is at that file and line (by its line markers; a path
+    relative to the project's directory). None for a plain name."""
+    where = split_definition(key)[1]
+    if where is None:
+        return None
+
+    def test(_unit: str, place: Location) -> bool:
+        mapped = sources.location(place)
+        return definition_matches(where, mapped.file, mapped.line, str(root))
+
+    return test
 
 
 def _decision_json(decision: OrderDecision) -> dict[str, Any]:
@@ -535,7 +570,7 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
     profile's field offsets and size, and the kept binaries' DWARF order), then its lines
     and dirty lines per invocation, in all and per kind, at the alignment the new profile
     observed (else [build] object_align, as the layout step)."""
-    from cachefit.frontend.dwarf_records import read_record
+    from cachefit.frontend.dwarf_definitions import record_of
     from cachefit.model.padding_members import declared_members
     from cachefit.model.project_config import load_reorder_config
     from cachefit.report.layout_figures import measure_record
@@ -567,7 +602,7 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
         for binary in config.binaries:
             path = tree.retrace_dir / "bin" / Path(binary).name
             try:
-                rec = read_record(str(path), type_name)
+                rec = record_of(str(path), type_name)
             except CachefitError:
                 continue            # this binary does not use the type
             built = [f.name for f in rec.fields]
@@ -612,15 +647,16 @@ def step_optimize(config: PipelineConfig, tree: OutputTree,
 
 def _check_binaries(config: PipelineConfig, tree: OutputTree,
                     plan: LayoutPlan) -> dict[str, Any]:
-    """Read each planned record from the kept binaries' DWARF; it must follow the plan."""
-    from cachefit.frontend.dwarf_records import read_record
+    """Read each planned record from the kept binaries' DWARF (a definition key's record
+    from its definition: dwarf_definitions.record_of); it must follow the plan."""
+    from cachefit.frontend.dwarf_definitions import record_of
     from cachefit.model.padding_members import declared_members
     out: dict[str, Any] = {}
     for name in config.binaries:
         binary = tree.optimize_dir / "bin" / Path(name).name
         for type_name, entry in plan.records.items():
             try:
-                rec = read_record(str(binary), type_name)
+                rec = record_of(str(binary), type_name)
             except CachefitError:
                 continue            # this binary does not use the type
             order = [f.name for f in rec.fields]
@@ -655,9 +691,11 @@ def _reports(config: PipelineConfig, tree: OutputTree) -> tuple[list[Path], str]
         paths = [directory / "bin" / Path(b).name for b in config.binaries]
         if paths and paths[0].is_file():
             kept[kind] = str(paths[0])
-    refused = (read_stamp(tree, "layout") or {}).get("refused", {})
+    layout = read_stamp(tree, "layout") or {}
+    refused = layout.get("refused", {})
+    planned = [*layout.get("types", {}), *refused] or config.types   # keys (issue 27)
     reports = write_reports(tree.profile, tree.report_dir, plan_path=tree.plan,
-                            types=[t for t in config.types if t not in refused],
+                            types=[t for t in planned if t not in refused],
                             object_align=config.object_align,
                             binary=kept.get("binary"),
                             optimized_binary=kept.get("optimized_binary"))

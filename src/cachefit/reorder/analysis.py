@@ -7,7 +7,11 @@ constraints and refusals from the definition itself (record_rules), the project 
 cached by scan_pool; a definition of the record in another file that some unit sees
 instead, other_definitions; bytes of the record's memory used through untyped pointers,
 untyped_memory). `refuse_if_needed` raises the first
-refusal with its location. It does not choose an order or edit anything.
+refusal with its location. A type named by one definition, `dict@path:line` (issue 27: two
+records with one tag in one program), is analysed with a `defined_at` test from the
+caller: the definition is the first unit's whose `dict` passes it, and the units defining
+another `dict` are not scanned for it (their uses are another record's). It does not
+choose an order or edit anything.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from cachefit.frontend.member_units import RecordBody, read_body
 from cachefit.frontend.record_cursor import record_usr
 from cachefit.model import Record
 from cachefit.model.project_config import ReorderConfig, load_reorder_config
+from cachefit.model.type_names import plain_type_name, split_definition
 from cachefit.reorder import scan_pool
 from cachefit.reorder.code_scan import ScanResult, is_cxx
 from cachefit.reorder.constraints import OrderConstraint, Refusal, contradictions
@@ -37,6 +42,9 @@ from cachefit.reorder.scan_pool import ScanOptions
 from cachefit.reorder.untyped_memory import untyped_constraints
 
 Unit = tuple[str, list[str]]
+DefinedAt = Callable[[str, Location], bool]
+"""Whether the record definition a unit (its path) has at a place (as the front end names
+it: the kept unit's file and line) is the one a definition key names."""
 
 
 def units_for(files: Sequence[str], build_dir: str | None, args: Sequence[str]) -> list[Unit]:
@@ -97,23 +105,30 @@ class Analysis:
         """How to name the record in C/C++ code (for generated asserts)."""
         s = self.cursor.type.get_canonical().spelling
         if "(unnamed" in s or "(anonymous" in s:
-            return self.type_name
+            return plain_type_name(self.type_name)
         return s
 
 
 def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = None,
             scan: bool = True, build_time: bool = False,
             scan_options: ScanOptions | None = None,
-            stage: Callable[[str], None] | None = None) -> Analysis:
+            stage: Callable[[str], None] | None = None,
+            defined_at: DefinedAt | None = None) -> Analysis:
     """Find the record and collect every constraint and refusal (see the module doc).
     `scan_options`: worker processes and the scan cache (default: one process per CPU,
-    cache on). `stage` is told the stage starting ("scanning 12 units"), for a display."""
+    cache on). `stage` is told the stage starting ("scanning 12 units"), for a display.
+    `type_name` may be a definition key (`dict@path:line`) when `defined_at` is given: the
+    record is its plain name's definition that passes `defined_at`."""
     say = stage or (lambda _what: None)
     options = scan_options or ScanOptions()
     cache = options.open_cache()
     units = unique_units(units)
+    plain = plain_type_name(type_name) if defined_at is not None else type_name
     say(f"finding {type_name} in {_count(len(units), 'unit')}")
-    unit, tu, cursor, parsed = scan_pool.find_definition(units, type_name, cache)
+    accept, keep = _definition_filters(defined_at)
+    unit, tu, cursor, parsed = scan_pool.find_definition(
+        units, plain, cache, accept=accept,
+        elsewhere=f"at {split_definition(type_name)[1]}" if defined_at is not None else "")
     path, args = unit
     if cursor.location.is_in_system_header:
         raise UnsafeTransformation(f"{type_name} is defined in a system header",
@@ -139,7 +154,8 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         say(f"scanning {_count(len(units), 'unit')}")
         result: ScanResult = scan_pool.scan_code(
             units, a.usr, record, record.name, header_macro=header,
-            offsets_header=offsets_header, parsed=parsed, jobs=options.jobs, cache=cache)
+            offsets_header=offsets_header, parsed=parsed, jobs=options.jobs, cache=cache,
+            keep=keep)
         a.unit_files = result.unit_files
         a.scan_counts = (result.parsed, result.cached)
         a.constraints += result.constraints
@@ -154,6 +170,27 @@ def analyse(type_name: str, units: list[Unit], *, offsets_header: str | None = N
         a.init_sites = result.init_sites
         a.ctor_lists = result.ctor_lists
     return a
+
+
+def _definition_filters(defined_at: DefinedAt | None
+                        ) -> tuple[scan_pool.Accept | None, scan_pool.Keep | None]:
+    """For `defined_at`: which unit's definition is the record (`accept`), and which units'
+    scan results count (`keep`: those that define no record of the name, or define it
+    there)."""
+    if defined_at is None:
+        return None, None
+    test = defined_at
+
+    def accept(unit: Unit, cursor: ci.Cursor) -> bool:
+        loc = cursor.location
+        return loc.file is not None and \
+            test(unit[0], Location(loc.file.name, loc.line, loc.column))
+
+    def keep(unit: Unit, result: ScanResult) -> bool:
+        return not result.definitions or \
+            any(test(unit[0], site.location) for site in result.definitions)
+
+    return accept, keep
 
 
 def _count(n: int, what: str) -> str:

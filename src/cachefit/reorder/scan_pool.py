@@ -23,7 +23,7 @@ This module neither decides what a use of the record means nor chooses an order.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -41,6 +41,11 @@ from cachefit.reorder.scan_cache import ScanCache, open_cache, unit_files
 Unit = tuple[str, list[str]]
 UnitKey = tuple[str, tuple[str, ...]]
 _NOT_C = (".S", ".sx", ".s")
+Accept = Callable[[Unit, ci.Cursor], bool]
+"""Whether a unit's definition of the record (its cursor) is the one wanted (issue 27)."""
+Keep = Callable[[Unit, ScanResult], bool]
+"""Whether a unit's scan result is about the record (its unit defines no other record of
+the name; issue 27)."""
 KEEP_PARSED = 16
 """How many units parsed while searching for the definition are kept for the scan (the
 others are parsed again by the workers)."""
@@ -101,14 +106,16 @@ def _worker(query: ScanQuery, cache: ScanCache | None, unit: Unit) -> _Answer:
 def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str, *,
               header_macro: str | None = None, offsets_header: str | None = None,
               parsed: Mapping[UnitKey, ci.TranslationUnit] | None = None,
-              jobs: int | None = 1, cache: ScanCache | None = None) -> ScanResult:
+              jobs: int | None = 1, cache: ScanCache | None = None,
+              keep: Keep | None = None) -> ScanResult:
     """Scan `units` (path, parse arguments) for uses of the record with USR `usr`, with
     `jobs` processes (None: one per CPU) and `cache` (None: no cache).
 
     `parsed` holds units already parsed with the detailed processing record, by (path,
     arguments), the last of them (in unit order) the one that defines the record; they are
     scanned in this process while the workers scan the others, except that when the workers
-    run out of units they take the rest but the last.
+    run out of units they take the rest but the last. `keep`: the units whose results are
+    merged (default: all).
     """
     query = ScanQuery(usr, record, record_name, header_macro, offsets_header,
                       tuple(sorted(asm_included_headers(units))))
@@ -145,7 +152,8 @@ def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str,
                 break
         done = [a if isinstance(a, _Answer) else a.result()
                 for _i, a in sorted(answers.items())]
-    out = merge_results([a.result for a in done])
+    out = merge_results([a.result for unit, a in zip(work, done, strict=True)
+                         if keep is None or keep(unit, a.result)])
     out.unit_files = {(p, tuple(a)): ans.files for (p, a), ans in zip(work, done, strict=True)}
     out.parsed = sum(1 for a in done if a.parsed)
     out.cached = len(done) - out.parsed
@@ -153,14 +161,17 @@ def scan_code(units: Sequence[Unit], usr: str, record: Record, record_name: str,
 
 
 def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | None = None,
-                    keep: int = KEEP_PARSED
+                    keep: int = KEEP_PARSED, *, accept: Accept | None = None,
+                    elsewhere: str = ""
                     ) -> tuple[Unit, ci.TranslationUnit, ci.Cursor,
                                dict[UnitKey, ci.TranslationUnit]]:
     """The first unit that defines `type_name`, parsed, with the definition's cursor, and
     the units parsed on the way (the first `keep` of them, to be scanned without parsing
     again; a parsed C++ unit can take a hundred megabytes). `cache` remembers the units
-    that do not define it."""
+    that do not define it. With `accept`, a unit whose definition it rejects is passed
+    over (`elsewhere`, such as `at src/dict.h:79`, says which definition was wanted)."""
     misses: list[TypeNotFound] = []
+    rejected = 0
     parsed: dict[UnitKey, ci.TranslationUnit] = {}
     for path, args in units:
         if path.endswith(_NOT_C):
@@ -181,8 +192,18 @@ def find_definition(units: Sequence[Unit], type_name: str, cache: ScanCache | No
             if cache is not None:
                 cache.store(key, unit_files(tu), exc)
             continue
+        if accept is not None and not accept((path, list(args)), cursor):
+            rejected += 1       # another record of that name
+            if len(parsed) < keep:
+                parsed[(path, tuple(args))] = tu
+            continue
         parsed[(path, tuple(args))] = tu
         return (path, list(args)), tu, cursor, parsed
+    if rejected:
+        raise UserError(f"no unit defines the {type_name} {elsewhere}".rstrip() +
+                        f" ({rejected} unit{'s' if rejected != 1 else ''} define"
+                        f"{'' if rejected != 1 else 's'} another {type_name})",
+                        "check the definition's file and line")
     if misses:
         raise not_found_in_any(type_name, misses)
     raise UserError("no C or C++ unit to analyse", "name a source file")

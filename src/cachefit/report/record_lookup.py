@@ -5,8 +5,11 @@ the programs the profile says contributed (metadata `programs`, when they still 
 define the type), or, as a last resort, a record rebuilt from the field spans the profile
 stored. The last one is a prediction: the profile has no alignments, so each field's
 alignment is inferred (the largest power of two up to 8 dividing both its offset and its
-size) and every figure derived from it is labelled predicted. This module reads ELF files
-and the profile only; it computes no line counts and prints nothing.
+size) and every figure derived from it is labelled predicted. A type keyed by one
+definition (`dict@src/dict.h:79`, issue 27) is that definition's record in the DWARF
+(cachefit.frontend.dwarf_definitions.record_of: the one declared at that file and line),
+never another record of the name. This module reads ELF files and the profile only; it
+computes no line counts and prints nothing.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ class FoundRecord:
 
 
 def _dwarf_record(path: str, type_name: str) -> Record:
-    from cachefit.frontend.dwarf_records import read_record
-    return read_record(path, type_name)
+    from cachefit.frontend.dwarf_definitions import record_of
+    return record_of(path, type_name)
 
 
 def _inferred_align(offset: int, size: int) -> int:

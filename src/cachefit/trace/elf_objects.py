@@ -19,7 +19,6 @@ compiler or the program.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,8 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from cachefit.errors import CachefitError, TypeNotFound, UserError
+from cachefit.frontend.dwarf_definitions import decl_place as _decl_place
+from cachefit.frontend.dwarf_definitions import project_root
 from cachefit.frontend.dwarf_records import DwarfReader, die_key
 from cachefit.model import Record
 from cachefit.model.profile import FieldSpan
@@ -258,32 +259,6 @@ def _die_fingerprint(reader: DwarfReader, die: DIE) -> str:
         bits = "DW_AT_bit_size" in m.attributes or "DW_AT_data_bit_offset" in m.attributes
         members.append((name, None if bits else reader.location(m)[0]))
     return fingerprint(max(reader.type_size(die), 0), members)
-
-
-def _decl_place(reader: DwarfReader, die: DIE, root: str) -> tuple[str, int] | None:
-    """The file (relative to `root` when inside it) and line where a record is defined."""
-    index = die.attributes.get("DW_AT_decl_file")
-    line = die.attributes.get("DW_AT_decl_line")
-    if index is None or line is None:
-        return None
-    files = reader._files_of(die)
-    if not 0 <= int(index.value) < len(files) or not files[int(index.value)]:
-        return None
-    path = files[int(index.value)]
-    comp_dir = _attr_text(die.cu.get_top_DIE(), ("DW_AT_comp_dir",)) or ""
-    path = os.path.normpath(os.path.join(comp_dir, path))
-    for base in (root, os.getcwd()):
-        rel = os.path.relpath(path, base) if os.path.isabs(path) else path
-        if not rel.startswith(".."):
-            return rel, int(line.value)
-    return path, int(line.value)
-
-
-def project_root() -> str:
-    """The directory the readable keys' paths are relative to: that of the project file
-    the build runs with (`CACHEFIT_CONFIG`), else the current directory."""
-    config = os.environ.get("CACHEFIT_CONFIG")
-    return str(Path(config).resolve().parent) if config else os.getcwd()
 
 
 def _definitions(reader: DwarfReader, types: tuple[str, ...], root: str,
