@@ -3,8 +3,9 @@
 tests/trace/programs/twodefs_*: the program's `struct dict` (twodefs_a.h:4, 64 bytes) and
 a library's `struct dict` with other members (twodefs_b.h:3, 32 bytes), in two units built
 by make. The build traces them as two types, plans each from its own units and profile,
-and the optimized binary has each definition in its own planned order (its DWARF and the
-offsets the program prints from both units); the summary and the report name both.
+measures each plan (retrace), and the optimized binary has each definition in its own
+planned order (its DWARF and the offsets the program prints from both units); the summary
+and the report name both.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def test_build_plans_each_definition(tmp_path: Path) -> None:
     (project / "cachefit.toml").write_text(
         '[trace]\ntypes = ["dict"]\nentry = ["op_main", "op_lib"]\n[build]\n'
         'cc = "clang-19"\ncommand = \'make -s CC="$CC"\'\nclean = "rm -f prog *.o"\n'
-        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\n')
+        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
     proc = subprocess.run([*CACHEFIT, "build"], cwd=project, env=_env(tmp_path),
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -79,6 +80,12 @@ def test_build_plans_each_definition(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert [(t["name"], t["lines_before"], t["lines_after"], t["size_after_source"])
             for t in summary["types"]] == [(A, 1.0, 1.0, "DWARF"), (B, 5 / 3, 1.0, "DWARF")]
+    # the retrace (the plan built and traced): each key checked against its definition's
+    # DWARF, one line measured (the new profile starts the objects where the first did)
+    retrace = json.loads((out / "steps" / "retrace.json").read_text())["types"]
+    assert {k: (v["lines"], v["layout_checked"]) for k, v in retrace.items()} == \
+        {A: (1.0, "DWARF"), B: (1.0, "DWARF")}
+    assert [t["lines_measured"] for t in summary["types"]] == [1.0, 1.0]
     assert summary["notes"] == []
     assert "compiled as declared" not in (out / "optimize" / "build.log").read_text()
     layouts = {f.name: json.loads(f.read_text())["new_order"]
