@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
 from layout_synth import c_layout
 
 from cachefit.model.profile import (
@@ -90,3 +94,26 @@ def bench_profile() -> TypeProfile:
             Handoff(980, r("ops1", "sum1"), r(*CONFIG, "ops0", "sum0")),
             Handoff(10, r("ops0", "sum0", "lock", "total"), r(*CONFIG, "ops1", "sum1")),
             Handoff(10, r("ops1", "sum1", "lock", "total"), r(*CONFIG, "ops0", "sum0"))]))
+
+
+def compiled_offsets(tmp_path: Path, compiler: str, tag: str, order: Sequence[str],
+                     padding: Mapping[str, int], decl: Mapping[str, str]) -> list[int]:
+    """Declare `struct tag` as the rewriter declares a padded layout (a `char
+    __cachefit_pad_<field>[N];` right before each padded field; `decl[name]` is the
+    member's declaration), compile it with `compiler` (-Wall -Wextra -Werror) and return
+    offsetof of each field of `order`, then sizeof."""
+    members = []
+    for name in order:
+        if name in padding:
+            members.append(f"    char __cachefit_pad_{name}[{padding[name]}];")
+        members.append(f"    {decl[name]};")
+    prints = "".join(f'    printf("%zu\\n", offsetof(struct {tag}, {n}));\n' for n in order)
+    (tmp_path / "s.c").write_text(
+        f"#include <stddef.h>\n#include <stdio.h>\nstruct {tag} {{\n" + "\n".join(members)
+        + "\n};\nint main(void) {\n" + prints
+        + f'    printf("%zu\\n", sizeof(struct {tag}));\n    return 0;\n}}\n')
+    exe = tmp_path / "s"
+    subprocess.run([compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
+                    str(tmp_path / "s.c")], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return [int(v) for v in out.split()]

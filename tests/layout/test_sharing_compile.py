@@ -5,11 +5,10 @@ clang-19: the compiler's offsets and sizeof are the ones the layout stage predic
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from sharing_cases import STATS, stats_profile
+from sharing_cases import STATS, compiled_offsets, stats_profile
 
 from cachefit.layout import optimize_layout
 
@@ -24,19 +23,5 @@ def test_the_compiler_agrees(tmp_path: Path, compiler: str, start: int,
     res = optimize_layout(STATS, stats_profile(1000, start=start), time_limit=1.0,
                           sharing_weight=weight)
     assert bool(res.padding) == (weight > 0)
-    members = []
-    for name in res.order:
-        if name in res.padding:
-            members.append(f"    char __cachefit_pad_{name}[{res.padding[name]}];")
-        members.append(f"    {DECL[name]};")
-    prints = "".join(f'    printf("%zu\\n", offsetof(struct stats, {n}));\n' for n in res.order)
-    (tmp_path / "s.c").write_text(
-        "#include <stddef.h>\n#include <stdio.h>\nstruct stats {\n" + "\n".join(members)
-        + "\n};\nint main(void) {\n" + prints
-        + '    printf("%zu\\n", sizeof(struct stats));\n    return 0;\n}\n')
-    exe = tmp_path / "s"
-    subprocess.run([compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
-                    str(tmp_path / "s.c")], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    assert [int(v) for v in out.split()] == [res.offsets[n] for n in res.order] + \
-        [res.size_after]
+    assert compiled_offsets(tmp_path, compiler, "stats", res.order, res.padding, DECL) == \
+        [res.offsets[n] for n in res.order] + [res.size_after]

@@ -7,12 +7,11 @@ docstrings; 2000 operations, objects at the start of a line."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sharing_cases import BENCH, CONFIG, bench_profile
+from sharing_cases import BENCH, CONFIG, bench_profile, compiled_offsets
 
 from cachefit.layout import optimize_layout
 from cachefit.layout.constraints import LayoutConstraints
@@ -149,23 +148,9 @@ def test_the_compiler_agrees_with_the_separated_layout(tmp_path: Path, compiler:
     __cachefit_pad_<field>[N];` right before the field): offsetof and sizeof are the
     predicted ones."""
     res = optimize_layout(BENCH, bench_profile(), time_limit=1.0)
-    types = {f.name: f.type for f in BENCH.fields}
-    members = []
-    for name in res.order:
-        if name in res.padding:
-            members.append(f"    char __cachefit_pad_{name}[{res.padding[name]}];")
-        members.append(f"    {types[name]} {name};")
-    prints = "".join(f'    printf("%zu\\n", offsetof(struct shared, {n}));\n'
-                     for n in res.order)
-    (tmp_path / "s.c").write_text(
-        "#include <stddef.h>\n#include <stdio.h>\nstruct shared {\n" + "\n".join(members)
-        + "\n};\nint main(void) {\n" + prints
-        + '    printf("%zu\\n", sizeof(struct shared));\n    return 0;\n}\n')
-    exe = tmp_path / "s"
-    subprocess.run([compiler, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(exe),
-                    str(tmp_path / "s.c")], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    assert [int(v) for v in out.split()] == [SEPARATED_AT[n] for n in res.order] + [208]
+    decl = {f.name: f"{f.type} {f.name}" for f in BENCH.fields}
+    assert compiled_offsets(tmp_path, compiler, "shared", res.order, res.padding, decl) == \
+        [SEPARATED_AT[n] for n in res.order] + [208]
 
 
 def test_two_breaks_on_one_field_add_up() -> None:
