@@ -230,6 +230,8 @@ _DEST_KINDS = {CK.VAR_DECL, CK.BINARY_OPERATOR, CK.RETURN_STMT, CK.CSTYLE_CAST_E
                CK.CXX_STATIC_CAST_EXPR, CK.CXX_REINTERPRET_CAST_EXPR}
 _DEST_KIND_IDS = {k.value for k in _DEST_KINDS}
 _FUNCTION_KINDS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE}
+_STORES = {CK.VAR_DECL, CK.BINARY_OPERATOR, CK.RETURN_STMT}
+"""Cursors that store a value: an initialised declaration, an assignment, a return."""
 
 
 _VISIT = ci.callbacks["cursor_visit"]
@@ -981,27 +983,30 @@ class UnitInstrumenter:
 
     # ------------------------------------------------------------ typed allocation sites
 
+    def _stored(self, c: ci.Cursor, kind: ci.CursorKind, kids: list[ci.Cursor]
+                ) -> tuple[ci.Cursor | None, ci.Type] | None:
+        """The value a declaration's initialiser, the right side of a binary operator or a
+        `return` stores (None: a declaration without one) and the type it is stored as;
+        None when `c` stores nothing (a binary operator without two operands, a `return`
+        outside a function)."""
+        if kind == CK.VAR_DECL:
+            return (kids[-1] if kids and kids[-1].kind.is_expression() else None), c.type
+        if kind == CK.BINARY_OPERATOR:
+            return (kids[1], kids[0].type) if len(kids) == 2 else None
+        if not kids or not self._fn_cursors or \
+                self._fn_cursors[-1].kind not in _FUNCTION_KINDS:
+            return None
+        return kids[0], self._fn_cursors[-1].result_type
+
     def _destination(self, c: ci.Cursor, kind: ci.CursorKind) -> None:
         """Note the pointer type that `c` (a variable's initialiser, the right of `=`, a
         returned value, an explicit cast) gives a call directly under it."""
         kids = children(c)
-        if kind == CK.VAR_DECL:
-            value = kids[-1] if kids and kids[-1].kind.is_expression() else None
-            t = c.type
-        elif kind == CK.BINARY_OPERATOR:
-            if len(kids) != 2:
-                return
-            value, t = kids[1], kids[0].type
-        elif kind == CK.RETURN_STMT:
-            if not kids or not self._fn_cursors or \
-                    self._fn_cursors[-1].kind not in _FUNCTION_KINDS:
-                return
-            value, t = kids[0], self._fn_cursors[-1].result_type
-        else:
-            value = kids[-1] if kids else None
-            t = c.type
-        if value is None:
+        got = self._stored(c, kind, kids) if kind in _STORES else \
+            (kids[-1] if kids else None, c.type)
+        if got is None or got[0] is None:
             return
+        value, t = got
         value = self._under(value)
         if value is None:
             return
@@ -1026,21 +1031,10 @@ class UnitInstrumenter:
         return; cachefit.trace.carve_sites decides): the value is wrapped in
         `__cachefit_track` with a carve site of T (registered at that address unless an
         object is there already; runtime/src/cf_alloc.c, cf_carve)."""
-        kids = children(c)
-        if kind == CK.VAR_DECL:
-            value = kids[-1] if kids and kids[-1].kind.is_expression() else None
-            t = c.type
-        elif kind == CK.BINARY_OPERATOR:
-            if len(kids) != 2 or self._binary_op(c) != "=":
-                return
-            value, t = kids[1], kids[0].type
-        elif kind == CK.RETURN_STMT:
-            if not kids or not self._fn_cursors or \
-                    self._fn_cursors[-1].kind not in _FUNCTION_KINDS:
-                return
-            value, t = kids[0], self._fn_cursors[-1].result_type
-        else:
+        got = self._stored(c, kind, children(c)) if kind in _STORES else None
+        if got is None or kind == CK.BINARY_OPERATOR and self._binary_op(c) != "=":
             return
+        value, t = got
         if value is None or value.kind == CK.INIT_LIST_EXPR or not carved_value(value, t):
             return
         pointee = t.get_canonical().get_pointee()
