@@ -277,3 +277,27 @@ def test_pool_recarving_forgets_stale_objects(tmp_path: Path) -> None:
     assert seqs(prof, "other") == {((0, 8, 8, W),): 1}
     assert prof.invocations == 5
     assert prof.types["obj"].outside_objects == prof.types["other"].outside_objects == 0
+
+
+VARIADIC = """\
+#include <stddef.h>
+struct obj { long a; int b; };
+char *catprintf(char *s, const char *fmt, ...);
+void *vnew(size_t size, ...);
+char *show(char *s) { return catprintf(s, "obj:%d ", (int)sizeof(struct obj)); }
+void *make(void) { return vnew(sizeof(struct obj), 1, 2); }
+"""
+
+
+@pytest.mark.skipif(not HAVE_CLANG, reason="needs clang-19")
+def test_a_size_among_variadic_arguments_is_no_allocation_size(tmp_path: Path) -> None:
+    """Redis's `sdscatprintf(sizes, "robj:%d ", (int)sizeof(robj))` (debug.c) was noted as
+    a robj allocation site to add to `allocators`: a `...` argument is no size. A variadic
+    function's declared size parameter still is."""
+    src = tmp_path / "v.c"
+    src.write_text(VARIADIC)
+    text = subprocess.run(["clang-19", "-E", str(src)], capture_output=True,
+                          check=True).stdout
+    _out, rep = instrument_preprocessed(text, "c", TraceConfig(types=("obj",), entry=("f",)))
+    assert sorted((n.line, n.callee, n.kind) for n in rep.site_notes) == \
+        [(6, "vnew", "unconverted")]

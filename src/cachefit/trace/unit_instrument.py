@@ -1084,6 +1084,7 @@ class UnitInstrumenter:
         or holds a traced type: the objects it returns are registered. Calls with a
         `sizeof(T)` size used otherwise, and calls used as `T *` without such a size, are
         noted (not registered) for `cachefit trace` to name."""
+        args = self._fixed_args(call, args)
         if call.type.get_canonical().kind != TK.POINTER or not args:
             return
         if decl is not None and decl.kind in _FUNCTION_KINDS | {CK.CONSTRUCTOR} and \
@@ -1112,6 +1113,19 @@ class UnitInstrumenter:
             return
         if self._returns_untyped(call):
             self._note(call, name, dest, UNSIZED)
+
+    @staticmethod
+    def _fixed_args(call: ci.Cursor, args: list[ci.Cursor]) -> list[ci.Cursor]:
+        """The arguments of `call` that its callee's prototype declares: a variadic
+        function's `...` arguments are no allocation size (Redis's `sdscatprintf(s,
+        "robj:%d ", (int)sizeof(robj))` prints one)."""
+        kids = list(call.get_children())
+        t = kids[0].type.get_canonical() if kids else None
+        if t is not None and t.kind == TK.POINTER:
+            t = t.get_pointee().get_canonical()
+        if t is None or t.kind != TK.FUNCTIONPROTO or not t.is_function_variadic():
+            return args
+        return args[:len(list(t.argument_types()))]
 
     def _viewed_local(self, call: ci.Cursor, name: str, args: list[ci.Cursor],
                       depth: int) -> bool:
