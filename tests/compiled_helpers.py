@@ -14,6 +14,7 @@ in caches of its own.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 SHARED_SUBDIRS = ("runtime", "runtime-inline", "solver")
@@ -43,3 +44,16 @@ def private_cache(tmp: Path) -> Path:
         target.mkdir(parents=True, exist_ok=True)
         link.symlink_to(target, target_is_directory=True)
     return cache
+
+
+def build_env(tmp: Path) -> dict[str, str]:
+    """The environment of a `cachefit build` run in a test: this process's, without the
+    variables that would put the compiler wrapper in a mode or point it at a project file,
+    a plan or a trace directory, and with a private cache (`private_cache`)."""
+    env = dict(os.environ)
+    for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
+                "CACHEFIT_TRACE_DIR", "CACHEFIT_LAYOUTS", "CACHEFIT_UNITS_DIR",
+                "CACHEFIT_PROFILE_REORDER"):
+        env.pop(key, None)
+    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
+    return env

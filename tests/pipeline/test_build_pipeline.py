@@ -6,7 +6,6 @@ LTO, -march=native) builds a program that behaves the same."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,7 +19,7 @@ from cachefit.frontend.dwarf_records import read_record
 from cachefit.model.project_config import parse_config
 from cachefit.pipeline.build_env import tailoring_flags
 from cachefit.pipeline.pipeline_config import pipeline_config
-from compiled_helpers import private_cache
+from compiled_helpers import build_env
 
 REPO = Path(__file__).resolve().parents[2]
 IPC = REPO / "examples" / "ipc"
@@ -33,12 +32,7 @@ needs_tools = pytest.mark.skipif(
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
-                "CACHEFIT_TRACE_DIR", "CACHEFIT_LAYOUTS", "CACHEFIT_UNITS_DIR"):
-        env.pop(key, None)
-    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
-    return env
+    return build_env(tmp)
 
 
 def _cachefit(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

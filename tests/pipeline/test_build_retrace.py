@@ -7,7 +7,6 @@ build's own files stay."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from cachefit.frontend.dwarf_records import read_record
 from cachefit.model.profile import load
 from cachefit.model.project_config import parse_config
 from cachefit.pipeline.pipeline_config import pipeline_config
-from compiled_helpers import private_cache
+from compiled_helpers import build_env
 
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 
@@ -95,13 +94,7 @@ needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("make
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
-                "CACHEFIT_TRACE_DIR", "CACHEFIT_LAYOUTS", "CACHEFIT_UNITS_DIR",
-                "CACHEFIT_PROFILE_REORDER"):
-        env.pop(key, None)
-    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
-    return env
+    return build_env(tmp)
 
 
 def _cachefit(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,6 @@ and the report name both.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import pytest
 
 from cachefit.frontend.dwarf_definitions import record_of
 from cachefit.model.profile import load
-from compiled_helpers import private_cache
+from compiled_helpers import build_env
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
@@ -40,12 +39,7 @@ lib.o: twodefs_lib.c twodefs_b.h
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("CACHEFIT_MODE", "CACHEFIT_CC", "CACHEFIT_CXX", "CACHEFIT_CONFIG",
-                "CACHEFIT_TRACE_DIR", "CACHEFIT_LAYOUTS", "CACHEFIT_UNITS_DIR"):
-        env.pop(key, None)
-    env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
-    return env
+    return build_env(tmp)
 
 
 @pytest.mark.skipif(shutil.which("clang-19") is None or shutil.which("make") is None,
