@@ -247,11 +247,12 @@ def _spans(reader: DwarfReader, rec: Record, base_off: int, prefix: str,
 
 def _die_fingerprint(reader: DwarfReader, die: DIE) -> str:
     """The layout fingerprint of a record DIE (cachefit.trace.record_defs): its size and
-    its named data members with their byte offsets (none for a bit-field)."""
+    its named data members with their byte offsets (none for a bit-field); a C++ vtable
+    pointer (an artificial member, `_vptr$X`, which libclang does not list) is left out."""
     members: list[tuple[str, int | None]] = []
     for m in die.iter_children():
         if m.tag != "DW_TAG_member" or "DW_AT_external" in m.attributes \
-                or "DW_AT_declaration" in m.attributes:
+                or "DW_AT_declaration" in m.attributes or "DW_AT_artificial" in m.attributes:
             continue
         name = _name(m)
         if not name:

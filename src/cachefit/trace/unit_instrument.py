@@ -48,7 +48,7 @@ from typing import Literal
 
 import clang.cindex as ci
 
-from cachefit.errors import Location, ParseError
+from cachefit.errors import Location, ParseError, UserError
 from cachefit.model.project_config import TraceConfig
 from cachefit.model.type_names import definition_matches, split_definition, type_key
 from cachefit.scratch import scratch_directory
@@ -302,8 +302,8 @@ class UnitInstrumenter:
         self.site_ids: dict[Site, int] = {}
         self.report = UnitReport()
         self.target_usr: dict[str, str] = {}     # record USR -> configured type name
-        # configured type name -> the name the unit's code registers it under: `dict@FP`
-        # in C, FP the fingerprint of the unit's definition (cachefit.trace.record_defs)
+        # configured type name -> the name the unit's code registers it under: `dict@FP`,
+        # FP the fingerprint of the unit's definition (cachefit.trace.record_defs)
         self.runtime_names: dict[str, str] = {}
         self._occ_cache: dict[str, tuple[Occurrence, ...] | None] = {}
         self._tokens_cache: dict[tuple[int, int], list[ci.Token]] = {}
@@ -387,11 +387,34 @@ class UnitInstrumenter:
             if name not in found_names:
                 for usr, _q in hits:
                     self.target_usr.setdefault(usr, name)
-        if self.lang == "c":
-            for usr, name in self.target_usr.items():
-                d = definitions.get(usr)
-                if d is not None and split_definition(name)[1] is None:
-                    self.runtime_names[name] = f"{name}@{_fingerprint(d)}"
+        # C and C++ alike (a C++ class in an anonymous namespace, or a local class, may
+        # have another definition of its name in another unit); a class template's
+        # instances have no definition cursor here and keep their plain names
+        for usr, name in self.target_usr.items():
+            d = definitions.get(usr)
+            if d is not None:
+                self._refuse_local(d, name)
+            if d is not None and split_definition(name)[1] is None:
+                self.runtime_names[name] = f"{name}@{_fingerprint(d)}"
+
+    def _refuse_local(self, record: ci.Cursor, name: str) -> None:
+        """A traced record defined inside a function body (a local class, or a C struct
+        declared in a block) is refused: the link step reads records at namespace or
+        class scope of the debug information only, so its objects would have no layout
+        and, with another record of the name, be filed under the name's other
+        definition (issue 27: never by tag alone)."""
+        fn = record.semantic_parent
+        while fn is not None and fn.kind not in _FUNCTION_DEFS | {CK.LAMBDA_EXPR}:
+            if fn.kind == CK.TRANSLATION_UNIT:
+                return
+            fn = fn.semantic_parent
+        if fn is None:
+            return
+        where = self.lines.location(record.location.offset)
+        raise UserError(f"[trace] types: {name} names a class defined inside the function "
+                        f"{fn.spelling or 'a lambda'}, which cachefit cannot trace",
+                        "define it outside the function or trace another type",
+                        where)
 
     def _chosen_definition(self, c: ci.Cursor, keys: list[tuple[str, str]]) -> str | None:
         """The `[trace] types` entry `name@path[:line]` that names the record definition

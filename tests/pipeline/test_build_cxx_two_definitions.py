@@ -1,0 +1,78 @@
+"""`cachefit build` on a C++ program with two classes named `Node` (issue 27, item 4, C++).
+
+tests/trace/programs/cxx_twodefs_*.cc: each unit defines its own `Node` in an anonymous
+namespace (the program's at cxx_twodefs_a.cc:8, 64 bytes; the library's at
+cxx_twodefs_b.cc:8, 32 bytes, other members), built by make with clang++-19. The build
+traces them as two types, plans each from its own units and profile, measures each plan
+(retrace), and the optimized binary has each definition in its own planned order (its
+DWARF and the offsets the program prints from both units).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cachefit.frontend.dwarf_definitions import record_of
+from cachefit.model.profile import load
+from compiled_helpers import build_env
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
+CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
+A, B = "Node@cxx_twodefs_a.cc:8", "Node@cxx_twodefs_b.cc:8"
+FILES = ("cxx_twodefs_a.cc", "cxx_twodefs_b.cc")
+MAKEFILE = """\
+prog: a.o b.o
+\t$(CXX) -o $@ a.o b.o
+a.o: cxx_twodefs_a.cc
+\t$(CXX) -O0 -g -c -o $@ cxx_twodefs_a.cc
+b.o: cxx_twodefs_b.cc
+\t$(CXX) -O0 -g -c -o $@ cxx_twodefs_b.cc
+"""
+# A: op_a touches used (8..16) and rehashidx (16..20) of an object at 48 mod 64: 56..64
+# and 64..68, two lines. The optimizer's order puts rehashidx at 52 and used at 56
+# (100..112 at 48): one line. B: op_b touches size (8..16) and privdata (24..32) of objects
+# at 0 and 56 mod 64: one line each in the declared order, which is kept.
+ORDER_A = ["type", "pause", "name", "rehashidx", "used"]
+ORDER_B = ["table", "size", "used", "privdata"]
+
+
+@pytest.mark.skipif(shutil.which("clang++-19") is None or shutil.which("make") is None,
+                    reason="needs clang++-19 and make")
+def test_build_plans_each_cxx_definition(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    for name in FILES:
+        shutil.copy(PROGRAMS / name, project / name)
+    (project / "Makefile").write_text(MAKEFILE)
+    (project / "cachefit.toml").write_text(
+        '[trace]\ntypes = ["Node"]\nentry = ["op_a", "op_b"]\n[build]\n'
+        'cxx = "clang++-19"\ncommand = \'make -s CXX="$CXX"\'\nclean = "rm -f prog *.o"\n'
+        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
+    proc = subprocess.run([*CACHEFIT, "build"], cwd=project, env=build_env(tmp_path),
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = project / "out"
+    profile = load(out / "profile.json")
+    assert sorted(profile.types) == [A, B]
+    assert profile.types[A].alignment == {48: 3}
+    assert profile.types[B].alignment == {0: 2, 56: 1}
+    plan = json.loads((out / "layout-plan.json").read_text())["records"]
+    assert plan == {A: {"order": ORDER_A, "expected_size": 64},
+                    B: {"order": ORDER_B, "expected_size": 32}}
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(t["name"], t["lines_before"], t["lines_after"], t["size_after_source"],
+             t["lines_measured"]) for t in summary["types"]] == \
+        [(A, 2.0, 1.0, "DWARF", 1.0), (B, 1.0, 1.0, "DWARF", 1.0)]
+    assert summary["notes"] == []
+    optimized = out / "optimize" / "bin" / "prog"
+    for key, order in ((A, ORDER_A), (B, ORDER_B)):
+        assert [f.name for f in record_of(str(optimized), key).fields] == order
+    # sizeof, then type/table, used/size, rehashidx/used, name/privdata, from each unit
+    run = subprocess.run([str(optimized)], capture_output=True, text=True, check=True)
+    assert run.stdout == "a 64 0 56 52 12\nb 32 0 8 16 24\n"
