@@ -25,7 +25,9 @@ hiredis's) is traced as one type per definition, `dict@src/dict.h:79`; each such
 type of its own from there on: its analysis and decision cover the units whose `dict` is
 defined there only (the kept units' line markers tell), it has its own `layout/<key>.json`
 and plan record, its DWARF is that definition's (frontend.dwarf_definitions.record_of), and
-the summary and the report list it.
+the summary and the report list it. When the place does not tell a name's definitions
+apart (two layouts at one place: a key by layout fingerprint, `dict@50fc03a7`), their
+layouts do (pipeline.definition_keys), and the name's keys are planned all or none.
 
 `run_pipeline`'s `watch` callable is told, as each step starts, which files that step
 writes while it runs (its log, the wrapper's units): a display can follow them live; its
@@ -65,7 +67,7 @@ from cachefit.model.layout_plan import (
     load_plan,
     save_plan,
 )
-from cachefit.model.type_names import definition_matches, split_definition, traced_as
+from cachefit.model.type_names import split_definition, traced_as
 from cachefit.pipeline.build_env import (
     build_environment,
     compiler_family,
@@ -78,6 +80,12 @@ from cachefit.pipeline.build_summary import (
     StepTime,
     TypeSummary,
     write_summary,
+)
+from cachefit.pipeline.definition_keys import (
+    KeyTest,
+    UnitFingerprints,
+    key_test,
+    planned_record,
 )
 from cachefit.pipeline.output_tree import (
     DEFAULT_STEPS,
@@ -442,23 +450,28 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
     sources = _UnitSources(sidecars)
     refused: dict[str, UserError] = {}
     keys = _layout_keys(config.types, profile.types)
+    fingerprints = UnitFingerprints(dict(units))
     for n, type_name in enumerate(keys, 1):
         which = f"{type_name} (type {n} of {len(keys)})" if len(keys) > 1 else type_name
 
         def stage(what: str, which: str = which) -> None:
             shown.stage(f"{which}: {what}")     # "item (type 1 of 2): optimizing"
 
+        test = key_test(type_name, keys)
+        defined_at = _defined_at(test, sources, config.root, fingerprints)
         try:
             analysis = analyse(type_name, units,
                                scan_options=ScanOptions(config.jobs, config.scan_cache),
-                               stage=stage,
-                               defined_at=_defined_at(type_name, sources, config.root))
+                               stage=stage, defined_at=defined_at)
             decision = decide(analysis, options, profile, str(tree.profile), stage=stage)
             data = _decision_json(decision)
         except CachefitError as exc:
             sources.repoint(exc)
             if not isinstance(exc, UserError):
                 raise
+            if test is not None and test.fingerprint is not None and \
+                    defined_at is not None and not defined_at.accepted:
+                exc = _unfound_layout(test, profile.types.get(type_name))
             refused[type_name] = exc     # this type keeps its layout; the others go on
             write_json(tree.layout_dir / f"{_slug(type_name)}.json",
                        {"type": type_name, "refused": exc.message()})
@@ -475,6 +488,9 @@ def step_layout(config: PipelineConfig, tree: OutputTree,
         figures[type_name] = {"lines": data["lines"], "dirty_lines": data["dirty_lines"],
                               "size": data["size"], "warnings": data.get("warnings", []),
                               "kinds": decision.kinds()}
+    for key in _refuse_together(keys, records, refused, figures):
+        write_json(tree.layout_dir / f"{_slug(key)}.json",
+                   {"type": key, "refused": refused[key].message()})
     if refused and not records:
         _raise_all_refused(refused)
     write_plan(tree.plan, config.flatten, records)
@@ -494,20 +510,66 @@ def _layout_keys(types: Sequence[str], traced: Mapping[str, Any]) -> list[str]:
     return keys
 
 
-def _defined_at(key: str, sources: _UnitSources,
-                root: Path) -> Callable[[str, Location], bool] | None:
-    """For a definition key (`dict@src/dict.h:79`): whether a kept unit's definition of the
-    record at a place of the unit is at that file and line (by its line markers; a path
-    relative to the project's directory). None for a plain name."""
-    where = split_definition(key)[1]
-    if where is None:
-        return None
+class _DefinedAt:
+    """For a definition key (`dict@src/dict.h:79`, `dict@50fc03a7`): whether a kept
+    unit's definition of the record at a place of the unit is the key's (by the unit's
+    line markers, a path relative to the project's directory; and by its layout when the
+    place does not tell: pipeline.definition_keys). `accepted`: whether some definition
+    was."""
 
-    def test(_unit: str, place: Location) -> bool:
-        mapped = sources.location(place)
-        return definition_matches(where, mapped.file, mapped.line, str(root))
+    def __init__(self, test: KeyTest, sources: _UnitSources, root: Path,
+                 fingerprints: UnitFingerprints) -> None:
+        self.test, self.sources, self.root = test, sources, root
+        self.fingerprints = fingerprints
+        self.accepted = False
 
-    return test
+    def __call__(self, unit: str, place: Location) -> bool:
+        mapped = self.sources.location(place)
+        found = self.test.matches(mapped.file, mapped.line,
+                                  lambda: self.fingerprints.at(unit, place), str(self.root))
+        self.accepted = self.accepted or found
+        return found
+
+
+def _defined_at(test: KeyTest | None, sources: _UnitSources, root: Path,
+                fingerprints: UnitFingerprints) -> _DefinedAt | None:
+    """The definition test of a key (None for a plain name)."""
+    return None if test is None else _DefinedAt(test, sources, root, fingerprints)
+
+
+def _unfound_layout(test: KeyTest, traced: Any) -> UserError:
+    """The refusal of a fingerprint key that no kept unit defines."""
+    name = split_definition(test.key)[0]
+    layout = ""
+    if traced is not None and traced.fields:
+        layout = (f" ({traced.size} bytes: "
+                  f"{', '.join(f'{f.name}@{f.offset}' for f in traced.fields)})")
+    return UserError(f"{test.key}: no unit of the profile build defines this layout of "
+                     f"{name}{layout}", "build the units that define it through cachefit's "
+                     "wrapper, or name another definition in [trace] types")
+
+
+def _refuse_together(keys: Sequence[str], records: dict[str, RecordPlan],
+                     refused: dict[str, UserError], figures: dict[str, Any]) -> list[str]:
+    """A name with a fingerprint key is planned whole or not at all: the optimize wrapper
+    tells its definitions apart by the plan's fingerprint keys, so a place key planned
+    without the others would be applied to their records too. The keys refused here."""
+    out: list[str] = []
+    for key in keys:
+        test = key_test(key, keys)
+        if test is None or not test.by_layout or key not in refused:
+            continue
+        name = split_definition(key)[0]
+        for other in keys:
+            if other in records and split_definition(other)[0] == name:
+                del records[other]
+                figures.pop(other, None)
+                refused[other] = UserError(
+                    f"{other}: not reordered: {key}, another layout of {name} that the "
+                    f"place does not tell from it, is refused ({refused[key].message()})",
+                    f"fix what {key}'s refusal says, or make the definitions of {name} agree")
+                out.append(other)
+    return out
 
 
 def _decision_json(decision: OrderDecision) -> dict[str, Any]:
@@ -570,7 +632,6 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
     profile's field offsets and size, and the kept binaries' DWARF order), then its lines
     and dirty lines per invocation, in all and per kind, at the alignment the new profile
     observed (else [build] object_align, as the layout step)."""
-    from cachefit.frontend.dwarf_definitions import record_of
     from cachefit.model.padding_members import declared_members
     from cachefit.model.project_config import load_reorder_config
     from cachefit.report.layout_figures import measure_record
@@ -578,19 +639,19 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
     weights = load_reorder_config().entry_weights or None
     out: dict[str, Any] = {}
     for type_name, entry in plan.records.items():
-        name = prof.name_of(type_name)
-        if name is None:
-            continue        # _traced_workload refused a [trace] type without accesses
-        tp = prof.types[name]
-        order = list(entry.order)
         try:
             layout = json.loads((tree.layout_dir / f"{_slug(type_name)}.json").read_text())
         except (OSError, ValueError):
             layout = {}
         planned = layout.get("offsets") or {}
+        expected = entry.expected_size
+        name = _retraced_name(prof, type_name, planned, expected, plan)
+        if name is None:
+            continue        # _traced_workload refused a [trace] type without accesses
+        tp = prof.types[name]
+        order = list(entry.order)
         traced = {f.name: f.offset for f in tp.fields}
         wrong = [n for n in order if n in planned and traced.get(n) != planned[n]]
-        expected = entry.expected_size
         if wrong or (expected is not None and tp.size != expected):
             raise UserError(
                 f"{tree.retrace_profile}: {type_name} does not have the planned layout in "
@@ -601,12 +662,12 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
         record, source = None, "profile"
         for binary in config.binaries:
             path = tree.retrace_dir / "bin" / Path(binary).name
+            members = list(declared_members(order, entry.padding))   # with padding members
             try:
-                rec = record_of(str(path), type_name)
+                rec = _built_record(path, type_name, members, plan, config.root)
             except CachefitError:
                 continue            # this binary does not use the type
             built = [f.name for f in rec.fields]
-            members = list(declared_members(order, entry.padding))   # with padding members
             if built != members:
                 raise UserError(f"{path}: {type_name} does not have the planned member "
                                 "order (DWARF; issue 26)", f"check {tree.retrace_dir}/build.log",
@@ -626,6 +687,23 @@ def _measure_plan(config: PipelineConfig, tree: OutputTree, plan: LayoutPlan,
             "kinds": [{"entry": k.entry, "invocations": k.invocations, "lines": k.lines,
                        "dirty_lines": k.dirty} for k in m.kinds]}
     return out
+
+
+def _retraced_name(prof: Any, key: str, planned: Mapping[str, int], expected: int | None,
+                   plan: LayoutPlan) -> str | None:
+    """The retraced profile's type of a planned key. When the place does not tell the
+    name's definitions apart (definition_keys), the new layouts have new fingerprints and
+    the link step may key them otherwise: the type of the name with the planned size and
+    offsets."""
+    test = key_test(key, plan.records)
+    if test is not None and test.by_layout:
+        plain = split_definition(key)[0]
+        for name, tp in prof.types.items():
+            offsets = {f.name: f.offset for f in tp.fields}
+            if split_definition(name)[0] == plain and tp.size == expected and \
+                    all(offsets.get(n) == off for n, off in planned.items()):
+                return str(name)
+    return prof.name_of(key)
 
 
 def check_optimize(config: PipelineConfig, tree: OutputTree) -> None:
@@ -649,18 +727,17 @@ def _check_binaries(config: PipelineConfig, tree: OutputTree,
                     plan: LayoutPlan) -> dict[str, Any]:
     """Read each planned record from the kept binaries' DWARF (a definition key's record
     from its definition: dwarf_definitions.record_of); it must follow the plan."""
-    from cachefit.frontend.dwarf_definitions import record_of
     from cachefit.model.padding_members import declared_members
     out: dict[str, Any] = {}
     for name in config.binaries:
         binary = tree.optimize_dir / "bin" / Path(name).name
         for type_name, entry in plan.records.items():
+            members = declared_members(entry.order, entry.padding)  # with padding members
             try:
-                rec = record_of(str(binary), type_name)
+                rec = _built_record(binary, type_name, members, plan, config.root)
             except CachefitError:
                 continue            # this binary does not use the type
             order = [f.name for f in rec.fields]
-            members = declared_members(entry.order, entry.padding)  # with padding members
             if order != list(members):
                 raise UserError(f"{binary}: {type_name} does not have the planned member "
                                 "order (DWARF)", "check optimize/build.log: was every unit "
@@ -670,6 +747,18 @@ def _check_binaries(config: PipelineConfig, tree: OutputTree,
             out.setdefault(type_name, {})[str(binary)] = {
                 "size": rec.size, "offsets": {f.name: f.offset for f in rec.fields}}
     return out
+
+
+def _built_record(binary: Path, key: str, members: Sequence[str], plan: LayoutPlan,
+                  root: Path) -> Any:
+    """A planned record in a built binary's DWARF: a definition key's from its definition
+    (dwarf_definitions.record_of), or, when the place does not tell the name's
+    definitions apart, the one of them with the planned members (definition_keys)."""
+    from cachefit.frontend.dwarf_definitions import record_of
+    test = key_test(key, plan.records)
+    if test is not None and test.by_layout:
+        return planned_record(str(binary), test, members, str(root))
+    return record_of(str(binary), key)
 
 
 def check_report(config: PipelineConfig, tree: OutputTree) -> None:

@@ -11,9 +11,11 @@ cachefit.rewrite.apply_order). Errors
 original source and line. A unit whose record of a planned name has other fields than the
 plan's order (another record of that name, another configuration) keeps its order, with a
 warning. A plan record keyed by a definition, `dict@path:line` (issue 27: two records
-with one tag in one program), applies only to the unit's `dict` defined there; units
-defining another `dict` keep theirs silently. The module works on a file in a directory
-the caller owns and returns the new text; it never compiles or writes anywhere else.
+with one tag in one program), applies only to the unit's `dict` defined there, and one
+keyed by a layout fingerprint, `dict@50fc03a7`, to the `dict` with that layout
+(cachefit.pipeline.definition_keys); units defining another `dict` keep theirs silently.
+The module works on a file in a directory the caller owns and returns the new text; it
+never compiles or writes anywhere else.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 from cachefit.errors import CachefitError, Location, TypeNotFound
 from cachefit.frontend.compiler_args import Language
 from cachefit.model.layout_plan import LayoutPlan
-from cachefit.model.type_names import definition_matches, split_definition
+from cachefit.model.type_names import split_definition
+from cachefit.pipeline.definition_keys import KeyTest, cursor_fingerprint, key_test
 
 
 @dataclass
@@ -97,7 +100,7 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
                  fix_initializers: bool = False,
                  expected_size: int | None = None,
                  padding: Mapping[str, int] | None = None,
-                 where: str | None = None) -> dict[str, str] | None:
+                 definition: KeyTest | None = None) -> dict[str, str] | None:
     """The preprocessed unit `path` with `type_name`'s fields declared in `new_order`:
     {path: new text} and any other file the change touched. The checks are those of
     `cachefit reorder` restricted to the unit: refusals (packed, ABI, raw I/O, positional
@@ -108,8 +111,9 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     includes it. Raises
     `UnsafeTransformation` (nothing to use) when the unit rules the order out, and
     `OtherFields` when the unit's record has other fields than the order names. With
-    `where` (a plan key's `path:line`), None when the unit's definition of the record is
-    not there (another record of that name: left alone)."""
+    `definition` (the test of a plan key `name@path:line` or `name@FINGERPRINT`), None
+    when the unit's definition of the record is not the key's (another record of that
+    name: left alone)."""
     from cachefit.reorder.analysis import analyse
     from cachefit.reorder.decide import check_order
     from cachefit.reorder.scan_pool import ScanOptions
@@ -117,7 +121,7 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     # one preprocessed unit, whose object the build's own cache keeps: no scan cache
     a = analyse(type_name, [(path, list(args))], build_time=True,
                 scan_options=ScanOptions(jobs=1, cache=False))
-    if where is not None and not _defined_at(path, a.cursor, where):
+    if definition is not None and not _defined_at(path, a.cursor, definition):
         return None
     decision = check_order(a, new_order, fix_initializers=fix_initializers, padding=padding)
     # byte boundaries are checked by `cachefit reorder` only, as before the one rewrite
@@ -132,15 +136,16 @@ def reorder_unit(path: str, args: Sequence[str], type_name: str, new_order: Sequ
     return out
 
 
-def _defined_at(path: str, cursor: Any, where: str) -> bool:
-    """Whether the record definition `cursor` of the preprocessed unit `path` is at `where`
-    (`path:line` or `path`), by the unit's line markers."""
+def _defined_at(path: str, cursor: Any, definition: KeyTest) -> bool:
+    """Whether the record definition `cursor` of the preprocessed unit `path` is the one
+    `definition` names: at its place, by the unit's line markers, and by its layout where
+    the place does not tell (cachefit.pipeline.definition_keys)."""
     loc = cursor.location
     if loc.file is None:
         return False
     text = Path(path).read_bytes()
     orig = original_location(text, Location(str(loc.file.name), loc.line, loc.column))
-    return definition_matches(where, orig.file, orig.line)
+    return definition.matches(orig.file, orig.line, lambda: cursor_fingerprint(cursor))
 
 
 def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequence[str],
@@ -173,15 +178,21 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                     result.flattened.append(cls)
         if reorder:
             from cachefit.reorder.decide import OtherFields
+            # names whose record a definition key reordered: the new layout could pass
+            # another key's test (its fingerprint is no longer the old one)
+            defined: set[str] = set()
             for name, rec in plan.records.items():
                 if name not in names:
                     continue
-                plain, where = split_definition(name)
+                plain = split_definition(name)[0]
+                if plain in defined:
+                    continue        # reordered by its own key: no other key's record now
                 try:
                     out = reorder_unit(str(unit), args, plain, list(rec.order),
                                        fix_initializers=plan.fix_initializers,
                                        expected_size=rec.expected_size,
-                                       padding=rec.padding, where=where)
+                                       padding=rec.padding,
+                                       definition=key_test(name, plan.records))
                 except TypeNotFound:
                     continue        # libclang: the unit does not define the record
                 except OtherFields as exc:
@@ -200,6 +211,8 @@ def apply_plan(text: bytes, lang: Language, plan: LayoutPlan, parse_args: Sequen
                     current = new
                     unit.write_bytes(current)
                 result.reordered.append(name)
+                if plain != name:
+                    defined.add(plain)
     except CachefitError as exc:
         _repoint(exc, unit, current, source)
         raise
