@@ -4,7 +4,7 @@
 PYTHON   ?= $(shell command -v python3.11 || command -v python3)
 VENV     := .venv
 BIN      := $(VENV)/bin
-DEB_PKGS := clang-19 llvm-19 libclang-rt-19-dev libclang1-19 valgrind make g++
+DEB_PKGS := clang-19 llvm-19 llvm-19-dev libclang-rt-19-dev libclang1-19 valgrind make g++
 # Only the tests need these: build-system tests (cmake, ninja), the HTML report's
 # screenshot test (chromium), the QEMU plugin tests (qemu-user, qemu-system-x86), the
 # 32-bit DWARF and QEMU tests (gcc-multilib, g++-multilib).

@@ -3,10 +3,10 @@
 Tests that run cachefit in a subprocess give it a cache directory of its own
 (CACHEFIT_CACHE_DIR=TMP/.cache), so that the object cache and the scan cache they look at
 are theirs alone. The same directory also holds the helpers cachefit compiles on first use:
-the tracing runtime (`runtime/`), its inline-check bitcode (`runtime-inline/`) and the
-native block search (`solver/`). Those are named by a hash of their sources, compiler and
+the tracing runtime (`runtime/`), its inline-check bitcode (`runtime-inline/`), the
+native block search (`solver/`) and the check-coalescing pass plugin (`pass-plugin/`). Those are named by a hash of their sources, compiler and
 flags and are built under a file lock (cachefit.cache_files.build_cached), so one copy can
-serve every test: `private_cache` links those three subdirectories to one directory of the
+serve every test: `private_cache` links those four subdirectories to one directory of the
 test session (shared by the pytest-xdist workers), and the first test that needs a helper
 builds it there. tests/trace/test_runtime_cache.py checks the on-demand builds themselves,
 in caches of its own.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SHARED_SUBDIRS = ("runtime", "runtime-inline", "solver")
+SHARED_SUBDIRS = ("runtime", "runtime-inline", "solver", "pass-plugin")
 """The cache subdirectories that hold compiled helpers keyed by their inputs."""
 
 _shared_root: Path | None = None
