@@ -104,6 +104,34 @@ def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str) -> None:
     assert run.stdout == "results 2 6\nmain 16 0 8\nlib 80 0 16 8\n"
 
 
+@pytest.mark.skipif(shutil.which("clang++-19") is None or shutil.which("make") is None,
+                    reason="needs clang++-19 and make")
+def test_build_plans_a_fingerprint_key_of_a_cxx_class(tmp_path: Path) -> None:
+    """The same program as C++, `rec` a class: the same keys, plans and offsets."""
+    project = _project(tmp_path, "clang-19")
+    header = project / "samedef_rec.h"
+    header.write_text(header.read_text().replace("struct rec {\n", "class rec {\npublic:\n"))
+    for unit in ("samedef_main", "samedef_lib"):
+        c = project / f"{unit}.c"
+        (project / f"{unit}.cc").write_text(
+            c.read_text().replace("= malloc(sizeof *r)", "= (struct rec *)malloc(sizeof *r)"))
+        c.unlink()
+    (project / "Makefile").write_text(MAKEFILE.replace("$(CC)", "$(CXX)").replace(".c ", ".cc ")
+                                      .replace(".c\n", ".cc\n"))
+    toml = project / "cachefit.toml"
+    toml.write_text(toml.read_text().replace('cc = "clang-19"', 'cxx = "clang++-19"')
+                    .replace('CC="$CC"', 'CXX="$CXX"'))
+    proc = _build(project, tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = project / "out"
+    plan = json.loads((out / "layout-plan.json").read_text())["records"]
+    assert plan == {FP: {"order": ["a", "b", "pad"], "expected_size": 80},
+                    PLACE: {"order": ["a", "b"], "expected_size": 16}}
+    run = subprocess.run([str(out / "optimize" / "bin" / "prog")], capture_output=True,
+                         text=True, check=True)
+    assert run.stdout == "results 2 6\nmain 16 0 8\nlib 80 0 16 8\n"
+
+
 @pytest.mark.skipif(shutil.which("clang-19") is None or shutil.which("make") is None,
                     reason="needs clang-19 and make")
 def test_unfound_fingerprint_key_is_refused_with_the_place_key(tmp_path: Path) -> None:

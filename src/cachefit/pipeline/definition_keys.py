@@ -105,7 +105,7 @@ class UnitFingerprints:
         tu = parse_unit(unit, list(self.args.get(unit, ())), keep_bodies=False)
         out: dict[tuple[str, int, int], str] = {}
         for c in tu.cursor.walk_preorder():
-            if c.kind in (CK.STRUCT_DECL, CK.UNION_DECL) and c.is_definition():
+            if c.kind in (CK.STRUCT_DECL, CK.UNION_DECL, CK.CLASS_DECL) and c.is_definition():
                 loc = c.location
                 if loc.file is not None:
                     out[(loc.file.name, loc.line, loc.column)] = cursor_fingerprint(c)
