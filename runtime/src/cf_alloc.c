@@ -30,7 +30,8 @@ struct __cachefit_occ {
  * pointer arithmetic into memory that is not an object yet), see cf_carve; bit 3: `defs`
  * is there, the name each occurrence's objects are registered under ("dict@FP": the
  * definition the unit saw, issue 27 item 4; cf_type_id files it under "dict" unless
- * the blob names that definition). */
+ * the blob names that definition); bit 4: a C++ new-expression, whose constructors have
+ * run when the block is seen here (see cf_site_register). */
 struct __cachefit_site {
     unsigned long xsize;
     unsigned long single;
@@ -40,11 +41,14 @@ struct __cachefit_site {
     const char *const *defs;
 };
 
-enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4, CF_SITE_DEFS = 8 };
+enum { CF_SITE_HAS_DTOR = 1, CF_SITE_HEAP_ONLY = 2, CF_SITE_CARVE = 4, CF_SITE_DEFS = 8,
+       CF_SITE_NEW = 16 };
 
 /* Set by cf_core.c's blob loader when the blob maps some "NAME@FP" to a definition's
  * type (issue 27: a traced name with several definitions in the program). */
 extern int cf_named_definitions CF_HIDDEN;
+/* cf_forget_overlapping for objects of the types in `types` only (cf_core.c). */
+void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
 
 /* The type id of an occurrence's objects: by the unit's definition ("dict@FP") only
  * when the program tells definitions apart, else by the plain name as before. */
@@ -58,8 +62,12 @@ static int cf_occ_type(const struct __cachefit_site *s, unsigned long k)
  * & co, configured allocators, typed allocation sites, new-expressions), so the objects
  * registered before that overlap it are stale and are forgotten first (issue 27: pools
  * re-carving their buffer, free lists, reuse without a free cachefit saw; see
- * cf_forget_overlapping in cf_core.c).  Constructors are not: a member's constructor has
- * registered it inside its enclosing object, and forgets nothing. */
+ * cf_forget_overlapping in cf_core.c).  A new-expression's block is seen after its
+ * constructors ran: only objects of the site's own types (registered again here) are
+ * forgotten, not those of other types its constructors registered in it (a base class's
+ * object at the derived object's address, issue 27).  Constructors are not heap blocks: a
+ * member's constructor has registered it inside its enclosing object, and forgets
+ * nothing. */
 static void cf_site_register(void *p, unsigned long total, const struct __cachefit_site *s,
                              int heap)
 {
@@ -79,7 +87,10 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
         unsigned long len = n <= (unsigned long)-1 / s->xsize ? n * s->xsize : total;
         if (len < total)
             len = total;
-        cf_forget_overlapping((uintptr_t)p, len, types);
+        if (s->flags & CF_SITE_NEW)
+            cf_forget_own_types((uintptr_t)p, len, types);
+        else
+            cf_forget_overlapping((uintptr_t)p, len, types);
     }
     for (unsigned long k = 0; k < s->nocc; k++) {
         const struct __cachefit_occ *o = &s->occ[k];

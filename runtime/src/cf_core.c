@@ -219,6 +219,17 @@ typedef struct cf_rtab {
     cf_obj e[];
 } cf_rtab;
 
+/* cf_obj.flags: the object overlaps another registered object (a base class's object at
+ * its derived object's address, a traced member inside a traced record, an element of a
+ * pool's array registered again when handed out).  An access inside it counts for every
+ * registered object that holds it (cf_record_nested), so it never takes the per-access
+ * path's shortcuts: its roles carry CF_SEQ_NESTED in `seq`, a registry version that never
+ * is the current one, and never become the fast role.  Set on both objects when the second
+ * is registered (every change of the flag is a registry change: cached roles are confirmed
+ * again); kept when the other one is forgotten (the lookups then find one object). */
+enum { CF_OBJ_NESTED = 1u, CF_NEST_MAX = 8 };
+#define CF_SEQ_NESTED (~(~0ul >> 1))
+
 static pthread_mutex_t cf_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static cf_htab *cf_htable;
 static cf_rtab *cf_rtable;
@@ -427,6 +438,51 @@ static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_
     }
 }
 
+/* Lock-free like cf_lookup: every registered range that holds `a` (at most `max`, into
+ * out[]); the number found, *seq the registry version they are valid for.  A range in the
+ * sorted table is found when it is among the few before `a` (as in cf_r_lookup). */
+static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq)
+{
+    for (;;) {
+        unsigned long s1 = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+        if (s1 & 1) {
+            cf_relax();
+            continue;
+        }
+        int n = 0;
+        const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
+        if (h) {
+            uintptr_t key = (a >> CF_GRAN_SHIFT) + 1;
+            size_t i = cf_ghash(key) & h->mask;
+            for (size_t k = 0; k <= h->mask && n < max; k++, i = (i + 1) & h->mask) {
+                uintptr_t kk = RD(h->s[i].key);
+                if (!kk)
+                    break;
+                uintptr_t base = RD(h->s[i].o.base), span = RD(h->s[i].o.span);
+                if (kk == key && a - base < span)
+                    cf_obj_load(&out[n++], &h->s[i].o, base, span);
+            }
+        }
+        const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
+        if (r) {
+            size_t rn = RD(r->n);
+            if (rn > r->cap)
+                rn = r->cap;
+            long f = cf_r_floor(r, rn, a);
+            for (long k = f; k >= 0 && k > f - 4 && n < max; k--) {
+                uintptr_t base = RD(r->e[k].base), span = RD(r->e[k].span);
+                if (a - base < span)
+                    cf_obj_load(&out[n++], &r->e[k], base, span);
+            }
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (RD(cf_regseq) == s1) {
+            *seq = s1;
+            return n;
+        }
+    }
+}
+
 /* The first registered range that holds or follows `a` within a's 256-byte granule
  * (for ranges in the hash table) or anywhere (sorted table): 1 and *out, or 0.  Used
  * for copies and fills that span several objects; lock-free like cf_lookup. */
@@ -574,6 +630,67 @@ static int cf_r_insert_locked(const cf_obj *o)
     return 1;
 }
 
+/* Set CF_OBJ_NESTED on the registered object (base, type): all its slots in the hash
+ * table, its entry in the sorted one (caller holds the lock inside a write section). */
+static void cf_flag_nested_locked(uintptr_t base, uint32_t type, uintptr_t span)
+{
+    cf_htab *t = cf_htable;
+    if (t && span <= CF_SMALL_MAX) {
+        uintptr_t g0 = base >> CF_GRAN_SHIFT, g1 = (base + span - 1) >> CF_GRAN_SHIFT;
+        for (uintptr_t g = g0; g <= g1; g++) {
+            size_t j = cf_ghash(g + 1) & t->mask;
+            for (size_t n = 0; n <= t->mask && t->s[j].key; n++, j = (j + 1) & t->mask)
+                if (t->s[j].key == g + 1 && t->s[j].o.base == base && t->s[j].o.type == type)
+                    WR(t->s[j].o.flags, t->s[j].o.flags | CF_OBJ_NESTED);
+        }
+    }
+    cf_rtab *r = cf_rtable;
+    if (r && span > CF_SMALL_MAX)
+        for (size_t i = 0; i < r->n; i++)
+            if (r->e[i].base == base && r->e[i].type == type)
+                WR(r->e[i].flags, r->e[i].flags | CF_OBJ_NESTED);
+}
+
+/* Flag the object `o` (registered already) and every other registered object overlapping
+ * it as nested (CF_OBJ_NESTED; caller holds the lock inside a write section).  The hash
+ * table is probed at o's granules, the sorted table scanned (it holds only objects above
+ * 64 KiB, few). */
+static void cf_mark_nested_locked(const cf_obj *o)
+{
+    uintptr_t lo = o->base, hi = o->base + o->span;
+    int found = 0;
+    cf_htab *t = cf_htable;
+    if (t) {
+        uintptr_t g0 = lo >> CF_GRAN_SHIFT, g1 = (hi - 1) >> CF_GRAN_SHIFT;
+        if (g1 - g0 > t->mask)
+            g1 = g0 + t->mask;
+        for (uintptr_t g = g0; g <= g1; g++) {
+            size_t i = cf_ghash(g + 1) & t->mask;
+            for (size_t n = 0; n <= t->mask && t->s[i].key; n++, i = (i + 1) & t->mask) {
+                const cf_obj *v = &t->s[i].o;
+                if (t->s[i].key != g + 1 || (v->base == o->base && v->type == o->type) ||
+                    v->base >= hi || v->base + v->span <= lo)
+                    continue;
+                found = 1;
+                if (!(v->flags & CF_OBJ_NESTED))
+                    cf_flag_nested_locked(v->base, v->type, v->span);
+            }
+        }
+    }
+    cf_rtab *r = cf_rtable;
+    if (r)
+        for (size_t i = 0; i < r->n && r->e[i].base < hi; i++) {
+            const cf_obj *v = &r->e[i];
+            if ((v->base == o->base && v->type == o->type) || v->base + v->span <= lo)
+                continue;
+            found = 1;
+            if (!(v->flags & CF_OBJ_NESTED))
+                WR(r->e[i].flags, v->flags | CF_OBJ_NESTED);
+        }
+    if (found)
+        cf_flag_nested_locked(o->base, o->type, o->span);
+}
+
 void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
                  uint32_t flags)
 {
@@ -600,6 +717,7 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
         ok = cf_r_insert_locked(&o);
     }
     if (ok) {
+        cf_mark_nested_locked(&o);
         WR(cf_st_registered[type], cf_st_registered[type] + count);
         uintptr_t lo = RD(cf_lo), hi = cf_reg_hi;
         if (base < lo)
@@ -620,10 +738,14 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
  * types in the mask `types` is registered?  Every object overlapping the block is, except
  * one that encloses it from a lower base and is either of another type (a container the
  * block was carved from) or an array of one of the block's types on whose element grid
- * the block starts (a pool of elements handing one out: the same attribution). */
-static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t types)
+ * the block starts (a pool of elements handing one out: the same attribution); with
+ * `own_only`, also every object of a type not in `types` (cf_forget_own_types). */
+static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t types,
+                          int own_only)
 {
     if (o->base >= hi || o->base + o->span <= lo)
+        return 0;
+    if (own_only && (o->type >= 64 || !((types >> o->type) & 1)))
         return 0;
     if (o->base < lo && o->base + o->span >= hi) {
         if (o->type >= 64 || !((types >> o->type) & 1))
@@ -641,7 +763,7 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
  * readers' cached roles) is opened only when something is removed.  The hash table is
  * probed at each granule of the block (or scanned whole when the block has more granules
  * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
-void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
+static void cf_forget_stale(uintptr_t base, uintptr_t len, uint64_t types, int own_only)
 {
     if (!base || !len || base + len < base)
         return;
@@ -656,7 +778,7 @@ void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
             uintptr_t g0 = lo >> CF_GRAN_SHIFT, g1 = (hi - 1) >> CF_GRAN_SHIFT;
             if (g1 - g0 >= t->mask) {
                 for (size_t i = 0; i <= t->mask; i++)
-                    if (t->s[i].key && cf_stale_under(&t->s[i].o, lo, hi, types)) {
+                    if (t->s[i].key && cf_stale_under(&t->s[i].o, lo, hi, types, own_only)) {
                         cf_obj v = t->s[i].o;
                         if (!writing++)
                             cf_seq_write_begin();
@@ -668,7 +790,8 @@ void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
                 for (uintptr_t g = g0; g <= g1; g++) {
                     size_t i = cf_ghash(g + 1) & t->mask;
                     for (size_t n = 0; n <= t->mask && t->s[i].key; n++, i = (i + 1) & t->mask) {
-                        if (t->s[i].key != g + 1 || !cf_stale_under(&t->s[i].o, lo, hi, types))
+                        if (t->s[i].key != g + 1 ||
+                            !cf_stale_under(&t->s[i].o, lo, hi, types, own_only))
                             continue;
                         cf_obj v = t->s[i].o;
                         if (!writing++)
@@ -683,7 +806,7 @@ void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
         cf_rtab *r = cf_rtable;
         if (r)
             for (size_t i = 0; i < r->n;) {
-                if (cf_stale_under(&r->e[i], lo, hi, types)) {
+                if (cf_stale_under(&r->e[i], lo, hi, types, own_only)) {
                     cf_obj v = r->e[i];
                     if (!writing++)
                         cf_seq_write_begin();
@@ -699,6 +822,20 @@ done:
     if (writing)
         cf_seq_write_end();
     pthread_mutex_unlock(&cf_reg_mu);
+}
+
+void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
+{
+    cf_forget_stale(base, len, types, 0);
+}
+
+/* The same for a C++ new-expression's block (cf_alloc.c), seen after its constructors ran:
+ * only objects of the types in `types` (the site's, registered again next) are stale;
+ * others inside it were registered by its constructors (a base class's object). */
+void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
+void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types)
+{
+    cf_forget_stale(base, len, types, 1);
 }
 
 int cf_is_registered(uintptr_t base)
@@ -718,6 +855,9 @@ int cf_forget(uintptr_t base, int type)
     pthread_mutex_lock(&cf_reg_mu);
     cf_seq_write_begin();
     int n = cf_remove_locked(base, type);
+    if (type < 0) /* every type: a base class's object shares its derived object's base */
+        for (int more = n; more; n += more)
+            more = cf_remove_locked(base, type);
     cf_seq_write_end();
     pthread_mutex_unlock(&cf_reg_mu);
     return n;
@@ -892,7 +1032,13 @@ static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now
     return 0;
 }
 
-static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
+static cf_role *cf_role_of(cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type,
+                           unsigned long seq, int fast);
+
+/* The role of the object holding `a`, found through the objects resolved last or a
+ * lookup; NULL when none holds it, or when the one found is nested in another
+ * (CF_OBJ_NESTED: *nested = 1, the caller records the access for all of them). */
+static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now, int *nested)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
     uint32_t type;
@@ -937,6 +1083,10 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         }
         if (o.type >= CF_MAX_TYPES)
             return NULL;
+        if (o.flags & CF_OBJ_NESTED) {
+            *nested = 1;
+            return NULL;
+        }
         type = o.type;
         cf_touch(t, type);
         uintptr_t rel = a - o.base;
@@ -954,6 +1104,15 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         c->seq = seq;
         c->type = type;
     }
+    return cf_role_of(t, ebase, esize, type, seq, 1);
+}
+
+/* The invocation's role of the object element [ebase, ebase + esize) of `type`, confirmed
+ * at registry version `seq` (with CF_SEQ_NESTED for an object nested in another), made
+ * the fast role when `fast`; a new role when it has none (NULL: left out by max_objects). */
+static cf_role *cf_role_of(cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type,
+                           unsigned long seq, int fast)
+{
     for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *r = &t->roles[i];
         if (r->base == ebase && r->type == type) {
@@ -961,7 +1120,8 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
                 cf_cut_clear(t);
             r->size = esize;
             r->seq = seq;
-            cf_set_last(t, i);
+            if (fast)
+                cf_set_last(t, i);
             return r;
         }
     }
@@ -984,7 +1144,9 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     r->role = t->nrole[type]++;
     r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
     r->slice = cf_slice(t, type);
-    cf_set_last(t, t->nroles++);
+    if (fast)
+        cf_set_last(t, t->nroles);
+    t->nroles++;
     if (t->nroles > t->rolesmax)
         t->rolesmax = t->nroles;
     return r;
@@ -1119,6 +1281,50 @@ static inline void cf_append_slow(cf_thread *t, const cf_role *r, uintptr_t a, u
     }
 }
 
+/* The object elements holding `a` among objects nested in each other (CF_OBJ_NESTED): a
+ * derived object and its base class's object, a record and its traced member; elements of
+ * one type at one base once.  Each is a cf_obj with base and span of the element alone;
+ * their number, *seq the registry version they are valid for. */
+static int cf_nested_elems(uintptr_t a, cf_obj *e, unsigned long *seq)
+{
+    cf_obj o[CF_NEST_MAX];
+    int n = cf_lookup_all(a, o, CF_NEST_MAX, seq), m = 0;
+    for (int i = 0; i < n; i++) {
+        uintptr_t idx = o[i].stride == o[i].span ? 0 : (a - o[i].base) / o[i].stride;
+        uintptr_t ebase = o[i].base + idx * o[i].stride;
+        int dup = o[i].type >= CF_MAX_TYPES;
+        for (int k = 0; k < m; k++)
+            dup |= e[k].base == ebase && e[k].type == o[i].type;
+        if (dup)
+            continue;
+        e[m] = o[i];
+        e[m].base = ebase;
+        e[m].span = o[i].elem;
+        m++;
+    }
+    return m;
+}
+
+/* An access at `a` inside objects nested in each other: one quad for every object element
+ * that holds it (cf_nested_elems), each its own role of its own type.  Their roles carry
+ * CF_SEQ_NESTED and are never the fast role: the next access to them comes here again. */
+static void cf_record_nested(cf_thread *t, uintptr_t a, uint64_t sm)
+{
+    cf_obj e[CF_NEST_MAX];
+    unsigned long seq;
+    int n = cf_nested_elems(a, e, &seq);
+    for (int i = 0; i < n; i++) {
+        cf_touch(t, e[i].type);
+        if (a - e[i].base >= e[i].span) {
+            t->outside[e[i].type]++; /* padding of a strided array */
+            continue;
+        }
+        cf_role *r = cf_role_of(t, e[i].base, e[i].span, e[i].type, seq | CF_SEQ_NESTED, 0);
+        if (r)
+            cf_append_slow(t, r, a, sm);
+    }
+}
+
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
@@ -1149,6 +1355,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
         }
         r = NULL;
     }
+    int nested = 0;
     for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *c = &t->roles[i];
         if (a - c->base < c->size) {
@@ -1156,17 +1363,47 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
                 r = c;
                 cf_set_last(t, i);
             }
+            nested = c->seq == (seq | CF_SEQ_NESTED);
             break;
         }
     }
-    if (!r)
+    if (!r && !nested)
         r = cf_reuse_role(t, a, seq);
-    if (!r)
-        r = cf_resolve(t, a, seq);
+    if (!r && !nested)
+        r = cf_resolve(t, a, seq, &nested);
     if (r)
         cf_append_slow(t, r, a, sm);
+    else if (nested)
+        cf_record_nested(t, a, sm);
     cf_fast_attach(t);
     t->active = 1;
+}
+
+/* The part from `start` of a copy or fill ending at `end` over objects nested in each
+ * other: for every object element holding `start` (cf_nested_elems), one access of its
+ * overlap with the range; returns where the longest of them ends.  (An object nested
+ * further on inside them is not seen, as before.) */
+static uintptr_t cf_record_nested_range(cf_thread *t, uintptr_t start, uintptr_t end,
+                                        unsigned mode)
+{
+    cf_obj e[CF_NEST_MAX];
+    unsigned long seq;
+    uintptr_t stop = start + 1;
+    int n = cf_nested_elems(start, e, &seq);
+    for (int i = 0; i < n; i++) {
+        if (start - e[i].base >= e[i].span)
+            continue; /* padding of a strided array */
+        uintptr_t eend = e[i].base + e[i].span, last = eend < end ? eend : end;
+        cf_touch(t, e[i].type);
+        cf_role *r = cf_role_of(t, e[i].base, e[i].span, e[i].type, seq | CF_SEQ_NESTED, 0);
+        if (r) {
+            uintptr_t len = last - start;
+            cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
+        }
+        if (last > stop)
+            stop = last;
+    }
+    return stop;
 }
 
 /* A copy or fill of n bytes at a (memcpy/memmove/memset in instrumented code): one
@@ -1209,10 +1446,13 @@ void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
         }
         uintptr_t eend = ebase + o.elem;
         uintptr_t stop = eend < end ? eend : end;
-        cf_role *r = cf_resolve(t, start, seq);
+        int nested = 0;
+        cf_role *r = cf_resolve(t, start, seq, &nested);
         if (r) {
             uintptr_t len = stop - start;
             cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
+        } else if (nested) {
+            stop = cf_record_nested_range(t, start, end, mode);
         }
         a = stop;
     }
@@ -2201,6 +2441,8 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
         t->noarm--;
         size = 0;
     }
+    if (CF_UNLIKELY(r->seq & CF_SEQ_NESTED))
+        size = 0; /* never a fast role (cf_record_nested) */
     t->fsize = size;
     t->fsize2 = 0;
     if (CF_LIKELY(size)) {
@@ -2263,10 +2505,12 @@ int __cachefit_enter(int entry, void *frame)
 {
     cf_thread *t = &cf_self;
     if (CF_LIKELY(t->rearmed && t->depth == 0)) {
-        /* The previous invocation ended with one object touched, and left it armed. */
+        /* The previous invocation ended with one object touched, and left it armed
+         * (with no room: see cf_leave_rearm). */
         t->depth = 1;
         t->frame = (uintptr_t)frame;
         t->entry = entry;
+        t->fend = t->fslice + cf_max_accesses;
         t->active = 1;
         return 0;
     }
@@ -2336,8 +2580,11 @@ static inline __attribute__((always_inline)) void cf_leave_rearm(cf_thread *t, u
                                                                  uint64_t *slice)
 {
     if (t->nroles == 1) {
-        /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+        /* roles[0] is the fast role, its type's state is as cf_begin would set it.  Armed
+         * with no room (fend at fpos) until __cachefit_enter gives it: the inlined checks
+         * record into the fast role without testing `active`. */
         t->fpos = slice;
+        t->fend = slice;
         t->armed = 1;
         t->rearmed = 1;
     } else if (t->nroles == 2 && t->roles[1].type == type &&
@@ -2352,7 +2599,7 @@ static inline __attribute__((always_inline)) void cf_leave_rearm(cf_thread *t, u
         cf_fast_pair(t);
         cf_type_start(t, type, 2);
         t->fpos = slice;
-        t->fend = slice + cf_max_accesses;
+        t->fend = slice; /* no room until __cachefit_enter */
         t->armed = 2;
         t->rearmed = 1;
     } else {
@@ -2425,9 +2672,11 @@ void __cachefit_leave(int *scope)
         cf_leave_pair(); /* nothing is live across it: no registers to save here */
         return;
     }
-    /* roles[0] is the fast role, its type's state is as cf_begin would set it. */
+    /* roles[0] is the fast role, its type's state is as cf_begin would set it; no room
+     * until __cachefit_enter (cf_leave_rearm). */
     t->align[type * CF_ALIGN_LINE + (t->fbase & (CF_ALIGN_LINE - 1))]++;
     t->fpos = slice;
+    t->fend = slice;
     t->armed = 1;
     t->rearmed = 1;
     cf_leave_count(t, type, len, slice);

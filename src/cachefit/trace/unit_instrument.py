@@ -131,6 +131,9 @@ class Site:
     occurrences: tuple[Occurrence, ...]
     heap_only: bool = False     # a typed call found without configuration: never the stack
     carve: bool = False         # carved out of a bigger block (cachefit.trace.carve_sites)
+    # a new-expression: its constructors have run (and registered the objects of their
+    # classes, a base class's among them) when the runtime sees the block
+    constructed: bool = False
 
 
 @dataclass
@@ -676,12 +679,13 @@ class UnitInstrumenter:
         return not any(t.spelling in bad_tokens for t in self._tokens(c))
 
     def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False,
-              heap_only: bool = False, carve: bool = False) -> int | None:
+              heap_only: bool = False, carve: bool = False,
+              constructed: bool = False) -> int | None:
         occ = self.occurrences(xtype)
         size = xtype.get_canonical().get_size()
         if not occ or size <= 0:
             return None
-        site = Site(size, single, has_dtor, occ, heap_only, carve)
+        site = Site(size, single, has_dtor, occ, heap_only, carve, constructed)
         if site not in self.site_ids:
             self.site_ids[site] = len(self.sites)
             self.sites.append(site)
@@ -1322,7 +1326,7 @@ class UnitInstrumenter:
                 f"{self.lines.location(c.extent.start.offset)}: array size of {self._src(c)[:60]} "
                 "has side effects; the array is not registered")
             return
-        site = self._site(xtype, size_expr is None)
+        site = self._site(xtype, size_expr is None, constructed=True)
         if site is None:
             return
         size = xtype.get_canonical().get_size()
@@ -1402,7 +1406,7 @@ class UnitInstrumenter:
                 out.append(f"static const char *const __cachefit_def_{i}[] = "
                            f"{{{', '.join(f'{chr(34)}{d}{chr(34)}' for d in defs)}}};")
             flags = int(site.has_dtor) | 2 * int(site.heap_only) | 4 * int(site.carve) | \
-                8 * int(named)
+                8 * int(named) | 16 * int(site.constructed)
             out.append(f"static const struct __cachefit_site __cachefit_site_{i} = "
                        f"{{{site.xsize}ul, {int(site.single)}ul, {flags}ul, "
                        f"{len(site.occurrences)}ul, __cachefit_occ_{i}"
