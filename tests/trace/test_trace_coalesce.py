@@ -184,6 +184,24 @@ def test_llvm_config_of_another_version_or_without_headers_is_not_used(tmp_path:
     assert f"{inc}/llvm/Passes/PassPlugin.h is missing (install llvm-19-dev)" in found.note
 
 
+def test_a_failed_plugin_build_is_said_and_not_tried_per_unit(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    inc = tmp_path / "include"
+    (inc / "llvm" / "Passes").mkdir(parents=True)
+    (inc / "llvm" / "Passes" / "PassPlugin.h").write_text("")
+    llvm_bin = tmp_path / "llvm-bin"
+    llvm_bin.mkdir()
+    _script(llvm_bin / "clang++", f"echo run >> {tmp_path}/tries\necho 'error: boom' >&2\n"
+            "exit 1\n")
+    env = _fake_env(tmp_path, f"printf '19.1.7\\n{inc}\\n{llvm_bin}\\n-I{inc}\\n'\n")
+    monkeypatch.setenv("CACHEFIT_CACHE_DIR", env["CACHEFIT_CACHE_DIR"])
+    notes = [pass_plugin.plugin(["clang-19"], env).note for _ in range(2)]
+    assert notes[0] == notes[1]
+    assert "(building cf_coalesce.cpp failed: error: boom; remove " in notes[0]
+    assert (tmp_path / "tries").read_text() == "run\n"      # built once, not per unit
+
+
 @needs_llvm
 def test_plugin_flag_is_in_step_2_only(tmp_path: Path, plugin_so: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:

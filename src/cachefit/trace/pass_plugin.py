@@ -129,11 +129,12 @@ def _build(llvm: LlvmInstall, compiler: Sequence[str], src: Path,
     try:
         return build_cached(target, compile_plugin)
     except _BuildFailed as exc:
+        why = f"{exc}; remove {failed} to try again"
         try:
-            failed.write_text(f"{exc}\n")
+            failed.write_text(f"{why}\n")
         except OSError:
             pass
-        return str(exc)
+        return why
     except OSError as exc:
         return f"the cache directory cannot be written ({exc.strerror or exc})"
 
