@@ -10,20 +10,23 @@
  * optimizer inlines them and emits no symbol; the real callbacks stay in the runtime
  * archive (cf_sancov.c) for code compiled without this step.
  *
- * What is inlined is what handles the common cases: one unsigned compare of the address
- * against [lowest, highest) of every registered object, the thread's "inside an
- * invocation" flag, and the two fast roles (the object the thread touched last, or the one
- * cf_enter armed, and the one touched before it when it is a role of the same type): if
- * the address falls inside one of them, the registry version is the one it was
- * confirmed at and its sequence has room, the quad is stored and the position advanced
- * here; an address outside both in one of the two 256-byte granules the runtime last
- * found empty (at the current registry version) is ignored here.  Everything else is __cachefit_access (cf_sancov.c).
- * The bounds and the registry version are read with plain loads so the optimizer can
- * keep them in registers between accesses (the out-of-line call makes it reload them):
- * an object registered or freed by another thread is seen from the next call or loop
- * iteration that reloads them, and a thread can only reach that object (or its reuse)
- * after synchronizing with the registering thread, which is a call or an atomic
- * operation.
+ * What is inlined is what handles the common cases.  First the fast role (the object the
+ * thread touched last, or the one cf_enter armed): if the address falls inside it, the
+ * registry version is the one it was confirmed at and its sequence has room, the quad is
+ * stored and the position advanced here.  The runtime keeps the fast role without room
+ * (fend at fpos, or both NULL) whenever the thread is not inside an invocation, so this
+ * path needs no test of the thread's "inside an invocation" flag (that load, reloaded
+ * after every store of the program that may alias an int, cost a third of zlib's traced
+ * time).  Then one unsigned compare of the address against [lowest, highest) of every
+ * registered object, the flag, the second fast role (the one touched before, when it is a
+ * role of the same type), and the two 256-byte granules the runtime last found empty (at
+ * the current registry version).  Everything else is __cachefit_access (cf_sancov.c).
+ * The quads are stored as `double` so that type-based alias analysis knows they change
+ * none of the unsigned longs and pointers read here, and the thread's head is addressed
+ * from one read of the thread pointer and of its offset (x86-64), which the optimizer
+ * can keep across a function's checks.
+ * A run of accesses through one base pointer (cf_coalesce, runtime/pass/) is one call of
+ * __cachefit_run: one check of the run's extent against the fast role, then its quads.
  * This file must hold no state, must not be compiled into the runtime archive and
  * must agree with cf_internal.h on the names and layout it reads (the offsets of the
  * head of cf_thread are asserted on both sides).
@@ -80,44 +83,70 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
 #define CF_ACCESS_CALL __cachefit_access
 #endif
 
+/* The head of the calling thread's cf_thread.  On x86-64 ELF: the thread pointer plus the
+ * initial-exec offset of __cachefit_thread, read by two asm statements without side
+ * effects so that the optimizer computes them once per function instead of once per
+ * access (as it does for a thread-local's address in every block). */
+#if defined(__x86_64__) && defined(__ELF__)
+#define CF_THREAD()                                                                         \
+    __extension__({                                                                         \
+        uintptr_t tp_, toff_;                                                               \
+        __asm__("movq %%fs:0, %0" : "=r"(tp_));                                             \
+        __asm__("movq __cachefit_thread@gottpoff(%%rip), %0" : "=r"(toff_));                \
+        (struct cf_thread_head *)(tp_ + toff_);                                             \
+    })
+#else
+#define CF_THREAD() (&__cachefit_thread)
+#endif
+
+/* Store quad v at pos, typed as a double (see the top of the file). */
+#define CF_PUT_QUAD(pos, v)                                                                 \
+    do {                                                                                    \
+        uint64_t v_ = (v);                                                                  \
+        double d_;                                                                          \
+        __builtin_memcpy(&d_, &v_, sizeof d_);                                              \
+        *(double *)(pos) = d_;                                                              \
+    } while (0)
+
 /* A macro, not a static function: C99 inline definitions with external linkage may not
  * reference identifiers with internal linkage.  The quad is offset | sm | role << 48, as
  * cf_access_inside stores it. */
 #define CF_INLINE_CHECK(p, size, mode)                                                      \
     do {                                                                                    \
         uintptr_t a_ = (uintptr_t)(p);                                                      \
-        if (__builtin_expect(a_ - __cachefit_lo >= __cachefit_span, 1))                     \
-            return;                                                                         \
-        if (__builtin_expect(!__cachefit_thread.active, 1))                                 \
-            return;                                                                         \
+        struct cf_thread_head *th_ = CF_THREAD();                                           \
         uint64_t sm_ = (uint64_t)(size) << 32 | (uint64_t)(mode) << 63;                     \
-        uintptr_t off_ = a_ - __cachefit_thread.fbase;                                      \
-        uint64_t *pos_ = __cachefit_thread.fpos;                                            \
-        if (__builtin_expect(off_ < __cachefit_thread.fsize, 1)) {                          \
-            if (__builtin_expect(__cachefit_thread.fseq == __cachefit_regseq, 1) &&         \
-                __builtin_expect(pos_ < __cachefit_thread.fend, 1)) {                       \
-                *pos_ = off_ | sm_ | __cachefit_thread.ftag;                                \
-                __cachefit_thread.fpos = pos_ + 1;                                          \
+        uintptr_t off_ = a_ - th_->fbase;                                                   \
+        if (off_ < th_->fsize) {                                                            \
+            uint64_t *pos_ = th_->fpos;                                                     \
+            if (__builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+                __builtin_expect(pos_ < th_->fend, 1)) {                                    \
+                CF_PUT_QUAD(pos_, off_ | sm_ | th_->ftag);                                  \
+                th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
-        } else {                                                                            \
-            uintptr_t off2_ = a_ - __cachefit_thread.fbase2;                                \
-            if (off2_ < __cachefit_thread.fsize2 &&                                         \
-                __builtin_expect(__cachefit_thread.fseq == __cachefit_regseq, 1) &&         \
-                __builtin_expect(pos_ < __cachefit_thread.fend, 1)) {                       \
-                *pos_ = off2_ | sm_ | __cachefit_thread.ftag2;                               \
-                __cachefit_thread.fpos = pos_ + 1;                                          \
+        }                                                                                   \
+        if (__builtin_expect(a_ - __cachefit_lo >= __cachefit_span, 1))                     \
+            return;                                                                         \
+        if (__builtin_expect(!th_->active, 1))                                              \
+            return;                                                                         \
+        if (off_ >= th_->fsize) {                                                           \
+            uint64_t *pos_ = th_->fpos;                                                     \
+            uintptr_t off2_ = a_ - th_->fbase2;                                             \
+            if (off2_ < th_->fsize2 &&                                                      \
+                __builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+                __builtin_expect(pos_ < th_->fend, 1)) {                                    \
+                CF_PUT_QUAD(pos_, off2_ | sm_ | th_->ftag2);                                \
+                th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
             /* Between objects (a stack kept behind a TCB): a granule known empty. */       \
             uintptr_t g_ = (a_ >> 8) + 1;                                                   \
-            if ((__cachefit_thread.neg_gran[0] == g_ &&                                     \
-                 __cachefit_thread.neg_seq[0] == __cachefit_regseq) ||                      \
-                (__cachefit_thread.neg_gran[1] == g_ &&                                     \
-                 __cachefit_thread.neg_seq[1] == __cachefit_regseq))                        \
+            if ((th_->neg_gran[0] == g_ && th_->neg_seq[0] == __cachefit_regseq) ||         \
+                (th_->neg_gran[1] == g_ && th_->neg_seq[1] == __cachefit_regseq))           \
                 return;                                                                     \
         }                                                                                   \
-        CF_ACCESS_CALL((p), sm_);                                                        \
+        CF_ACCESS_CALL((p), sm_);                                                           \
     } while (0)
 
 #define CF_SANCOV_INLINE(n)                                                                 \
@@ -138,6 +167,54 @@ CF_SANCOV_INLINE(4)
 CF_SANCOV_INLINE(8)
 CF_SANCOV_INLINE(16)
 
+/* A run of n accesses through one base pointer, in program order (the cf_coalesce pass,
+ * runtime/pass/cf_coalesce.cpp, makes the descriptor; keep the two in sync): member[i] =
+ * offset from the base (int32, low 32 bits) | size << 32 | store << 63; every member lies
+ * in [base + lo, base + hi).  When the whole extent is inside the fast role, the run is one
+ * check and n stores of exactly the quads the n accesses would have stored one by one;
+ * else, unless the extent misses every registered object, __cachefit_run_slow (cf_sancov.c)
+ * takes the members one by one. */
+struct cf_run_desc {
+    uint32_t n;
+    int32_t lo;
+    int32_t hi;
+    uint32_t zero;
+    uint64_t member[];
+};
+_Static_assert(offsetof(struct cf_run_desc, member) == 16, "cf_coalesce.cpp: member at 16");
+__attribute__((cold)) void __cachefit_run_slow(const volatile void *base,
+                                               const struct cf_run_desc *d);
+
+inline __attribute__((always_inline)) void __cachefit_run(const volatile void *base,
+                                                          const struct cf_run_desc *d)
+{
+    uintptr_t a = (uintptr_t)base;
+    struct cf_thread_head *th = CF_THREAD();
+    uintptr_t off = a - th->fbase;
+    uint64_t *pos = th->fpos;
+    uint32_t n = d->n;
+    if (off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
+        off + (uintptr_t)(intptr_t)d->hi <= th->fsize &&
+        __builtin_expect(th->fseq == __cachefit_regseq, 1) &&
+        __builtin_expect((uintptr_t)th->fend - (uintptr_t)pos >= (uintptr_t)n * sizeof *pos,
+                         1)) {
+        uint64_t tag = th->ftag;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t m = d->member[i];
+            uint64_t o = (off + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m) & 0xffffffffu;
+            CF_PUT_QUAD(pos + i, o | (m & ~(uint64_t)0xffffffffu) | tag);
+        }
+        th->fpos = pos + n;
+        return;
+    }
+    uintptr_t s = a + (uintptr_t)(intptr_t)d->lo, e = a + (uintptr_t)(intptr_t)d->hi;
+    if (__builtin_expect(s >= __cachefit_lo + __cachefit_span || e <= __cachefit_lo, 1))
+        return;
+    if (__builtin_expect(!th->active, 1))
+        return;
+    __cachefit_run_slow(base, d);
+}
+
 /* Taking the addresses makes clang emit the inline definitions into the bitcode (it emits
  * unreferenced ones nowhere); -mlink-bitcode-file links only what a unit needs, so this
  * table itself never reaches an object file. */
@@ -147,3 +224,6 @@ __attribute__((used)) static void (*const cf_inline_refs[])(const volatile void 
     __sanitizer_cov_load8,  __sanitizer_cov_store8,  __sanitizer_cov_load16,
     __sanitizer_cov_store16,
 };
+__attribute__((used)) static void (*const cf_inline_run_ref)(const volatile void *,
+                                                              const struct cf_run_desc *) =
+    __cachefit_run;

@@ -85,6 +85,35 @@ CF_PM_THUNK(__cachefit_access_pm, "", cf_access_hidden);
 CF_PM_THUNK(cf_record_slow_pm, ".hidden cf_record_slow_pm\n", cf_record_slow);
 #endif
 
+/* A run of accesses through one base pointer (runtime/inline/cf_sancov_inline.c, which
+ * defines the layout, and the cf_coalesce pass).  __cachefit_run_slow: the inlined
+ * __cachefit_run found the run's extent outside the fast role; each member is then one
+ * access, in order, exactly as its own callback would have taken it.  __cachefit_run:
+ * the same for code compiled without the inline definitions. */
+struct cf_run_desc {
+    uint32_t n;
+    int32_t lo;
+    int32_t hi;
+    uint32_t zero;
+    uint64_t member[];
+};
+void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d);
+void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
+
+void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
+{
+    for (uint32_t i = 0; i < d->n; i++) {
+        uint64_t m = d->member[i];
+        const volatile char *p = (const volatile char *)base + (int32_t)(uint32_t)m;
+        cf_access(p, (unsigned)(m >> 32) & 0xffffu, (unsigned)(m >> 63));
+    }
+}
+
+void __cachefit_run(const volatile void *base, const struct cf_run_desc *d)
+{
+    __cachefit_run_slow(base, d);
+}
+
 CF_SANCOV(1)
 CF_SANCOV(2)
 CF_SANCOV(4)
