@@ -287,13 +287,21 @@ static inline void cf_obj_load(cf_obj *out, const cf_obj *o, uintptr_t base, uin
     out->flags = RD(o->flags);
 }
 
-static void cf_h_put(cf_htab *t, uintptr_t key, const cf_obj *o)
+/* Put o's slot for granule key - 1; 1 when the probe passed another object of that
+ * granule overlapping o (linear probing: every slot of the key lies on the way). */
+static int cf_h_put(cf_htab *t, uintptr_t key, const cf_obj *o)
 {
     size_t i = cf_ghash(key) & t->mask;
-    while (t->s[i].key)
+    int overlap = 0;
+    while (t->s[i].key) {
+        const cf_obj *v = &t->s[i].o;
+        overlap |= t->s[i].key == key && v->base < o->base + o->span &&
+                   o->base < v->base + v->span;
         i = (i + 1) & t->mask;
+    }
     cf_slot_store(&t->s[i], key, o);
     t->used++;
+    return overlap;
 }
 
 /* Backward-shift deletion keeps linear probing free of tombstones. */
@@ -706,18 +714,20 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
     pthread_mutex_lock(&cf_reg_mu);
     cf_seq_write_begin();
     cf_remove_locked(base, type); /* re-registration replaces */
-    int ok;
+    int ok, overlap = 1; /* a large object: cf_mark_nested_locked looks */
     if (o.span <= CF_SMALL_MAX) {
         uintptr_t g0 = base >> CF_GRAN_SHIFT, g1 = (base + o.span - 1) >> CF_GRAN_SHIFT;
         ok = cf_h_reserve(g1 - g0 + 1);
+        overlap = cf_rtable && cf_rtable->n; /* maybe inside a large one */
         if (ok)
             for (uintptr_t g = g0; g <= g1; g++)
-                cf_h_put(cf_htable, g + 1, &o);
+                overlap |= cf_h_put(cf_htable, g + 1, &o);
     } else {
         ok = cf_r_insert_locked(&o);
     }
     if (ok) {
-        cf_mark_nested_locked(&o);
+        if (overlap)
+            cf_mark_nested_locked(&o);
         WR(cf_st_registered[type], cf_st_registered[type] + count);
         uintptr_t lo = RD(cf_lo), hi = cf_reg_hi;
         if (base < lo)
@@ -763,7 +773,8 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
  * readers' cached roles) is opened only when something is removed.  The hash table is
  * probed at each granule of the block (or scanned whole when the block has more granules
  * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
-static void cf_forget_stale(uintptr_t base, uintptr_t len, uint64_t types, int own_only)
+static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base, uintptr_t len,
+                                                                uint64_t types, int own_only)
 {
     if (!base || !len || base + len < base)
         return;
@@ -1032,13 +1043,58 @@ static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now
     return 0;
 }
 
-static cf_role *cf_role_of(cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type,
-                           unsigned long seq, int fast);
+/* The invocation's role of the object element [ebase, ebase + esize) of `type`, confirmed
+ * at registry version `seq` (with CF_SEQ_NESTED for an object nested in another), made
+ * the fast role when `fast`; a new role when it has none (NULL: left out by max_objects). */
+static inline __attribute__((always_inline)) cf_role *cf_role_of(
+    cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type, unsigned long seq, int fast)
+{
+    for (uint32_t i = 0; i < t->nroles; i++) {
+        cf_role *r = &t->roles[i];
+        if (r->base == ebase && r->type == type) {
+            if (r->seq != seq || r->size != esize)
+                cf_cut_clear(t);
+            r->size = esize;
+            r->seq = seq;
+            if (fast)
+                cf_set_last(t, i);
+            return r;
+        }
+    }
+    if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
+        /* Too many objects.  Inside a nested invocation (up to max_objects more roles in
+         * all) it is a role of the innermost one only: recorded for it, lost for the
+         * enclosing ones, released when it ends (cf_release_own); else lost for all. */
+        int own = t->nest && t->nroles < 2 * cf_max_objects && t->nrole[type] < 0x7fff;
+        cf_lost(t, type, own ? t->nest : t->nest + 1);
+        if (!own) {
+            cf_cut_put(t, ebase, esize, seq);
+            return NULL;
+        }
+    }
+    cf_role *r = &t->roles[t->nroles];
+    r->base = ebase;
+    r->size = esize;
+    r->seq = seq;
+    r->type = type;
+    r->role = t->nrole[type]++;
+    r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
+    r->slice = cf_slice(t, type);
+    if (fast)
+        cf_set_last(t, t->nroles);
+    t->nroles++;
+    if (t->nroles > t->rolesmax)
+        t->rolesmax = t->nroles;
+    return r;
+}
+
+/* What cf_resolve returns for an object nested in another (CF_OBJ_NESTED): the caller
+ * records the access for all of them (cf_record_nested). */
+static cf_role cf_nested_role;
 
 /* The role of the object holding `a`, found through the objects resolved last or a
- * lookup; NULL when none holds it, or when the one found is nested in another
- * (CF_OBJ_NESTED: *nested = 1, the caller records the access for all of them). */
-static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now, int *nested)
+ * lookup; NULL when none holds it, &cf_nested_role when the one found is nested. */
+static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
     uint32_t type;
@@ -1083,10 +1139,8 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now, int *ne
         }
         if (o.type >= CF_MAX_TYPES)
             return NULL;
-        if (o.flags & CF_OBJ_NESTED) {
-            *nested = 1;
-            return NULL;
-        }
+        if (o.flags & CF_OBJ_NESTED)
+            return &cf_nested_role;
         type = o.type;
         cf_touch(t, type);
         uintptr_t rel = a - o.base;
@@ -1105,51 +1159,6 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now, int *ne
         c->type = type;
     }
     return cf_role_of(t, ebase, esize, type, seq, 1);
-}
-
-/* The invocation's role of the object element [ebase, ebase + esize) of `type`, confirmed
- * at registry version `seq` (with CF_SEQ_NESTED for an object nested in another), made
- * the fast role when `fast`; a new role when it has none (NULL: left out by max_objects). */
-static cf_role *cf_role_of(cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type,
-                           unsigned long seq, int fast)
-{
-    for (uint32_t i = 0; i < t->nroles; i++) {
-        cf_role *r = &t->roles[i];
-        if (r->base == ebase && r->type == type) {
-            if (r->seq != seq || r->size != esize)
-                cf_cut_clear(t);
-            r->size = esize;
-            r->seq = seq;
-            if (fast)
-                cf_set_last(t, i);
-            return r;
-        }
-    }
-    if (t->nroles >= cf_max_objects || t->nrole[type] >= 0x7fff) {
-        /* Too many objects.  Inside a nested invocation (up to max_objects more roles in
-         * all) it is a role of the innermost one only: recorded for it, lost for the
-         * enclosing ones, released when it ends (cf_release_own); else lost for all. */
-        int own = t->nest && t->nroles < 2 * cf_max_objects && t->nrole[type] < 0x7fff;
-        cf_lost(t, type, own ? t->nest : t->nest + 1);
-        if (!own) {
-            cf_cut_put(t, ebase, esize, seq);
-            return NULL;
-        }
-    }
-    cf_role *r = &t->roles[t->nroles];
-    r->base = ebase;
-    r->size = esize;
-    r->seq = seq;
-    r->type = type;
-    r->role = t->nrole[type]++;
-    r->tag = (uint64_t)(r->role & 0x7fffu) << 48;
-    r->slice = cf_slice(t, type);
-    if (fast)
-        cf_set_last(t, t->nroles);
-    t->nroles++;
-    if (t->nroles > t->rolesmax)
-        t->rolesmax = t->nroles;
-    return r;
 }
 
 /* An address in none of this invocation's roles: the first few objects that earlier
@@ -1367,14 +1376,16 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
             break;
         }
     }
-    if (!r && !nested)
+    if (CF_UNLIKELY(nested))
+        r = &cf_nested_role;
+    if (!r)
         r = cf_reuse_role(t, a, seq);
-    if (!r && !nested)
-        r = cf_resolve(t, a, seq, &nested);
-    if (r)
-        cf_append_slow(t, r, a, sm);
-    else if (nested)
+    if (!r)
+        r = cf_resolve(t, a, seq);
+    if (CF_UNLIKELY(r == &cf_nested_role))
         cf_record_nested(t, a, sm);
+    else if (r)
+        cf_append_slow(t, r, a, sm);
     cf_fast_attach(t);
     t->active = 1;
 }
@@ -1446,13 +1457,12 @@ void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode)
         }
         uintptr_t eend = ebase + o.elem;
         uintptr_t stop = eend < end ? eend : end;
-        int nested = 0;
-        cf_role *r = cf_resolve(t, start, seq, &nested);
-        if (r) {
+        cf_role *r = cf_resolve(t, start, seq);
+        if (r == &cf_nested_role) {
+            stop = cf_record_nested_range(t, start, end, mode);
+        } else if (r) {
             uintptr_t len = stop - start;
             cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
-        } else if (nested) {
-            stop = cf_record_nested_range(t, start, end, mode);
         }
         a = stop;
     }
@@ -2324,7 +2334,6 @@ static void cf_close_nested(cf_thread *t, uint32_t keep)
 }
 
 /* ------------------------------------------------------------------ invocations */
-
 
 /* Add the thread's pending invocation counters to the process totals.  Called every
  * CF_PUBLISH_EVERY invocations, when the thread ends, and before a snapshot is written
