@@ -680,11 +680,15 @@ class UnitInstrumenter:
 
     def _site(self, xtype: ci.Type, single: bool, has_dtor: bool = False,
               heap_only: bool = False, carve: bool = False,
-              constructed: bool = False) -> int | None:
+              constructed: bool = False, data_size: int | None = None) -> int | None:
+        """The site allocating `xtype`; `data_size`: a constructor's object is registered
+        that long (_data_size), not sizeof."""
         occ = self.occurrences(xtype)
         size = xtype.get_canonical().get_size()
         if not occ or size <= 0:
             return None
+        if data_size is not None and len(occ) == 1 and occ[0].offset == 0:
+            occ = (Occurrence(0, 1, data_size, data_size, occ[0].type_name),)
         site = Site(size, single, has_dtor, occ, heap_only, carve, constructed)
         if site not in self.site_ids:
             self.site_ids[site] = len(self.sites)
@@ -860,7 +864,8 @@ class UnitInstrumenter:
         if name is None:
             return
         if fn.kind == CK.CONSTRUCTOR:
-            site = self._site(cls.type, True, has_dtor=self._has_user_dtor(cls))
+            site = self._site(cls.type, True, has_dtor=self._has_user_dtor(cls),
+                              data_size=_data_size(cls))
             if site is not None:
                 self._insert(open_brace, f" __cachefit_ctor(this, &__cachefit_site_{site});",
                              closing=False, depth=depth)
@@ -1432,6 +1437,27 @@ class UnitInstrumenter:
             pos = e.end
         pieces.append(self.text[pos:])
         return b"".join(pieces)
+
+
+def _data_size(cls: ci.Cursor) -> int | None:
+    """Where the data of a C++ class with a constructor ends when that is before its
+    sizeof: the end of its last field. Such a class is no POD, so a class derived from it
+    may place its own members in the tail padding (Itanium C++ ABI), and a base class's
+    object its constructor registers must not hold them (issue 27: an access counts for
+    every object holding it). None: sizeof (no field, a virtual base laid out after the
+    fields, no tail padding)."""
+    size = cls.type.get_size()
+    end = 0
+    for k in children(cls):
+        if k.kind == CK.CXX_BASE_SPECIFIER and ci.conf.lib.clang_isVirtualBase(k):
+            return None
+        if k.kind == CK.FIELD_DECL:
+            bits = k.get_field_offsetof()
+            width = k.get_bitfield_width() if k.is_bitfield() else k.type.get_size() * 8
+            if bits < 0 or width < 0:
+                return None
+            end = max(end, (bits + width + 7) // 8)
+    return end if 0 < end < size else None
 
 
 def _fingerprint(record: ci.Cursor) -> str:

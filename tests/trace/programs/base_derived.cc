@@ -3,7 +3,9 @@
  * as Derived and, by Base's constructor, as Base at the same address.  touch_derived works
  * on base and derived members through a Derived *, touch_base on base members through a
  * Base * (twice on a Derived, once on a plain Base), touch_two on the plain Base and the
- * Derived's base part.  Base: a 0, b 8, c 16 (24 bytes); Derived: d 24, e 32 (40 bytes). */
+ * Derived's base part.  Base: a 0, b 8, c 16 (24 bytes); Derived: d 24, e 32 (40 bytes).
+ * Tail's member t lies in Base's tail padding (Base has a constructor, so it is no POD and
+ * the Itanium C++ ABI reuses the padding): t 20 (24 bytes); touch_tail writes t and c. */
 #include <cstdio>
 
 struct Base {
@@ -17,6 +19,11 @@ struct Derived : Base {
     long d;
     long e;
     Derived() : d(0), e(0) {}
+};
+
+struct Tail : Base {
+    int t;
+    Tail() : t(0) {}
 };
 
 long touch_derived(Derived *x)
@@ -39,6 +46,12 @@ void touch_two(Base *x, Derived *y)
     y->b = 4;
 }
 
+void touch_tail(Tail *x)
+{
+    x->t = 5;
+    x->c = 6;
+}
+
 int main()
 {
     Derived *obj = new Derived();
@@ -50,7 +63,11 @@ int main()
         s += touch_base(obj);
     s += touch_base(plain);
     touch_two(plain, obj);
-    std::printf("%ld %zu %zu\n", s, sizeof(Base), sizeof(Derived));
+    Tail *tail = new Tail();
+    touch_tail(tail);
+    std::printf("%ld %zu %zu %zu %zu\n", s, sizeof(Base), sizeof(Derived), sizeof(Tail),
+                (size_t)((char *)&tail->t - (char *)tail));
+    delete tail;
     delete obj;
     delete plain;
     return 0;
