@@ -12,7 +12,9 @@ wrapper runs them):
      `-Xclang -mlink-bitcode-file`: its callbacks are C99 inline
      definitions (`available_externally`), so the optimizer inlines the "outside every
      object / no invocation active" test and only accesses inside a registered range call
-     the runtime.
+     the runtime. Step 2 also loads the pass plugin of cachefit.trace.pass_plugin when
+     it can be built, which makes a run of checks through one base pointer in a basic
+     block one check (the same records).
 The output is an ordinary object (or assembly) file with no extra symbols. When the
 compiler or the flags do not allow this (not clang, LTO, other instrumentation that step 2
 would apply twice, or CACHEFIT_INLINE_CHECKS=0), it gives the one usual command.
@@ -24,7 +26,8 @@ CSE take time quadratic in their number, as the checks all load the same few glo
 took 13 minutes where the plain compile takes 22 s). The profile is the same either way:
 the two steps change how the checks are called, not which accesses are instrumented.
 It never edits sources, never changes what is instrumented, and leaves no file
-half-written; the only compile it runs is the callbacks' bitcode's, into the cache.
+half-written; the only compiles it runs are the callbacks' bitcode's and (through
+pass_plugin) the plugin's, into the cache.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from cachefit.frontend.unit_compile import (
     main_file_args,
     preprocessed_compile_args,
 )
+from cachefit.trace import pass_plugin
 from cachefit.trace.runtime_build import runtime_dir
 
 INLINE_SOURCE = "inline/cf_sancov_inline.c"
@@ -173,7 +177,8 @@ def compile_commands(compiler: Sequence[str], cmd: CompilerCommand, lang: Langua
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
     plain_extra = [a for a in extra if not a.startswith("-fsanitize-coverage")]
-    second = [*compiler, *flags, *plain_extra, "-Wno-unused-command-line-argument", final,
-              "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
+    coalesce = pass_plugin.plugin_args(compiler, env, warnings)     # runs of checks as one
+    second = [*compiler, *flags, *plain_extra, *coalesce, "-Wno-unused-command-line-argument",
+              final, "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
               "-o", out]
     return [first, second]
