@@ -447,9 +447,12 @@ static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_
 }
 
 /* Lock-free like cf_lookup: every registered range that holds `a` (at most `max`, into
- * out[]); the number found, *seq the registry version they are valid for.  A range in the
- * sorted table is found when it is among the few before `a` (as in cf_r_lookup). */
-static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq)
+ * out[]); the number found, *seq the registry version they are valid for, and [*lo, *hi)
+ * around `a` where no other range of a's granule begins or ends (within the granule).  A
+ * range in the sorted table is found when it is among the few before `a` (as in
+ * cf_r_lookup). */
+static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq,
+                         uintptr_t *lo, uintptr_t *hi)
 {
     for (;;) {
         unsigned long s1 = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
@@ -458,17 +461,27 @@ static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq)
             continue;
         }
         int n = 0;
+        uintptr_t nlo = a & ~(((uintptr_t)1 << CF_GRAN_SHIFT) - 1);
+        uintptr_t nhi = nlo + ((uintptr_t)1 << CF_GRAN_SHIFT);
         const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
         if (h) {
             uintptr_t key = (a >> CF_GRAN_SHIFT) + 1;
             size_t i = cf_ghash(key) & h->mask;
-            for (size_t k = 0; k <= h->mask && n < max; k++, i = (i + 1) & h->mask) {
+            for (size_t k = 0; k <= h->mask; k++, i = (i + 1) & h->mask) {
                 uintptr_t kk = RD(h->s[i].key);
                 if (!kk)
                     break;
+                if (kk != key)
+                    continue;
                 uintptr_t base = RD(h->s[i].o.base), span = RD(h->s[i].o.span);
-                if (kk == key && a - base < span)
-                    cf_obj_load(&out[n++], &h->s[i].o, base, span);
+                if (a - base < span) {
+                    if (n < max)
+                        cf_obj_load(&out[n++], &h->s[i].o, base, span);
+                } else if (base > a) {
+                    nhi = base < nhi ? base : nhi;
+                } else if (base + span > nlo) {
+                    nlo = base + span;
+                }
             }
         }
         const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
@@ -477,15 +490,23 @@ static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq)
             if (rn > r->cap)
                 rn = r->cap;
             long f = cf_r_floor(r, rn, a);
-            for (long k = f; k >= 0 && k > f - 4 && n < max; k--) {
+            if (f + 1 < (long)rn && RD(r->e[f + 1].base) < nhi)
+                nhi = RD(r->e[f + 1].base);
+            for (long k = f; k >= 0 && k > f - 4; k--) {
                 uintptr_t base = RD(r->e[k].base), span = RD(r->e[k].span);
-                if (a - base < span)
-                    cf_obj_load(&out[n++], &r->e[k], base, span);
+                if (a - base < span) {
+                    if (n < max)
+                        cf_obj_load(&out[n++], &r->e[k], base, span);
+                } else if (base + span > nlo) {
+                    nlo = base + span;
+                }
             }
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (RD(cf_regseq) == s1) {
             *seq = s1;
+            *lo = nlo;
+            *hi = nhi;
             return n;
         }
     }
@@ -1088,6 +1109,71 @@ static inline __attribute__((always_inline)) cf_role *cf_role_of(
     return r;
 }
 
+/* The object elements holding the addresses [lo, hi) among objects nested in each other
+ * (CF_OBJ_NESTED): a derived object and its base class's object, a record and its traced
+ * member; elements of one type at one base once.  Each is a cf_obj with base and span of
+ * the element alone.  Valid at registry version `seq`. */
+typedef struct cf_nest_memo {
+    unsigned long seq;
+    uintptr_t lo, hi;
+    int n;
+    cf_obj e[CF_NEST_MAX];
+} cf_nest_memo;
+
+/* Per thread, the last few looked up (an invocation works on a few nested objects; so do
+ * the next ones): their holders without a lookup of the registry.  cf_nmemo_on: some
+ * entry was ever filled (cf_resolve checks them only then). */
+enum { CF_NEST_MEMO = 4 };
+static CF_TLS cf_nest_memo cf_nmemo[CF_NEST_MEMO];
+static CF_TLS uint32_t cf_nmemo_next, cf_nmemo_on;
+
+static inline const cf_nest_memo *cf_nest_memo_find(uintptr_t a, unsigned long now)
+{
+    for (uint32_t i = 0; i < CF_NEST_MEMO; i++)
+        if (a - cf_nmemo[i].lo < cf_nmemo[i].hi - cf_nmemo[i].lo && cf_nmemo[i].seq == now)
+            return &cf_nmemo[i];
+    return NULL;
+}
+
+/* The holders of `a` at registry version `now` (or a later one when the registry changed
+ * since: the entry's seq says which), from the memo or a lookup that fills an entry. */
+static const cf_nest_memo *cf_nested_elems(uintptr_t a, unsigned long now)
+{
+    const cf_nest_memo *hit = cf_nest_memo_find(a, now);
+    if (hit)
+        return hit;
+    cf_obj o[CF_NEST_MAX];
+    cf_nest_memo *m = &cf_nmemo[cf_nmemo_next++ % CF_NEST_MEMO];
+    uintptr_t lo, hi;
+    int n = cf_lookup_all(a, o, CF_NEST_MAX, &m->seq, &lo, &hi);
+    m->n = 0;
+    for (int i = 0; i < n; i++) {
+        uintptr_t idx = o[i].stride == o[i].span ? 0 : (a - o[i].base) / o[i].stride;
+        uintptr_t ebase = o[i].base + idx * o[i].stride, eend = ebase + o[i].elem;
+        if (a >= eend) { /* in the padding of a strided array: between elements */
+            lo = eend > lo ? eend : lo;
+            hi = ebase + o[i].stride < hi ? ebase + o[i].stride : hi;
+        } else {
+            lo = ebase > lo ? ebase : lo;
+            hi = eend < hi ? eend : hi;
+        }
+        int dup = o[i].type >= CF_MAX_TYPES;
+        for (int k = 0; k < m->n; k++)
+            dup |= m->e[k].base == ebase && m->e[k].type == o[i].type;
+        if (dup)
+            continue;
+        m->e[m->n] = o[i];
+        m->e[m->n].base = ebase;
+        m->e[m->n].span = o[i].elem;
+        m->n++;
+    }
+    /* all holders found (at most CF_NEST_MAX): the same ones for all of [lo, hi) */
+    m->lo = lo;
+    m->hi = n < CF_NEST_MAX ? hi : lo;
+    cf_nmemo_on = 1;
+    return m;
+}
+
 /* What cf_resolve returns for an object nested in another (CF_OBJ_NESTED): the caller
  * records the access for all of them (cf_record_nested). */
 static cf_role cf_nested_role;
@@ -1125,6 +1211,8 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
     } else {
         cf_obj o;
         int used;
+        if (CF_UNLIKELY(cf_nmemo_on) && cf_nest_memo_find(a, now))
+            return &cf_nested_role;
         if (!cf_lookup(a, &o, &seq, &used)) {
             if (!used) {
                 /* Most recent first: the per-access path checks the first two. */
@@ -1290,45 +1378,20 @@ static inline void cf_append_slow(cf_thread *t, const cf_role *r, uintptr_t a, u
     }
 }
 
-/* The object elements holding `a` among objects nested in each other (CF_OBJ_NESTED): a
- * derived object and its base class's object, a record and its traced member; elements of
- * one type at one base once.  Each is a cf_obj with base and span of the element alone;
- * their number, *seq the registry version they are valid for. */
-static int cf_nested_elems(uintptr_t a, cf_obj *e, unsigned long *seq)
-{
-    cf_obj o[CF_NEST_MAX];
-    int n = cf_lookup_all(a, o, CF_NEST_MAX, seq), m = 0;
-    for (int i = 0; i < n; i++) {
-        uintptr_t idx = o[i].stride == o[i].span ? 0 : (a - o[i].base) / o[i].stride;
-        uintptr_t ebase = o[i].base + idx * o[i].stride;
-        int dup = o[i].type >= CF_MAX_TYPES;
-        for (int k = 0; k < m; k++)
-            dup |= e[k].base == ebase && e[k].type == o[i].type;
-        if (dup)
-            continue;
-        e[m] = o[i];
-        e[m].base = ebase;
-        e[m].span = o[i].elem;
-        m++;
-    }
-    return m;
-}
-
 /* An access at `a` inside objects nested in each other: one quad for every object element
  * that holds it (cf_nested_elems), each its own role of its own type.  Their roles carry
  * CF_SEQ_NESTED and are never the fast role: the next access to them comes here again. */
-static void cf_record_nested(cf_thread *t, uintptr_t a, uint64_t sm)
+static void cf_record_nested(cf_thread *t, uintptr_t a, uint64_t sm, unsigned long now)
 {
-    cf_obj e[CF_NEST_MAX];
-    unsigned long seq;
-    int n = cf_nested_elems(a, e, &seq);
-    for (int i = 0; i < n; i++) {
-        cf_touch(t, e[i].type);
-        if (a - e[i].base >= e[i].span) {
-            t->outside[e[i].type]++; /* padding of a strided array */
+    const cf_nest_memo *m = cf_nested_elems(a, now);
+    for (int i = 0; i < m->n; i++) {
+        const cf_obj *e = &m->e[i];
+        cf_touch(t, e->type);
+        if (a - e->base >= e->span) {
+            t->outside[e->type]++; /* padding of a strided array */
             continue;
         }
-        cf_role *r = cf_role_of(t, e[i].base, e[i].span, e[i].type, seq | CF_SEQ_NESTED, 0);
+        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0);
         if (r)
             cf_append_slow(t, r, a, sm);
     }
@@ -1383,7 +1446,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
     if (!r)
         r = cf_resolve(t, a, seq);
     if (CF_UNLIKELY(r == &cf_nested_role))
-        cf_record_nested(t, a, sm);
+        cf_record_nested(t, a, sm, seq);
     else if (r)
         cf_append_slow(t, r, a, sm);
     cf_fast_attach(t);
@@ -1397,16 +1460,15 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
 static uintptr_t cf_record_nested_range(cf_thread *t, uintptr_t start, uintptr_t end,
                                         unsigned mode)
 {
-    cf_obj e[CF_NEST_MAX];
-    unsigned long seq;
     uintptr_t stop = start + 1;
-    int n = cf_nested_elems(start, e, &seq);
-    for (int i = 0; i < n; i++) {
-        if (start - e[i].base >= e[i].span)
+    const cf_nest_memo *m = cf_nested_elems(start, RD(cf_regseq));
+    for (int i = 0; i < m->n; i++) {
+        const cf_obj *e = &m->e[i];
+        if (start - e->base >= e->span)
             continue; /* padding of a strided array */
-        uintptr_t eend = e[i].base + e[i].span, last = eend < end ? eend : end;
-        cf_touch(t, e[i].type);
-        cf_role *r = cf_role_of(t, e[i].base, e[i].span, e[i].type, seq | CF_SEQ_NESTED, 0);
+        uintptr_t eend = e->base + e->span, last = eend < end ? eend : end;
+        cf_touch(t, e->type);
+        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0);
         if (r) {
             uintptr_t len = last - start;
             cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
