@@ -12,7 +12,8 @@ earlier runtimes) and builds one merged `Profile` whose sequences carry their en
 for a summary, its hits, and whose types carry their alignment and sharing (added up over
 the processes by cachefit.model.profile_merge); the guards that fired and the objects
 registered are metadata. The work is proportional to the distinct sequences and
-summaries: each line is read once, and equal access words share one `Access`. It does not
+summaries: each line is read once, in bulk when it is in the runtime's canonical form
+(cachefit.trace.raw_words), and equal access words share one `Access`. It does not
 run programs and does not write files. (The QEMU backend has its own result format, read
 by cachefit.trace.qemu_backend.) A record name that one program defines several times and
 another once gets one key per definition in all of them (`name_definitions`, issue 27).
@@ -39,6 +40,7 @@ from cachefit.model.profile import (
 from cachefit.model.profile_merge import merge
 from cachefit.model.type_names import split_definition
 from cachefit.trace.raw_sharing import SHARE_KEYS, RawSharing, parse_line, type_sharing
+from cachefit.trace.raw_words import WordTable
 
 RAW_MAGIC = "cachefit-raw 2"
 RAW_MAGIC_V1 = "cachefit-raw 1"
@@ -131,7 +133,7 @@ def parse_raw(path: str | Path) -> RawTrace:
         raise _bad(p, 1, f"expected {RAW_MAGIC!r}")
     v2 = first == RAW_MAGIC
     raw.version = 2 if v2 else 1
-    cache: dict[str, Access] = {}
+    table = WordTable()
     while (line := next_line()) is not None:
         key, _, rest = line.partition(" ")
         try:
@@ -176,7 +178,7 @@ def parse_raw(path: str | Path) -> RawTrace:
                 if n is not None:
                     raw.threads = n
             elif key in ("seq", "sum") and (v2 or key == "seq"):
-                raw.sequences.append(_parse_sequence(key == "sum", v2, rest, cache, p, line_no))
+                raw.sequences.append(_parse_sequence(key == "sum", v2, rest, table, p, line_no))
             elif key == "end":
                 ended = True
                 break
@@ -187,10 +189,14 @@ def parse_raw(path: str | Path) -> RawTrace:
     return raw
 
 
-def _parse_sequence(summary: bool, v2: bool, rest: str, cache: dict[str, Access], path: str,
+def _parse_sequence(summary: bool, v2: bool, rest: str, table: WordTable, path: str,
                     line_no: int) -> RawSequence:
     """`TYPE ENTRY COUNT LEN WORD...` (version 1: no ENTRY), a word `r:o:s:m` (a summary's
-    `r:o:s:m:hits`)."""
+    `r:o:s:m:hits`). A line in the runtime's canonical form is read in bulk by `table`;
+    any other is read here word by word (its errors are this function's)."""
+    if v2 and (fast := table.sequence(rest, summary)) is not None:
+        return RawSequence(*fast)
+    cache = table.accesses
     parts = rest.split()
     head = 4 if v2 else 3
     if len(parts) < head:

@@ -1,0 +1,82 @@
+"""The fast path of a raw trace's `seq` and `sum` lines: their access words in bulk.
+
+A version 2 `seq`/`sum` line (docs/raw-trace-format.md) holds up to tens of thousands of
+words `ROLE:OFFSET:SIZE:MODE` (a summary's with `:HITS`), most of them repeated within
+the file. `WordTable.sequence` splits a line once and looks every word up in per-file
+tables (one C-level pass per line: no Python work per word); a word is parsed only the
+first time the file shows it, so equal words share one `Access`, and a summary word is
+looked up with its hits, which repeat too.
+
+It takes only lines in the canonical form the runtime writes: single spaces, ASCII
+decimal numbers, the word count the line states. For anything else it returns None and
+cachefit.trace.raw_trace parses the line word by word, which accepts the same lines and
+gives the errors for malformed ones; so a line has one meaning whichever path reads it.
+It reads no files and raises nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import cast
+
+import msgspec
+
+from cachefit.model.profile import Access, Mode
+
+_HEAD = re.compile(r"(-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([0-9]+) ")
+"""TYPE ENTRY COUNT LEN and the space before the first word."""
+_WORD = re.compile(r"([0-9]+):([0-9]+):([0-9]+):([rw])")
+_INTS = msgspec.json.Decoder(list[int])
+"""A summary's hits, joined by commas: JSON numbers are decimal, no sign or leading zero."""
+
+Parsed = tuple[int, int, int, tuple[Access, ...], tuple[int, ...] | None]
+"""A line's type id, entry, count, accesses and (a summary's) hits."""
+
+
+class WordTable:
+    """The distinct access words of one raw trace file, each parsed once."""
+
+    def __init__(self) -> None:
+        self.accesses: dict[str, Access] = {}
+        """`ROLE:OFFSET:SIZE:MODE` -> its Access (shared with the word-by-word parser)."""
+
+    def sequence(self, rest: str, summary: bool) -> Parsed | None:
+        """A version 2 line's words after `seq`/`sum` parsed, or None when the line is not
+        in the canonical form (then the word-by-word parser decides)."""
+        head = _HEAD.match(rest)
+        if head is None or "\t" in rest or "\r" in rest:
+            return None             # (JSON would take a tab or CR in a hit as a space)
+        n = int(head[4])
+        hits: tuple[int, ...] | None = None
+        if summary:
+            # `R:O:S:M:HITS` -> `R:O:S:M HITS`: after the head, words and hits alternate
+            tokens = rest.replace(":r:", ":r ").replace(":w:", ":w ").split(" ")
+            words = tokens[4::2]
+            try:
+                hits = tuple(_INTS.decode("[" + ",".join(tokens[5::2]) + "]"))
+            except msgspec.DecodeError:
+                return None
+            if len(tokens) != 4 + 2 * n or len(hits) != n:
+                return None
+        else:
+            words = rest.split(" ")[4:]
+            if len(words) != n:
+                return None
+        table = self.accesses
+        try:
+            accesses = tuple(map(table.__getitem__, words))
+        except KeyError:
+            if not self._learn(words):
+                return None
+            accesses = tuple(map(table.__getitem__, words))
+        return int(head[1]), int(head[2]), int(head[3]), accesses, hits
+
+    def _learn(self, words: list[str]) -> bool:
+        """Parse the words not seen before; False when one is not canonical."""
+        table = self.accesses
+        for word in set(words).difference(table):
+            m = _WORD.fullmatch(word)
+            if m is None:
+                return False
+            table[word] = Access(int(m[1]), int(m[2]), int(m[3]), cast(Mode, m[4]))
+        return True
