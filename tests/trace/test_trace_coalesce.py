@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from trace_helpers import CACHEFIT, PROGRAMS, build, calls_in, run
 
-from cachefit.cache_files import NOTICE_ENV
+from cachefit.cache_files import NOTICE_ENV, CacheWrites
 from cachefit.frontend.compiler_args import parse_command
 from cachefit.trace import pass_plugin
 from cachefit.trace.sancov_inline import compile_commands
@@ -200,6 +200,24 @@ def test_a_failed_plugin_build_is_said_and_not_tried_per_unit(tmp_path: Path,
     assert notes[0] == notes[1]
     assert "(building cf_coalesce.cpp failed: error: boom; remove " in notes[0]
     assert (tmp_path / "tries").read_text() == "run\n"      # built once, not per unit
+
+
+def test_an_unwritable_cache_is_said_once_as_the_cache_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inc = tmp_path / "include"
+    (inc / "llvm" / "Passes").mkdir(parents=True)
+    (inc / "llvm" / "Passes" / "PassPlugin.h").write_text("")
+    env = _fake_env(tmp_path, f"printf '19.1.7\\n{inc}\\n/x/bin\\n-I{inc}\\n'\n")
+    (tmp_path / "afile").write_text("not a directory\n")
+    cache = tmp_path / "afile" / "cache"
+    monkeypatch.setenv("CACHEFIT_CACHE_DIR", str(cache))
+    warnings: list[str] = []
+    writes = CacheWrites(cache, warnings, tmp_path, env={})
+    for _ in range(2):
+        assert pass_plugin.plugin_args(["clang-19"], env, warnings, writes) == []
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"the cache directory {cache} cannot be written (Not a "
+                                  "directory")
 
 
 @needs_llvm

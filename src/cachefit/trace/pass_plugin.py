@@ -10,8 +10,10 @@ the cache directory (`pass-plugin/<hash of source and llvm-config --version>.so`
 gives the flag. When it cannot (no llvm-config or headers, i.e. llvm-NN-dev not
 installed; another LLVM version; a failed build) the unit is compiled without the plugin:
 the profile is the same, the traced program slower; one note says so (once per
-`cachefit build`, through a file next to its cache notice). CACHEFIT_COALESCE=0 turns the
-plugin off. It never changes what is instrumented and runs no compile but the plugin's.
+`cachefit build`, through a file next to its cache notice). A cache directory that cannot
+be written is said by the command's one cache warning, and the plugin is left out.
+CACHEFIT_COALESCE=0 turns the plugin off. It never changes what is instrumented and runs
+no compile but the plugin's.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cachefit.cache_files import NOTICE_ENV, build_cached, cache_dir
+from cachefit.cache_files import NOTICE_ENV, CacheWrites, build_cached, cache_dir
 from cachefit.trace.runtime_build import runtime_dir
 
 PASS_SOURCE = "pass/cf_coalesce.cpp"
@@ -106,15 +108,17 @@ class _BuildFailed(Exception):
     """The plugin's compile failed (its message)."""
 
 
-def _build(llvm: LlvmInstall, compiler: Sequence[str], src: Path,
-           env: Mapping[str, str]) -> Path | str:
-    """The plugin in the cache (built now unless there), or why it cannot be."""
+def _build(llvm: LlvmInstall, compiler: Sequence[str], src: Path, env: Mapping[str, str],
+           writes: CacheWrites | None) -> Plugin:
+    """The plugin in the cache (built now unless there), or why it cannot be. A cache
+    that cannot be written is said as `writes`' one warning (no note of its own): the
+    plugin takes seconds to build, so it is not built per command outside the cache."""
     h = hashlib.sha256(src.read_bytes())
     h.update(llvm.version.encode())
     target = cache_dir() / "pass-plugin" / f"{h.hexdigest()[:16]}.so"
     failed = target.with_suffix(".failed")
     if failed.is_file():            # a build failed before: do not pay for it per unit
-        return failed.read_text().strip()
+        return Plugin(None, _note(failed.read_text().strip()))
     cxx = llvm.bindir / "clang++"
     cxx_cmd = [str(cxx)] if cxx.is_file() else [*compiler]
 
@@ -127,21 +131,27 @@ def _build(llvm: LlvmInstall, compiler: Sequence[str], src: Path,
             raise _BuildFailed(f"building {src.name} failed: {first}")
 
     try:
-        return build_cached(target, compile_plugin)
+        return Plugin(build_cached(target, compile_plugin))
     except _BuildFailed as exc:
         why = f"{exc}; remove {failed} to try again"
         try:
             failed.write_text(f"{why}\n")
         except OSError:
             pass
-        return why
+        return Plugin(None, _note(why))
     except OSError as exc:
-        return f"the cache directory cannot be written ({exc.strerror or exc})"
+        if writes is not None:
+            writes.failure(exc)
+            return Plugin(None)
+        return Plugin(None, _note(f"the cache directory cannot be written "
+                                  f"({exc.strerror or exc})"))
 
 
-def plugin(compiler: Sequence[str], env: Mapping[str, str]) -> Plugin:
-    """The plugin for this compiler, built into the cache when needed, or why not."""
-    if not enabled(env):
+def plugin(compiler: Sequence[str], env: Mapping[str, str],
+           writes: CacheWrites | None = None) -> Plugin:
+    """The plugin for this compiler, built into the cache when needed, or why not
+    (`writes`: the command's use of the cache, see _build)."""
+    if not enabled(env) or (writes is not None and writes.failed):
         return Plugin(None)
     src = runtime_dir() / PASS_SOURCE
     if not src.is_file():
@@ -152,10 +162,7 @@ def plugin(compiler: Sequence[str], env: Mapping[str, str]) -> Plugin:
     if not (llvm.includedir / _HEADER).is_file():
         return Plugin(None, _note(f"{llvm.includedir / _HEADER} is missing (install "
                                   f"llvm-{_major(llvm.version)}-dev)"))
-    built = _build(llvm, compiler, src, env)
-    if isinstance(built, str):
-        return Plugin(None, _note(built))
-    return Plugin(built)
+    return _build(llvm, compiler, src, env, writes)
 
 
 def _note(why: str) -> str:
@@ -164,10 +171,11 @@ def _note(why: str) -> str:
 
 
 def plugin_args(compiler: Sequence[str], env: Mapping[str, str],
-                warnings: list[str] | None = None) -> list[str]:
+                warnings: list[str] | None = None,
+                writes: CacheWrites | None = None) -> list[str]:
     """The flags that load the plugin in step 2 (none when it cannot be had); a note in
     `warnings`, said once per `cachefit build` (when NOTICE_ENV names its notice file)."""
-    found = plugin(compiler, env)
+    found = plugin(compiler, env, writes)
     if found.path is not None:
         return [f"-fpass-plugin={found.path}"]
     if found.note and warnings is not None and _first_note(env):

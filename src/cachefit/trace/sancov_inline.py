@@ -177,7 +177,7 @@ def compile_commands(compiler: Sequence[str], cmd: CompilerCommand, lang: Langua
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
     plain_extra = [a for a in extra if not a.startswith("-fsanitize-coverage")]
-    coalesce = pass_plugin.plugin_args(compiler, env, warnings)     # runs of checks as one
+    coalesce = pass_plugin.plugin_args(compiler, env, warnings, writes)   # runs as one check
     second = [*compiler, *flags, *plain_extra, *coalesce, "-Wno-unused-command-line-argument",
               final, "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
               "-o", out]
