@@ -184,6 +184,14 @@ def test_llvm_config_of_another_version_or_without_headers_is_not_used(tmp_path:
     assert f"{inc}/llvm/Passes/PassPlugin.h is missing (install llvm-19-dev)" in found.note
 
 
+def test_a_compiler_older_than_llvm_19_gets_no_plugin(tmp_path: Path) -> None:
+    env = _fake_env(tmp_path, "printf '14.0.6\\n/x/include\\n/x/bin\\n-I/x\\n'\n")
+    _script(tmp_path / "bin" / "clang-19", "echo 14.0.6\n")
+    found = pass_plugin.plugin(["clang-19"], env)
+    assert found.path is None
+    assert "(clang-19 is version 14.0.6, the plugin needs LLVM 19 or later)" in found.note
+
+
 def test_a_failed_plugin_build_is_said_and_not_tried_per_unit(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch
                                                               ) -> None:

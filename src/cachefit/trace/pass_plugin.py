@@ -32,6 +32,7 @@ from cachefit.trace.runtime_build import runtime_dir
 PASS_SOURCE = "pass/cf_coalesce.cpp"
 ENV = "CACHEFIT_COALESCE"
 _HEADER = Path("llvm") / "Passes" / "PassPlugin.h"
+MIN_LLVM = 19       # the API cf_coalesce.cpp is written for (opaque pointers)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ def llvm_install(compiler: Sequence[str], env: Mapping[str, str]) -> LlvmInstall
     if not version or not version.strip():
         return f"{compiler[0]} -dumpversion failed"
     major = _major(version)
+    if not major.isdigit() or int(major) < MIN_LLVM:
+        return (f"{compiler[0]} is version {version.strip()}, the plugin needs LLVM "
+                f"{MIN_LLVM} or later")
     # The compiler's own installation first (/usr/bin/clang-19 -> /usr/lib/llvm-19/bin),
     # then the versioned name; /usr/bin/llvm-config may be another LLVM's.
     candidates = [Path(exe).resolve().parent / "llvm-config"]
