@@ -355,7 +355,9 @@ static int cf_h_reserve(size_t extra)
     return 1;
 }
 
-static int cf_h_lookup(const cf_htab *t, uintptr_t a, cf_obj *out, int *granule_used)
+/* gap: narrowed to the bytes around a that no object of the granule's entries meets. */
+static int cf_h_lookup(const cf_htab *t, uintptr_t a, cf_obj *out, int *granule_used,
+                       uintptr_t gap[2])
 {
     if (!t)
         return 0;
@@ -373,6 +375,12 @@ static int cf_h_lookup(const cf_htab *t, uintptr_t a, cf_obj *out, int *granule_
         if (a - base < span) {
             cf_obj_load(out, &t->s[i].o, base, span);
             return 1;
+        }
+        if (base > a) {
+            if (base < gap[1])
+                gap[1] = base;
+        } else if (base + span > gap[0]) {
+            gap[0] = base + span;
         }
     }
     return 0;
@@ -394,7 +402,8 @@ static long cf_r_floor(const cf_rtab *r, size_t n, uintptr_t a)
     return best;
 }
 
-static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_used)
+static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_used,
+                       int *range_meets)
 {
     if (!r)
         return 0;
@@ -408,7 +417,7 @@ static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_
     for (long k = gi; k >= 0 && k > gi - 4; k--) {
         uintptr_t base = RD(r->e[k].base);
         if (base >= g0 || base + RD(r->e[k].span) > g0)
-            *granule_used = 1;
+            *granule_used = *range_meets = 1;
     }
     long i = cf_r_floor(r, n, a);
     /* Ranges never overlap each other except when one type nests another; look
@@ -424,11 +433,17 @@ static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_
 }
 
 /* Lock-free lookup: 0 = not in any registered range, 1 = inside an object
- * (out = the range, *seq = the registry version it is valid for). */
-static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used)
+ * (out = the range, *seq = the registry version it is valid for).  When 0 and gap is not
+ * NULL: [gap[0], gap[1]) around a, inside a's granule, meets no object (empty: unknown). */
+static int cf_lookup_gap(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used,
+                         uintptr_t gap[2])
 {
     for (;;) {
         *granule_used = 0;
+        int range_meets = 0;
+        uintptr_t g[2];
+        g[0] = a & ~(((uintptr_t)1 << CF_GRAN_SHIFT) - 1);
+        g[1] = g[0] + ((uintptr_t)1 << CF_GRAN_SHIFT);
         unsigned long s1 = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
         if (s1 & 1) {
             cf_relax();
@@ -436,14 +451,24 @@ static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_
         }
         const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
         const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
-        int found = cf_h_lookup(h, a, out, granule_used) ||
-                    cf_r_lookup(r, a, out, granule_used);
+        int found = cf_h_lookup(h, a, out, granule_used, g) ||
+                    cf_r_lookup(r, a, out, granule_used, &range_meets);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (RD(cf_regseq) == s1) {
             *seq = s1;
+            if (gap) {
+                /* Ranges are seen by a few neighbours only: a gap where none meets. */
+                gap[0] = found || range_meets ? 0 : g[0];
+                gap[1] = found || range_meets ? 0 : g[1];
+            }
             return found;
         }
     }
+}
+
+static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used)
+{
+    return cf_lookup_gap(a, out, seq, granule_used, NULL);
 }
 
 /* Lock-free like cf_lookup: every registered range that holds `a` (at most `max`, into
@@ -910,7 +935,8 @@ enum { CF_RMAP = 0x8000 };
 static size_t cf_thread_bytes(void)
 {
     return (size_t)2 * cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
-           CF_RMAP * sizeof(uint16_t) + CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
+           CF_RMAP * sizeof(uint16_t) + CF_NEGC * sizeof(cf_negc) +
+           CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
            (size_t)cf_max_accesses * sizeof(uint64_t) +
            (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
 }
@@ -959,6 +985,8 @@ static int cf_thread_setup(cf_thread *t)
     mem += CF_MAX_FRAMES * sizeof(cf_frame);
     t->rmap = (uint16_t *)mem;
     mem += CF_RMAP * sizeof(uint16_t);
+    t->negc = (cf_negc *)mem; /* zero: gran 0 matches no granule */
+    mem += CF_NEGC * sizeof(cf_negc);
     t->align = (uint32_t *)mem;
     mem += CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t);
     t->scratch = (uint64_t *)mem;
@@ -1213,7 +1241,15 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         int used;
         if (CF_UNLIKELY(cf_nmemo_on) && cf_nest_memo_find(a, now))
             return &cf_nested_role;
-        if (!cf_lookup(a, &o, &seq, &used)) {
+        uintptr_t gap[2];
+        if (!cf_lookup_gap(a, &o, &seq, &used, gap)) {
+            if (gap[1] > gap[0]) {
+                cf_negc *e = &t->negc[gran % CF_NEGC];
+                e->gran = gran + 1;
+                e->seq = seq;
+                e->lo = (uint32_t)(gap[0] - (gran << CF_GRAN_SHIFT));
+                e->hi = (uint32_t)(gap[1] - (gran << CF_GRAN_SHIFT));
+            }
             if (!used) {
                 /* Most recent first: the per-access path checks the first two. */
                 for (uint32_t k = CF_NEG_CACHE - 1; k > 0; k--) {
@@ -1403,6 +1439,8 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
     if (CF_UNLIKELY(t->cut_n) && cf_cut_find(t, a, seq))
         return; /* an object left out by max_objects, as cf_resolve would again */
+    if (cf_in_gap(t, a, seq))
+        return; /* between objects, as cf_resolve would find again */
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
     cf_slow_begin(t);
     cf_role *r = NULL;

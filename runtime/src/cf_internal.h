@@ -61,6 +61,15 @@ typedef struct cf_role {
 
 typedef struct cf_sum cf_sum;
 
+/* An entry of cf_thread.negc: granule + 1 (0: empty), the registry version, and the
+ * bytes [lo, hi) of the granule (offsets) that no registered object met at that version. */
+enum { CF_NEGC = 1024 };
+typedef struct cf_negc {
+    uintptr_t gran;
+    unsigned long seq;
+    uint32_t lo, hi;
+} cf_negc;
+
 /* An active invocation (cf_core.c): frames[0] is the outermost one (its entry and frame
  * address are cf_thread.entry and .frame), frames[1 .. nest] the invocations of other
  * entry functions nested in it.  Every access of an inner invocation is also one of each
@@ -130,6 +139,11 @@ typedef struct cf_thread {
     uintptr_t frame;
     uint32_t nroles;
     uint32_t rolesmax; /* roles[nroles .. rolesmax): objects of earlier invocations */
+    /* Gaps between registered objects, by granule (CF_GRAN_SHIFT), direct-mapped
+     * (cf_core.c, cf_resolve): [CF_NEGC], in the thread's mapping.  An interpreter's heap
+     * interleaves traced objects with others, so most accesses between the lowest and the
+     * highest object are to no object, often in a granule that holds one. */
+    cf_negc *negc;
     /* Across invocations: objects resolved recently, each valid while the registry
      * version is unchanged. */
     cf_role objcache[CF_OBJ_CACHE];
@@ -277,6 +291,15 @@ static inline __attribute__((always_inline)) int cf_append(cf_thread *t, const c
     return 1;
 }
 
+/* 1: a lies in a gap between objects that negc holds for registry version seq. */
+static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
+{
+    uintptr_t g = a >> CF_GRAN_SHIFT;
+    const cf_negc *e = &t->negc[g % CF_NEGC];
+    uint32_t off = (uint32_t)(a & (((uintptr_t)1 << CF_GRAN_SHIFT) - 1));
+    return e->gran == g + 1 && e->seq == seq && off - e->lo < e->hi - e->lo;
+}
+
 /* An access inside [lowest, highest) of the registered objects while this thread is in
  * an invocation: the fast role, the second fast role, the first few roles (if the
  * registry has not changed since they were resolved), a granule known to be empty; 0 when
@@ -324,10 +347,13 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
             return cf_append(t, r, a, sm);
         }
     }
-    /* Between objects (e.g. the stack kept behind a TCB): a granule known to be empty. */
+    /* Between objects (e.g. the stack kept behind a TCB, an interpreter's other heap
+     * blocks): a granule known to be empty. */
     uintptr_t g = (a >> CF_GRAN_SHIFT) + 1;
     if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
         (t->neg_gran[1] == g && t->neg_seq[1] == seq))
+        return 1;
+    if (CF_LIKELY(t->negc) && cf_in_gap(t, a, seq))
         return 1;
     return 0;
 }
