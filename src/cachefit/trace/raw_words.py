@@ -2,16 +2,17 @@
 
 A version 2 `seq`/`sum` line (docs/raw-trace-format.md) holds up to tens of thousands of
 words `ROLE:OFFSET:SIZE:MODE` (a summary's with `:HITS`), most of them repeated within
-the file. `WordTable.sequence` splits a line once and looks every word up in per-file
-tables (one C-level pass per line: no Python work per word); a word is parsed only the
-first time the file shows it, so equal words share one `Access`, and a summary word is
-looked up with its hits, which repeat too.
+the file. `WordTable.sequence` reads a line with a few C-level passes and no Python work
+per word: a summary's words become `ROLE:OFFSET:SIZE:MODE HITS` (two `replace`), one
+`split`, the words looked up in a per-file table by `map` (a word is parsed only the
+first time the file shows it, so equal words share one `Access`), the hits decoded as
+one JSON list by msgspec.
 
 It takes only lines in the canonical form the runtime writes: single spaces, ASCII
 decimal numbers, the word count the line states. For anything else it returns None and
-cachefit.trace.raw_trace parses the line word by word, which accepts the same lines and
-gives the errors for malformed ones; so a line has one meaning whichever path reads it.
-It reads no files and raises nothing.
+cachefit.trace.raw_trace parses the line word by word, which accepts every line this
+accepts, with the same values, and gives the errors for malformed ones; so a line has
+one meaning whichever path reads it. It reads no files and raises nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from cachefit.model.profile import Access, Mode
 _HEAD = re.compile(r"(-?[0-9]+) (-?[0-9]+) (-?[0-9]+) ([0-9]+) ")
 """TYPE ENTRY COUNT LEN and the space before the first word."""
 _WORD = re.compile(r"([0-9]+):([0-9]+):([0-9]+):([rw])")
-_INTS = msgspec.json.Decoder(list[int])
-"""A summary's hits, joined by commas: JSON numbers are decimal, no sign or leading zero."""
+_INTS = msgspec.json.Decoder(tuple[int, ...])
+"""A summary's hits joined by commas: a JSON number is what int() reads from the same
+digits; a token JSON refuses (leading zero, `+`, `_`, ...) goes to the word-by-word
+parser."""
 
 Parsed = tuple[int, int, int, tuple[Access, ...], tuple[int, ...] | None]
 """A line's type id, entry, count, accesses and (a summary's) hits."""
@@ -53,7 +56,7 @@ class WordTable:
             tokens = rest.replace(":r:", ":r ").replace(":w:", ":w ").split(" ")
             words = tokens[4::2]
             try:
-                hits = tuple(_INTS.decode("[" + ",".join(tokens[5::2]) + "]"))
+                hits = _INTS.decode("[" + ",".join(tokens[5::2]) + "]")
             except msgspec.DecodeError:
                 return None
             if len(tokens) != 4 + 2 * n or len(hits) != n:
