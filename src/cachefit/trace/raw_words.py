@@ -4,7 +4,7 @@ A version 2 `seq`/`sum` line (docs/raw-trace-format.md) holds up to tens of thou
 words `ROLE:OFFSET:SIZE:MODE` (a summary's with `:HITS`), most of them repeated within
 the file. `WordTable.sequence` reads a line with a few C-level passes and no Python work
 per word: a summary's words become `ROLE:OFFSET:SIZE:MODE HITS` (two `replace`), one
-`split`, the words looked up in a per-file table by `map` (a word is parsed only the
+`split`, the words looked up in a per-file table by `itemgetter` (a word is parsed only the
 first time the file shows it, so equal words share one `Access`), the hits decoded as
 one JSON list by msgspec.
 
@@ -18,6 +18,7 @@ one meaning whichever path reads it. It reads no files and raises nothing.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import cast
 
 import msgspec
@@ -47,31 +48,39 @@ class WordTable:
         """A version 2 line's words after `seq`/`sum` parsed, or None when the line is not
         in the canonical form (then the word-by-word parser decides)."""
         head = _HEAD.match(rest)
-        if head is None or "\t" in rest or "\r" in rest:
-            return None             # (JSON would take a tab or CR in a hit as a space)
+        if head is None:
+            return None
         n = int(head[4])
         hits: tuple[int, ...] | None = None
         if summary:
             # `R:O:S:M:HITS` -> `R:O:S:M HITS`: after the head, words and hits alternate
             tokens = rest.replace(":r:", ":r ").replace(":w:", ":w ").split(" ")
+            if len(tokens) != 4 + 2 * n:
+                return None
             words = tokens[4::2]
+            text = ",".join(tokens[5::2])
+            if "\t" in text or "\r" in text:
+                return None         # JSON would take them for spaces, split() for separators
             try:
-                hits = _INTS.decode("[" + ",".join(tokens[5::2]) + "]")
+                hits = _INTS.decode(f"[{text}]")
             except msgspec.DecodeError:
                 return None
-            if len(tokens) != 4 + 2 * n or len(hits) != n:
+            if len(hits) != n:
                 return None
         else:
             words = rest.split(" ")[4:]
             if len(words) != n:
                 return None
         table = self.accesses
+        get = itemgetter(*words)    # (n >= 1: the head's space is followed by a word)
         try:
-            accesses = tuple(map(table.__getitem__, words))
+            accesses = get(table)
         except KeyError:
             if not self._learn(words):
                 return None
-            accesses = tuple(map(table.__getitem__, words))
+            accesses = get(table)
+        if n == 1:
+            accesses = (accesses,)  # itemgetter of one item gives the item
         return int(head[1]), int(head[2]), int(head[3]), accesses, hits
 
     def _learn(self, words: list[str]) -> bool:
