@@ -4,8 +4,9 @@ Tests that run cachefit in a subprocess give it a cache directory of its own
 (CACHEFIT_CACHE_DIR=TMP/.cache), so that the object cache and the scan cache they look at
 are theirs alone. The same directory also holds the helpers cachefit compiles on first use:
 the tracing runtime (`runtime/`), its inline-check bitcode (`runtime-inline/`), the
-native block search (`solver/`) and the check-coalescing pass plugin (`pass-plugin/`). Those are named by a hash of their sources, compiler and
-flags and are built under a file lock (cachefit.cache_files.build_cached), so one copy can
+native block search (`solver/`) and the check-coalescing pass plugin (`pass-plugin/`).
+Those are named by a hash of their sources, compiler and flags and are built under a file
+lock (cachefit.cache_files.build_cached), so one copy can
 serve every test: `private_cache` links those four subdirectories to one directory of the
 test session (shared by the pytest-xdist workers), and the first test that needs a helper
 builds it there. tests/trace/test_runtime_cache.py checks the on-demand builds themselves,
