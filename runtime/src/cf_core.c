@@ -935,7 +935,7 @@ enum { CF_RMAP = 0x8000 };
 static size_t cf_thread_bytes(void)
 {
     return (size_t)2 * cf_max_objects * sizeof(cf_role) + CF_MAX_FRAMES * sizeof(cf_frame) +
-           CF_RMAP * sizeof(uint16_t) + CF_NEGC * sizeof(cf_negc) +
+           CF_RMAP * sizeof(uint16_t) + CF_NEGC * sizeof(cf_negc) + CF_CUT0 * sizeof(cf_cut0) +
            CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t) +
            (size_t)cf_max_accesses * sizeof(uint64_t) +
            (size_t)CF_MAX_TYPES * 2 * cf_max_accesses * sizeof(uint64_t) + 16;
@@ -987,6 +987,9 @@ static int cf_thread_setup(cf_thread *t)
     mem += CF_RMAP * sizeof(uint16_t);
     t->negc = (cf_negc *)mem; /* zero: gran 0 matches no granule */
     mem += CF_NEGC * sizeof(cf_negc);
+    t->cut0 = (cf_cut0 *)mem; /* zero: size 0 holds nothing */
+    mem += CF_CUT0 * sizeof(cf_cut0);
+    t->cut0_gen = 1;
     t->align = (uint32_t *)mem;
     mem += CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t);
     t->scratch = (uint64_t *)mem;
@@ -1065,15 +1068,36 @@ static void cf_lost(cf_thread *t, uint32_t type, uint32_t n)
  * Emptied when the nesting level changes (cf_nest_enter, cf_frame_end), when the
  * outermost invocation ends (cf_flush) and when a role's extent is confirmed again
  * (cf_resolve; registered objects that overlap); entries of another registry version
- * never match. */
+ * never match.  The objects left out at the outermost level are also filed by granule in
+ * cf_thread.cut0, which only the last two events empty: the outermost invocation gains no
+ * roles below max_objects once it has them all, whatever its nested invocations do, so
+ * an interpreter's main loop that touches many objects keeps dropping their accesses
+ * without a lookup between the nested invocations it makes. */
 static inline void cf_cut_clear(cf_thread *t)
 {
     t->cut_n = 0;
     t->cut_next = 0;
 }
 
-static void cf_cut_put(cf_thread *t, uintptr_t base, uintptr_t size, unsigned long seq)
+/* Also the outermost level's (cf_thread.cut0): its invocation ended, or a role's extent
+ * was confirmed again. */
+static inline void cf_cut_clear_all(cf_thread *t)
 {
+    cf_cut_clear(t);
+    t->cut0_gen++;
+}
+
+/* a: the address whose access left the object out. */
+static void cf_cut_put(cf_thread *t, uintptr_t base, uintptr_t size, unsigned long seq,
+                       uintptr_t a)
+{
+    if (!t->nest && t->cut0) {
+        cf_cut0 *e = &t->cut0[(a >> CF_GRAN_SHIFT) % CF_CUT0];
+        e->base = base;
+        e->size = size;
+        e->seq = seq;
+        e->gen = t->cut0_gen;
+    }
     uint32_t i = t->cut_next++ % CF_CUT_CACHE;
     t->cut_base[i] = base;
     t->cut_size[i] = size;
@@ -1086,6 +1110,11 @@ static void cf_cut_put(cf_thread *t, uintptr_t base, uintptr_t size, unsigned lo
  * ones written since the cache was emptied: cut_next counts from 0 then). */
 static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now)
 {
+    if (!t->nest && t->cut0) {
+        const cf_cut0 *e = &t->cut0[(a >> CF_GRAN_SHIFT) % CF_CUT0];
+        if (a - e->base < e->size && e->seq == now && e->gen == t->cut0_gen)
+            return 1;
+    }
     for (uint32_t i = 0; i < t->cut_n; i++)
         if (a - t->cut_base[i] < t->cut_size[i] && t->cut_seq[i] == now)
             return 1;
@@ -1094,15 +1123,17 @@ static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now
 
 /* The invocation's role of the object element [ebase, ebase + esize) of `type`, confirmed
  * at registry version `seq` (with CF_SEQ_NESTED for an object nested in another), made
- * the fast role when `fast`; a new role when it has none (NULL: left out by max_objects). */
+ * the fast role when `fast`; a new role when it has none (NULL: left out by max_objects;
+ * `a`, the address accessed, then files it in the outermost level's cut cache). */
 static inline __attribute__((always_inline)) cf_role *cf_role_of(
-    cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type, unsigned long seq, int fast)
+    cf_thread *t, uintptr_t ebase, uintptr_t esize, uint32_t type, unsigned long seq, int fast,
+    uintptr_t a)
 {
     for (uint32_t i = 0; i < t->nroles; i++) {
         cf_role *r = &t->roles[i];
         if (r->base == ebase && r->type == type) {
             if (r->seq != seq || r->size != esize)
-                cf_cut_clear(t);
+                cf_cut_clear_all(t);
             r->size = esize;
             r->seq = seq;
             if (fast)
@@ -1117,7 +1148,7 @@ static inline __attribute__((always_inline)) cf_role *cf_role_of(
         int own = t->nest && t->nroles < 2 * cf_max_objects && t->nrole[type] < 0x7fff;
         cf_lost(t, type, own ? t->nest : t->nest + 1);
         if (!own) {
-            cf_cut_put(t, ebase, esize, seq);
+            cf_cut_put(t, ebase, esize, seq, a);
             return NULL;
         }
     }
@@ -1282,7 +1313,7 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         c->seq = seq;
         c->type = type;
     }
-    return cf_role_of(t, ebase, esize, type, seq, 1);
+    return cf_role_of(t, ebase, esize, type, seq, 1, a);
 }
 
 /* An address in none of this invocation's roles: the first few objects that earlier
@@ -1427,7 +1458,7 @@ static void cf_record_nested(cf_thread *t, uintptr_t a, uint64_t sm, unsigned lo
             t->outside[e->type]++; /* padding of a strided array */
             continue;
         }
-        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0);
+        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0, a);
         if (r)
             cf_append_slow(t, r, a, sm);
     }
@@ -1437,7 +1468,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
-    if (CF_UNLIKELY(t->cut_n) && cf_cut_find(t, a, seq))
+    if (cf_cut_find(t, a, seq))
         return; /* an object left out by max_objects, as cf_resolve would again */
     if (cf_in_gap(t, a, seq))
         return; /* between objects, as cf_resolve would find again */
@@ -1506,7 +1537,8 @@ static uintptr_t cf_record_nested_range(cf_thread *t, uintptr_t start, uintptr_t
             continue; /* padding of a strided array */
         uintptr_t eend = e->base + e->span, last = eend < end ? eend : end;
         cf_touch(t, e->type);
-        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0);
+        cf_role *r = cf_role_of(t, e->base, e->span, e->type, m->seq | CF_SEQ_NESTED, 0,
+                                start);
         if (r) {
             uintptr_t len = last - start;
             cf_append_slow(t, r, start, CF_SM(len > 0xffff ? 0xffff : len, mode));
@@ -2505,7 +2537,7 @@ static void cf_flush(cf_thread *t)
 {
     if (CF_UNLIKELY(t->nest))
         cf_close_nested(t, 0);
-    cf_cut_clear(t);
+    cf_cut_clear_all(t);
     cf_fast_detach(t);
     if (t->armed == 2 && !cf_settle_armed(t)) {
         t->nroles = 0;

@@ -61,6 +61,17 @@ typedef struct cf_role {
 
 typedef struct cf_sum cf_sum;
 
+/* An entry of cf_thread.cut0: an object left out by max_objects in the outermost
+ * invocation, [base, base + size) at registry version seq, valid while gen is the thread's
+ * cut0_gen. */
+enum { CF_CUT0 = 256 };
+typedef struct cf_cut0 {
+    uintptr_t base;
+    uintptr_t size;
+    unsigned long seq;
+    unsigned long gen;
+} cf_cut0;
+
 /* An entry of cf_thread.negc: granule + 1 (0: empty), the registry version, and the
  * bytes [lo, hi) of the granule (offsets) that no registered object met at that version. */
 enum { CF_NEGC = 1024 };
@@ -144,6 +155,11 @@ typedef struct cf_thread {
      * interleaves traced objects with others, so most accesses between the lowest and the
      * highest object are to no object, often in a granule that holds one. */
     cf_negc *negc;
+    /* Objects left out by max_objects at the outermost level, by 256-byte granule of an
+     * address in them (cf_core.c, cf_cut_*): [CF_CUT0], in the thread's mapping; kept
+     * while nested invocations run, as the outermost one gains no roles any more. */
+    cf_cut0 *cut0;
+    unsigned long cut0_gen;
     /* Across invocations: objects resolved recently, each valid while the registry
      * version is unchanged. */
     cf_role objcache[CF_OBJ_CACHE];
