@@ -136,3 +136,33 @@ def test_bulk_and_word_by_word_agree_on_mutated_lines(
     # every kind of outcome is exercised: read in bulk, read word by word, refused
     read = sum(isinstance(o, list) for o in alone)
     assert 100 < sum(taken) < read < 400
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_cycle_collector_is_restored(tmp_path: Path, enabled: bool) -> None:
+    """Reading raw traces pauses Python's cycle collector and leaves it as it was, also
+    when the file is refused."""
+    import gc
+
+    good = _raw(tmp_path, "seq 0 0 1 1 0:0:4:r\n")
+    bad = _raw(tmp_path, "seq 0 0 1 2 0:0:4:r\n", "cachefit-2.raw")
+    seen: list[bool] = []
+    table_sequence = WordTable.sequence
+
+    def spy(self: WordTable, rest: str, summary: bool) -> object:
+        seen.append(gc.isenabled())
+        return table_sequence(self, rest, summary)
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(raw_trace.WordTable, "sequence", spy)
+            raw_trace.profile_from_raw([good])
+            assert gc.isenabled() is enabled
+            with pytest.raises(UserError):
+                parse_raw(bad)
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False, False]
