@@ -7,6 +7,8 @@
  */
 #include "cf_internal.h"
 
+#include <stddef.h>
+
 #define CF_SANCOV(n)                                                                       \
     void __sanitizer_cov_load##n(const volatile void *p) { cf_access(p, n, CF_READ); }     \
     void __sanitizer_cov_store##n(const volatile void *p) { cf_access(p, n, CF_WRITE); }
@@ -90,6 +92,8 @@ CF_PM_THUNK(cf_record_slow_pm, ".hidden cf_record_slow_pm\n", cf_record_slow);
  * __cachefit_run found the run's extent outside the fast role; each member is then one
  * access, in order, exactly as its own callback would have taken it.  __cachefit_run:
  * the same for code compiled without the inline definitions. */
+/* Declared on both sides of the interface, as cf_thread's head is (the inline file is
+ * compiled alone); the layout is asserted on both. */
 struct cf_run_desc {
     uint32_t n;
     int32_t lo;
@@ -97,6 +101,7 @@ struct cf_run_desc {
     uint32_t zero;
     uint64_t member[];
 };
+_Static_assert(offsetof(struct cf_run_desc, member) == 16, "cf_sancov_inline.c: member at 16");
 void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d);
 void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
 
