@@ -11,12 +11,28 @@ serve every test: `private_cache` links those four subdirectories to one directo
 test session (shared by the pytest-xdist workers), and the first test that needs a helper
 builds it there. tests/trace/test_runtime_cache.py checks the on-demand builds themselves,
 in caches of its own.
+
+`build_env` is the environment of a `cachefit build` run in a test with such a cache;
+`write_project`, `run_build`, `build_in` and `build_project` make a make-built project of
+test programs, run `cachefit build` on it there and read its outputs back (what a test
+asserts of those outputs stays in the test).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from cachefit.model.profile import Profile, load
+
+CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 
 SHARED_SUBDIRS = ("runtime", "runtime-inline", "solver", "pass-plugin")
 """The cache subdirectories that hold compiled helpers keyed by their inputs."""
@@ -58,3 +74,67 @@ def build_env(tmp: Path) -> dict[str, str]:
         env.pop(key, None)
     env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     return env
+
+
+def write_project(tmp: Path, files_from: Path, names: Sequence[str], makefile: str, *,
+                  types: Sequence[str], entry: Sequence[str], compiler_key: str,
+                  compiler: str) -> Path:
+    """TMP/proj with `names` copied from `files_from`, `makefile` as its Makefile, and a
+    cachefit.toml tracing `types` from `entry` whose [build] runs `make` with
+    `compiler_key` ("cc" or "cxx") set to `compiler`, the workload ./prog, output `out`
+    and the retrace on; its path."""
+    project = tmp / "proj"
+    project.mkdir()
+    for name in names:
+        shutil.copy(files_from / name, project / name)
+    (project / "Makefile").write_text(makefile)
+    var = compiler_key.upper()
+    (project / "cachefit.toml").write_text(
+        f"[trace]\ntypes = {json.dumps(list(types))}\nentry = {json.dumps(list(entry))}\n"
+        f'[build]\n{compiler_key} = "{compiler}"\ncommand = \'make -s {var}="${var}"\'\n'
+        'clean = "rm -f prog *.o"\nworkload = "./prog"\nbinaries = ["prog"]\n'
+        'output = "out"\nretrace = true\n')
+    return project
+
+
+def run_build(project: Path, tmp: Path, *steps: str) -> subprocess.CompletedProcess[str]:
+    """`cachefit build` (only `steps` when named) in `project`, with `build_env(tmp)`."""
+    args = [a for s in steps for a in ("--step", s)]
+    return subprocess.run([*CACHEFIT, "build", *args], cwd=project, env=build_env(tmp),
+                          capture_output=True, text=True, check=False)
+
+
+@dataclass(frozen=True)
+class BuiltProject:
+    """A project `cachefit build` went through: its directory, the build's stdout, and
+    the profile, layout plan records and summary it wrote to `out`."""
+
+    project: Path
+    stdout: str
+    profile: Profile
+    plan: dict[str, Any]
+    summary: dict[str, Any]
+
+    @property
+    def out(self) -> Path:
+        return self.project / "out"
+
+
+def build_project(tmp: Path, files_from: Path, names: Sequence[str], makefile: str, *,
+                  types: Sequence[str], entry: Sequence[str], compiler_key: str = "cc",
+                  compiler: str) -> BuiltProject:
+    """`write_project`, then the whole `cachefit build`, which must succeed; its outputs."""
+    project = write_project(tmp, files_from, names, makefile, types=types, entry=entry,
+                            compiler_key=compiler_key, compiler=compiler)
+    return build_in(project, tmp)
+
+
+def build_in(project: Path, tmp: Path) -> BuiltProject:
+    """The whole `cachefit build` in `project` (written by `write_project`), which must
+    succeed; its outputs."""
+    proc = run_build(project, tmp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = project / "out"
+    return BuiltProject(project, proc.stdout, load(out / "profile.json"),
+                        json.loads((out / "layout-plan.json").read_text())["records"],
+                        json.loads((out / "summary.json").read_text()))

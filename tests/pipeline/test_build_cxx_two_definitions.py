@@ -10,20 +10,16 @@ DWARF and the offsets the program prints from both units).
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cachefit.frontend.dwarf_definitions import record_of
-from cachefit.model.profile import load
-from compiled_helpers import build_env
+from compiled_helpers import build_project
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
-CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 A, B = "Node@cxx_twodefs_a.cc:8", "Node@cxx_twodefs_b.cc:8"
 FILES = ("cxx_twodefs_a.cc", "cxx_twodefs_b.cc")
 MAKEFILE = """\
@@ -45,27 +41,14 @@ ORDER_B = ["table", "size", "used", "privdata"]
 @pytest.mark.skipif(shutil.which("clang++-19") is None or shutil.which("make") is None,
                     reason="needs clang++-19 and make")
 def test_build_plans_each_cxx_definition(tmp_path: Path) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
-    for name in FILES:
-        shutil.copy(PROGRAMS / name, project / name)
-    (project / "Makefile").write_text(MAKEFILE)
-    (project / "cachefit.toml").write_text(
-        '[trace]\ntypes = ["Node"]\nentry = ["op_a", "op_b"]\n[build]\n'
-        'cxx = "clang++-19"\ncommand = \'make -s CXX="$CXX"\'\nclean = "rm -f prog *.o"\n'
-        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
-    proc = subprocess.run([*CACHEFIT, "build"], cwd=project, env=build_env(tmp_path),
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = project / "out"
-    profile = load(out / "profile.json")
+    built = build_project(tmp_path, PROGRAMS, FILES, MAKEFILE, types=["Node"],
+                          entry=["op_a", "op_b"], compiler_key="cxx", compiler="clang++-19")
+    out, profile, plan, summary = built.out, built.profile, built.plan, built.summary
     assert sorted(profile.types) == [A, B]
     assert profile.types[A].alignment == {48: 3}
     assert profile.types[B].alignment == {0: 2, 56: 1}
-    plan = json.loads((out / "layout-plan.json").read_text())["records"]
     assert plan == {A: {"order": ORDER_A, "expected_size": 64},
                     B: {"order": ORDER_B, "expected_size": 32}}
-    summary = json.loads((out / "summary.json").read_text())
     assert [(t["name"], t["lines_before"], t["lines_after"], t["size_after_source"],
              t["lines_measured"]) for t in summary["types"]] == \
         [(A, 2.0, 1.0, "DWARF", 1.0), (B, 1.0, 1.0, "DWARF", 1.0)]

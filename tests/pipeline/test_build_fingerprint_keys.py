@@ -16,19 +16,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cachefit.frontend.dwarf_records import open_dwarf
-from cachefit.model.profile import load
 from cachefit.pipeline.definition_keys import fingerprint_of, key_test
 from cachefit.trace.record_defs import fingerprint
-from compiled_helpers import build_env
+from compiled_helpers import build_in, run_build, write_project
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
-CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 FILES = ("samedef_rec.h", "samedef_main.c", "samedef_lib.c")
 PLACE = "rec@samedef_rec.h:7"
 # the fingerprint of the big layout, from its size and named members with their offsets
@@ -46,23 +43,10 @@ COMPILERS = [pytest.param(c, marks=pytest.mark.skipif(
     for c in ("clang-19", "gcc")]
 
 
-def _project(tmp: Path, compiler: str) -> Path:
-    project = tmp / "proj"
-    project.mkdir()
-    for name in FILES:
-        shutil.copy(PROGRAMS / name, project / name)
-    (project / "Makefile").write_text(MAKEFILE)
-    (project / "cachefit.toml").write_text(
-        '[trace]\ntypes = ["rec"]\nentry = ["op_main", "op_lib"]\n[build]\n'
-        f'cc = "{compiler}"\ncommand = \'make -s CC="$CC"\'\nclean = "rm -f prog *.o"\n'
-        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
-    return project
-
-
-def _build(project: Path, tmp: Path, *steps: str) -> subprocess.CompletedProcess[str]:
-    args = [a for s in steps for a in ("--step", s)]
-    return subprocess.run([*CACHEFIT, "build", *args], cwd=project, env=build_env(tmp),
-                          capture_output=True, text=True, check=False)
+def _project(tmp: Path, compiler_key: str, compiler: str) -> Path:
+    return write_project(tmp, PROGRAMS, FILES, MAKEFILE, types=["rec"],
+                         entry=["op_main", "op_lib"], compiler_key=compiler_key,
+                         compiler=compiler)
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -73,17 +57,12 @@ def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str) -> None:
     16 bytes, twice: one line, kept. Before, the place key was analysed in the first unit
     with a definition at that place, the big one: its plan had `pad` and the DWARF check
     of the optimized binary failed."""
-    project = _project(tmp_path, compiler)
-    proc = _build(project, tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = project / "out"
-    profile = load(out / "profile.json")
+    built = build_in(_project(tmp_path, "cc", compiler), tmp_path)
+    out, profile, plan, summary = built.out, built.profile, built.plan, built.summary
     assert sorted(profile.types) == [FP, PLACE]
     assert (profile.types[FP].size, profile.types[PLACE].size) == (80, 16)
-    plan = json.loads((out / "layout-plan.json").read_text())["records"]
     assert plan == {FP: {"order": ["a", "b", "pad"], "expected_size": 80},
                     PLACE: {"order": ["a", "b"], "expected_size": 16}}
-    summary = json.loads((out / "summary.json").read_text())
     assert sorted((t["name"], t["lines_before"], t["lines_after"], t["size_after_source"])
                   for t in summary["types"]) == [(FP, 2.0, 1.0, "DWARF"),
                                                  (PLACE, 1.0, 1.0, "DWARF")]
@@ -108,7 +87,7 @@ def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str) -> None:
                     reason="needs clang++-19 and make")
 def test_build_plans_a_fingerprint_key_of_a_cxx_class(tmp_path: Path) -> None:
     """The same program as C++, `rec` a class: the same keys, plans and offsets."""
-    project = _project(tmp_path, "clang-19")
+    project = _project(tmp_path, "cxx", "clang++-19")
     header = project / "samedef_rec.h"
     header.write_text(header.read_text().replace("struct rec {\n", "class rec {\npublic:\n"))
     for unit in ("samedef_main", "samedef_lib"):
@@ -118,16 +97,10 @@ def test_build_plans_a_fingerprint_key_of_a_cxx_class(tmp_path: Path) -> None:
         c.unlink()
     (project / "Makefile").write_text(MAKEFILE.replace("$(CC)", "$(CXX)").replace(".c ", ".cc ")
                                       .replace(".c\n", ".cc\n"))
-    toml = project / "cachefit.toml"
-    toml.write_text(toml.read_text().replace('cc = "clang-19"', 'cxx = "clang++-19"')
-                    .replace('CC="$CC"', 'CXX="$CXX"'))
-    proc = _build(project, tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = project / "out"
-    plan = json.loads((out / "layout-plan.json").read_text())["records"]
-    assert plan == {FP: {"order": ["a", "b", "pad"], "expected_size": 80},
-                    PLACE: {"order": ["a", "b"], "expected_size": 16}}
-    run = subprocess.run([str(out / "optimize" / "bin" / "prog")], capture_output=True,
+    built = build_in(project, tmp_path)
+    assert built.plan == {FP: {"order": ["a", "b", "pad"], "expected_size": 80},
+                          PLACE: {"order": ["a", "b"], "expected_size": 16}}
+    run = subprocess.run([str(built.out / "optimize" / "bin" / "prog")], capture_output=True,
                          text=True, check=True)
     assert run.stdout == "results 2 6\nmain 16 0 8\nlib 80 0 16 8\n"
 
@@ -138,15 +111,15 @@ def test_unfound_fingerprint_key_is_refused_with_the_place_key(tmp_path: Path) -
     """The big layout's unit is not among the kept units (as for a unit built outside the
     wrapper): its key is refused, saying what to do, and the place key with it, since the
     optimize build could not tell the two apart without both plans."""
-    project = _project(tmp_path, "clang-19")
-    proc = _build(project, tmp_path, "profile", "trace")
+    project = _project(tmp_path, "cc", "clang-19")
+    proc = run_build(project, tmp_path, "profile", "trace")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     units = project / "out" / "units" / "profile"
     gone = [p for p in units.iterdir() if p.name.startswith("samedef_lib-")]
     assert len(gone) == 2           # the preprocessed unit and its sidecar
     for p in gone:
         p.unlink()
-    proc = _build(project, tmp_path, "layout")
+    proc = run_build(project, tmp_path, "layout")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     error = [line for line in proc.stderr.splitlines() if line.startswith("cachefit: error:")]
     assert error == [

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_definitions import record_of
-from cachefit.model.profile import load
-from compiled_helpers import build_env
+from compiled_helpers import build_env, build_project
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
@@ -38,27 +37,12 @@ lib.o: twodefs_lib.c twodefs_b.h
 """
 
 
-def _env(tmp: Path) -> dict[str, str]:
-    return build_env(tmp)
-
-
 @pytest.mark.skipif(shutil.which("clang-19") is None or shutil.which("make") is None,
                     reason="needs clang-19 and make")
 def test_build_plans_each_definition(tmp_path: Path) -> None:
-    project = tmp_path / "proj"
-    project.mkdir()
-    for name in FILES:
-        shutil.copy(PROGRAMS / name, project / name)
-    (project / "Makefile").write_text(MAKEFILE)
-    (project / "cachefit.toml").write_text(
-        '[trace]\ntypes = ["dict"]\nentry = ["op_main", "op_lib"]\n[build]\n'
-        'cc = "clang-19"\ncommand = \'make -s CC="$CC"\'\nclean = "rm -f prog *.o"\n'
-        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
-    proc = subprocess.run([*CACHEFIT, "build"], cwd=project, env=_env(tmp_path),
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = project / "out"
-    profile = load(out / "profile.json")
+    built = build_project(tmp_path, PROGRAMS, FILES, MAKEFILE, types=["dict"],
+                          entry=["op_main", "op_lib"], compiler="clang-19")
+    out, profile, plan, summary = built.out, built.profile, built.plan, built.summary
     assert sorted(profile.types) == [A, B]
     # where the traced objects start (mod 64): the program's dict on the heap at 32 (3
     # invocations), the library's heap dict at 48 (2) and its global at 56 (1)
@@ -68,10 +52,8 @@ def test_build_plans_each_definition(tmp_path: Path) -> None:
     # does better, the declared one is kept. B: op_lib touches size (8..16) and privdata
     # (24..32): at 48 they are 56..64 and 72..80, two lines, at 56 one; (2+2+1)/3 lines.
     # Swapping size and used puts them at 64..80 and 72..88: one line at both starts.
-    plan = json.loads((out / "layout-plan.json").read_text())["records"]
     assert plan == {A: {"order": ORDER_A, "expected_size": 64},
                     B: {"order": ORDER_B, "expected_size": 32}}
-    summary = json.loads((out / "summary.json").read_text())
     assert [(t["name"], t["lines_before"], t["lines_after"], t["size_after_source"])
             for t in summary["types"]] == [(A, 1.0, 1.0, "DWARF"), (B, 5 / 3, 1.0, "DWARF")]
     # the retrace (the plan built and traced): each key checked against its definition's
@@ -105,7 +87,7 @@ def test_report_binary_reads_the_definition(tmp_path: Path) -> None:
     dict from its own definition in the DWARF (32 bytes), not the program's (64)."""
     for name in FILES:
         shutil.copy(PROGRAMS / name, tmp_path / name)
-    env = _env(tmp_path)
+    env = build_env(tmp_path)
     (tmp_path / "cachefit.toml").write_text(
         '[trace]\ntypes = ["dict"]\nentry = ["op_main", "op_lib"]\n')
     subprocess.run([*CACHEFIT, "cc", "-O0", "-g", "twodefs_main.c", "twodefs_lib.c", "-o",
