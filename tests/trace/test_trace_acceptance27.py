@@ -14,19 +14,17 @@ results as the plain build.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, seqs
+from trace_helpers import PROGRAMS, assert_definitions, build, compiler_params, seqs
 
 from cachefit.frontend.dwarf_definitions import record_of
-from cachefit.model.profile import load
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.record_lookup import record_from_profile
-from compiled_helpers import build_env
+from compiled_helpers import build_project
 
 R, W = "r", "w"
 A, B = "rec@accept27_a.h:5", "rec@accept27_b.h:5"
@@ -46,10 +44,7 @@ FIELDS_B = [("len", 0, 8), ("tag", 8, 72), ("buf", 80, 8), ("cap", 88, 8)]
 # plus 3 * 96 bytes taken from the pool: 4 + 4 + 6 + 288
 RESULTS = "results 11 22 302\n"
 DECLARED = RESULTS + "main 80 0 8 64 72\nlib 96 0 8 80 88\n"
-COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
-                                                                reason="no clang-19")),
-             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                                           reason="no gcc"))]
+COMPILERS = compiler_params("clang-19", "gcc")
 
 
 def _copy(directory: Path, names: list[str]) -> None:
@@ -74,14 +69,7 @@ def test_profile_without_allocators_is_exact(tmp_path: Path, compiler: str) -> N
                 "(name one in [trace] types to trace only it)") in b.compile_stderr
         assert b.run() == DECLARED
         p = profiles[variant] = b.trace()
-        assert sorted(p.types) == [A, B]
-        assert (p.types[A].size, [(f.name, f.offset, f.size) for f in p.types[A].fields]) \
-            == (80, FIELDS_A)
-        assert (p.types[B].size, [(f.name, f.offset, f.size) for f in p.types[B].fields]) \
-            == (96, FIELDS_B)
-        assert seqs(p, A) == SEQ_A
-        assert seqs(p, B) == SEQ_B
-        assert p.types[A].outside_objects == p.types[B].outside_objects == 0
+        assert_definitions(p, {A: (80, FIELDS_A, SEQ_A), B: (96, FIELDS_B, SEQ_B)})
         assert p.invocations == 7
         assert p.metadata["registered"] == {A: 2, B: 3}
     # The same sequences, and the same lines and dirty lines per invocation of the
@@ -124,25 +112,14 @@ def test_build_applies_each_plan_to_its_own_definition(tmp_path: Path, compiler:
     wherever the object starts; B's op_lib touches len (0..8) and cap (88..96): two lines
     too. With the pair side by side (16 bytes at offset 0, objects starting at multiples
     of 16) each is one line; the one written field is one dirty line before and after."""
-    project = tmp_path / "proj"
-    project.mkdir()
-    _copy(project, SOURCES + HEADERS)
-    (project / "Makefile").write_text(MAKEFILE)
-    (project / "cachefit.toml").write_text(
-        '[trace]\ntypes = ["rec"]\nentry = ["op_main", "op_lib"]\n[build]\n'
-        f'cc = "{compiler}"\ncommand = \'make -s CC="$CC"\'\nclean = "rm -f prog *.o"\n'
-        'workload = "./prog"\nbinaries = ["prog"]\noutput = "out"\nretrace = true\n')
-    proc = subprocess.run([*CACHEFIT, "build"], cwd=project, env=build_env(tmp_path),
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = project / "out"
-    profile = load(out / "profile.json")
+    built = build_project(tmp_path, PROGRAMS, SOURCES + HEADERS, MAKEFILE, types=["rec"],
+                          entry=ENTRY, compiler=compiler)
+    project, out, profile = built.project, built.out, built.profile
+    plan, summary = built.plan, built.summary
     assert sorted(profile.types) == [A, B]
     assert (seqs(profile, A), seqs(profile, B)) == (SEQ_A, SEQ_B)
-    plan = json.loads((out / "layout-plan.json").read_text())["records"]
     assert plan == {A: {"order": ORDER_A, "expected_size": 80},
                     B: {"order": ORDER_B, "expected_size": 96}}
-    summary = json.loads((out / "summary.json").read_text())
     assert [(t["name"], t["lines_before"], t["lines_after"], t["dirty_before"],
              t["dirty_after"], t["size_after"], t["size_after_source"], t["lines_measured"])
             for t in summary["types"]] == [(A, 2.0, 1.0, 1.0, 1.0, 80, "DWARF", 1.0),

@@ -20,29 +20,25 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, Built, env_for, run, seqs
+from trace_helpers import (
+    CACHEFIT,
+    HAVE_CLANG,
+    PROGRAMS,
+    Built,
+    assert_definitions,
+    compiler_params,
+    env_for,
+    fields_of,
+    run,
+    seqs,
+)
+from twodefs_expected import FIELDS_A, FIELDS_B, ORDER_A, ORDER_B, SEQ_A, SEQ_B, R, W
 
 SOURCES = ["cxx_twodefs_a.cc", "cxx_twodefs_b.cc"]
 A, B = "Node@cxx_twodefs_a.cc:8", "Node@cxx_twodefs_b.cc:8"
 ENTRY = '[trace]\ntypes = ["Node"]\nentry = ["op_a", "op_b"]\n'
-R, W = "r", "w"
-# op_a on the program's heap Node, 3 times: writes used (8, 8), reads rehashidx (16, 4)
-SEQ_A = {((0, 8, 8, W), (0, 16, 4, R)): 3}
-# op_b on the library's heap Node twice and its global once: writes privdata (24, 8),
-# reads size (8, 8)
-SEQ_B = {((0, 24, 8, W), (0, 8, 8, R)): 3}
-FIELDS_A = [("type", 0, 8), ("used", 8, 8), ("rehashidx", 16, 4), ("pause", 20, 4),
-            ("name", 24, 40)]
-FIELDS_B = [("table", 0, 8), ("size", 8, 8), ("used", 16, 8), ("privdata", 24, 8)]
 DECLARED = "a 64 0 8 16 24\nb 32 0 8 16 24\n"
-COMPILERS = [pytest.param("clang++-19", marks=pytest.mark.skipif(not HAVE_CLANG,
-                                                                  reason="no clang-19")),
-             pytest.param("g++", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                                           reason="no g++"))]
-
-
-def _fields(profile_type: object) -> list[tuple[str, int, int]]:
-    return [(f.name, f.offset, f.size) for f in profile_type.fields]  # type: ignore[attr-defined]
+COMPILERS = compiler_params("clang++-19", "g++")
 
 
 def _build(tmp: Path, compiler: str, *, mode: str = "profile", plan: dict[str, list[str]]
@@ -74,12 +70,7 @@ def test_two_definitions_are_two_types(tmp_path: Path, compiler: str) -> None:
             f"{A}, {B} (name one in [trace] types to trace only it)") in b.compile_stderr
     assert b.run() == DECLARED
     p = b.trace()
-    assert sorted(p.types) == [A, B]
-    assert (p.types[A].size, _fields(p.types[A])) == (64, FIELDS_A)
-    assert (p.types[B].size, _fields(p.types[B])) == (32, FIELDS_B)
-    assert seqs(p, A) == SEQ_A
-    assert seqs(p, B) == SEQ_B
-    assert p.types[A].outside_objects == p.types[B].outside_objects == 0
+    assert_definitions(p, {A: (64, FIELDS_A, SEQ_A), B: (32, FIELDS_B, SEQ_B)})
     assert p.metadata["registered"] == {A: 1, B: 2}
     assert p.invocations == 6
 
@@ -92,14 +83,10 @@ def test_a_polymorphic_definition_is_told_apart(tmp_path: Path, compiler: str) -
     b = _build(tmp_path, compiler, virtual=True)
     p = b.trace()
     assert sorted(p.types) == [A, B]
-    assert _fields(p.types[B]) == [("<vptr>", 0, 8)] + [(n, o + 8, s) for n, o, s in FIELDS_B]
+    assert fields_of(p.types[B]) == [("<vptr>", 0, 8)] + [(n, o + 8, s) for n, o, s in FIELDS_B]
     assert seqs(p, A) == SEQ_A
     assert seqs(p, B) == {((0, 32, 8, W), (0, 16, 8, R)): 3}
     assert p.metadata["registered"] == {A: 1, B: 2}
-
-
-ORDER_A = ["name", "rehashidx", "pause", "used", "type"]
-ORDER_B = ["privdata", "used", "size", "table"]
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -131,7 +118,7 @@ def test_types_can_name_one_definition(tmp_path: Path) -> None:
     assert "different definitions" not in built.stderr
     p = Built(tmp_path, tmp_path / "prog", env_for(tmp_path), built.stderr).trace()
     assert list(p.types) == ["Node@cxx_twodefs_b.cc"]
-    assert _fields(p.types["Node@cxx_twodefs_b.cc"]) == FIELDS_B
+    assert fields_of(p.types["Node@cxx_twodefs_b.cc"]) == FIELDS_B
     assert seqs(p, "Node@cxx_twodefs_b.cc") == SEQ_B
 
 

@@ -14,13 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trace_helpers import HAVE_CLANG, HAVE_GCC, build, seqs
+from trace_helpers import build, compiler_params, seqs
 
 R, W = "r", "w"
-COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
-                                                                reason="no clang-19")),
-             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                                           reason="no gcc"))]
+COMPILERS = compiler_params("clang-19", "gcc")
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)

@@ -17,7 +17,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, PROGRAMS, build, env_for, run, seqs
+from trace_helpers import (
+    CACHEFIT,
+    HAVE_CLANG,
+    PROGRAMS,
+    assert_definitions,
+    build,
+    compiler_params,
+    env_for,
+    fields_of,
+    run,
+    seqs,
+)
+from twodefs_expected import FIELDS_A, FIELDS_B, ORDER_A, ORDER_B, SEQ_A, SEQ_B, R, W
 
 from cachefit.model.profile import load
 from cachefit.model.type_names import (
@@ -28,32 +40,16 @@ from cachefit.model.type_names import (
 )
 from cachefit.trace.alloc_sites import UNCONVERTED, SiteNote, missed_notes, type_notes
 
-R, W = "r", "w"
 SOURCES = ["twodefs_main.c", "twodefs_lib.c"]
 A, B = "dict@twodefs_a.h:4", "dict@twodefs_b.h:3"
 ENTRY = ["op_main", "op_lib"]
-# op_main on the program's heap dict, 3 times: writes used (8, 8), reads rehashidx (16, 4)
-SEQ_A = {((0, 8, 8, W), (0, 16, 4, R)): 3}
-# op_lib on the library's heap dict twice and its global once: writes privdata (24, 8),
-# reads size (8, 8)
-SEQ_B = {((0, 24, 8, W), (0, 8, 8, R)): 3}
-FIELDS_A = [("type", 0, 8), ("used", 8, 8), ("rehashidx", 16, 4), ("pause", 20, 4),
-            ("name", 24, 40)]
-FIELDS_B = [("table", 0, 8), ("size", 8, 8), ("used", 16, 8), ("privdata", 24, 8)]
 DECLARED = "main 64 0 8 16 24\nlib 32 0 8 16 24\n"
-COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
-                                                                reason="no clang-19")),
-             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                                           reason="no gcc"))]
+COMPILERS = compiler_params("clang-19", "gcc")
 
 
 def _copy_headers(tmp: Path) -> None:
     for h in ("twodefs_a.h", "twodefs_b.h"):
         shutil.copy(PROGRAMS / h, tmp / h)
-
-
-def _fields(profile_type: object) -> list[tuple[str, int, int]]:
-    return [(f.name, f.offset, f.size) for f in profile_type.fields]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -64,12 +60,7 @@ def test_two_definitions_are_two_types(tmp_path: Path, compiler: str) -> None:
             f"{A}, {B} (name one in [trace] types to trace only it)") in b.compile_stderr
     assert b.run() == DECLARED
     p = b.trace()
-    assert sorted(p.types) == [A, B]
-    assert (p.types[A].size, _fields(p.types[A])) == (64, FIELDS_A)
-    assert (p.types[B].size, _fields(p.types[B])) == (32, FIELDS_B)
-    assert seqs(p, A) == SEQ_A
-    assert seqs(p, B) == SEQ_B
-    assert p.types[A].outside_objects == p.types[B].outside_objects == 0
+    assert_definitions(p, {A: (64, FIELDS_A, SEQ_A), B: (32, FIELDS_B, SEQ_B)})
     assert p.invocations == 6
 
 
@@ -87,7 +78,7 @@ def test_types_can_name_one_definition(tmp_path: Path, chosen: str, seq: object,
     assert "different definitions" not in b.compile_stderr
     p = b.trace()
     assert list(p.types) == [chosen]
-    assert _fields(p.types[chosen]) == fields
+    assert fields_of(p.types[chosen]) == fields
     assert seqs(p, chosen) == seq
 
 
@@ -105,10 +96,6 @@ def _optimize(tmp: Path, compiler: str, records: dict[str, list[str]]) -> tuple[
                   CACHEFIT_LAYOUTS=str(tmp / "plan.json"))
     built = run([*CACHEFIT, "cc", "-O0", "-g", *SOURCES, "-o", "prog"], tmp, env)
     return run([str(tmp / "prog")], tmp, env).stdout, built.stderr
-
-
-ORDER_A = ["name", "rehashidx", "pause", "used", "type"]
-ORDER_B = ["privdata", "used", "size", "table"]
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -188,8 +175,8 @@ def test_typedef_named_definitions(tmp_path: Path) -> None:
     p = load(tmp_path / "p.json")
     ta, tb = "dict_t@twodefs_a.h:4", "dict_t@twodefs_b.h:3"
     assert sorted(p.types) == [ta, tb]
-    assert (_fields(p.types[ta]), seqs(p, ta)) == (FIELDS_A, SEQ_A)
-    assert (_fields(p.types[tb]), seqs(p, tb)) == (FIELDS_B, SEQ_B)
+    assert (fields_of(p.types[ta]), seqs(p, ta)) == (FIELDS_A, SEQ_A)
+    assert (fields_of(p.types[tb]), seqs(p, tb)) == (FIELDS_B, SEQ_B)
     (tmp_path / "plan.json").write_text(json.dumps(
         {"format": "cachefit-layout-plan", "version": 1,
          "records": {tb: {"order": ORDER_B, "expected_size": 32}}}))

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from trace_helpers import CACHEFIT, HAVE_CLANG, HAVE_GCC, build, needs_clang, run, seqs
+from trace_helpers import CACHEFIT, HAVE_CLANG, build, compiler_params, needs_clang, run, seqs
 
 from cachefit.model.profile import load
 from cachefit.model.project_config import TraceConfig
@@ -30,10 +30,7 @@ TYPED = {
 }
 HAND_NAMED = ('allocators = ["zalloc", "xmalloc", "mem_alloc", "pool_get"]\n'
               'deallocators = ["xfree"]\n')
-COMPILERS = [pytest.param("clang-19", marks=pytest.mark.skipif(not HAVE_CLANG,
-                                                                reason="no clang-19")),
-             pytest.param("gcc", marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                                           reason="no gcc"))]
+COMPILERS = compiler_params("clang-19", "gcc")
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)

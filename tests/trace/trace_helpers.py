@@ -10,10 +10,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cachefit.model.profile import Access, Profile, load
+from cachefit.model.profile import Access, Profile, TypeProfile, load
 from compiled_helpers import private_cache
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,6 +25,15 @@ HAVE_CLANG = shutil.which("clang-19") is not None
 HAVE_GCC = shutil.which("gcc") is not None
 needs_clang = pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")
 needs_gcc = pytest.mark.skipif(not HAVE_GCC, reason="gcc is not installed")
+
+
+def compiler_params(clang: str, gcc: str) -> list[Any]:
+    """`clang` (a clang-19 driver) and `gcc` (a GCC driver) as pytest parameters: the
+    first skipped without clang-19, the second without gcc or without clang-19 (a profile
+    build with GCC still reads its units with clang-19's libclang)."""
+    return [pytest.param(clang, marks=pytest.mark.skipif(not HAVE_CLANG, reason="no clang-19")),
+            pytest.param(gcc, marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
+                                                       reason=f"no {gcc}"))]
 
 
 def env_for(tmp: Path, **extra: str) -> dict[str, str]:
@@ -94,14 +104,33 @@ def build(tmp: Path, sources: Sequence[str], *, types: Sequence[str], entry: Seq
     return Built(tmp, tmp / name, trace_env, proc.stderr)
 
 
-def seqs(profile: Profile, type_name: str) -> dict[tuple[tuple[int, int, int, str], ...], int]:
+Fields = list[tuple[str, int, int]]
+Seqs = dict[tuple[tuple[int, int, int, str], ...], int]
+
+
+def seqs(profile: Profile, type_name: str) -> Seqs:
     """Sequences of a type as {((role, offset, size, mode), ...): count}, the counts of
     equal accesses of several kinds of operation (entry functions) added up."""
-    out: dict[tuple[tuple[int, int, int, str], ...], int] = {}
+    out: Seqs = {}
     for s in profile.types[type_name].sequences:
         key = tuple((a.role, a.offset, a.size, a.mode) for a in s.accesses)
         out[key] = out.get(key, 0) + s.count
     return out
+
+
+def fields_of(profile_type: TypeProfile) -> Fields:
+    """A profile type's fields as (name, offset, size)."""
+    return [(f.name, f.offset, f.size) for f in profile_type.fields]
+
+
+def assert_definitions(profile: Profile, expected: dict[str, tuple[int, Fields, Seqs]]) -> None:
+    """`profile` has exactly the types of `expected` ({key: (size, fields_of, seqs)}), each
+    with that size, those fields and sequences, and no access outside its objects."""
+    assert sorted(profile.types) == sorted(expected)
+    for key, (size, fields, sequences) in expected.items():
+        assert (profile.types[key].size, fields_of(profile.types[key])) == (size, fields)
+        assert seqs(profile, key) == sequences
+        assert profile.types[key].outside_objects == 0
 
 
 def acc(*quads: tuple[int, int, int, str]) -> tuple[Access, ...]:
