@@ -13,9 +13,9 @@ builds it there. tests/trace/test_runtime_cache.py checks the on-demand builds t
 in caches of its own.
 
 `build_env` is the environment of a `cachefit build` run in a test with such a cache;
-`write_project`, `run_build`, `build_in` and `build_project` make a make-built project of
-test programs, run `cachefit build` on it there and read its outputs back (what a test
-asserts of those outputs stays in the test).
+`makefile`, `write_project`, `run_build`, `build_in` and `build_project` make a make-built
+project of test programs, run `cachefit build` on it there and read its outputs back (what
+a test asserts of those outputs stays in the test).
 """
 
 from __future__ import annotations
@@ -74,6 +74,15 @@ def build_env(tmp: Path) -> dict[str, str]:
         env.pop(key, None)
     env["CACHEFIT_CACHE_DIR"] = str(private_cache(tmp))
     return env
+
+
+def makefile(var: str, units: dict[str, Sequence[str]]) -> str:
+    """A Makefile linking `prog` from `units` ({object: [source, its other prerequisites]})
+    with $(`var`), each object compiled from its source by $(`var`) at -O0 -g."""
+    objects = " ".join(units)
+    return f"prog: {objects}\n\t$({var}) -o $@ {objects}\n" + "".join(
+        f"{obj}: {' '.join(deps)}\n\t$({var}) -O0 -g -c -o $@ {deps[0]}\n"
+        for obj, deps in units.items())
 
 
 def write_project(tmp: Path, files_from: Path, names: Sequence[str], makefile: str, *,

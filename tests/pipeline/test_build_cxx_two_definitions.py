@@ -17,19 +17,12 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_definitions import record_of
-from compiled_helpers import build_project
+from compiled_helpers import build_project, makefile
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 A, B = "Node@cxx_twodefs_a.cc:8", "Node@cxx_twodefs_b.cc:8"
 FILES = ("cxx_twodefs_a.cc", "cxx_twodefs_b.cc")
-MAKEFILE = """\
-prog: a.o b.o
-\t$(CXX) -o $@ a.o b.o
-a.o: cxx_twodefs_a.cc
-\t$(CXX) -O0 -g -c -o $@ cxx_twodefs_a.cc
-b.o: cxx_twodefs_b.cc
-\t$(CXX) -O0 -g -c -o $@ cxx_twodefs_b.cc
-"""
+MAKEFILE = makefile("CXX", {"a.o": ["cxx_twodefs_a.cc"], "b.o": ["cxx_twodefs_b.cc"]})
 # A: op_a touches used (8..16) and rehashidx (16..20) of an object at 48 mod 64: 56..64
 # and 64..68, two lines. The optimizer's order puts rehashidx at 52 and used at 56
 # (100..112 at 48): one line. B: op_b touches size (8..16) and privdata (24..32) of objects

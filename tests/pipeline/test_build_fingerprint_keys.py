@@ -23,21 +23,15 @@ import pytest
 from cachefit.frontend.dwarf_records import open_dwarf
 from cachefit.pipeline.definition_keys import fingerprint_of, key_test
 from cachefit.trace.record_defs import fingerprint
-from compiled_helpers import build_in, run_build, write_project
+from compiled_helpers import build_in, makefile, run_build, write_project
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 FILES = ("samedef_rec.h", "samedef_main.c", "samedef_lib.c")
 PLACE = "rec@samedef_rec.h:7"
 # the fingerprint of the big layout, from its size and named members with their offsets
 FP = "rec@" + fingerprint(80, [("a", 0), ("pad", 8), ("b", 72)])
-MAKEFILE = """\
-prog: main.o lib.o
-\t$(CC) -o $@ main.o lib.o
-main.o: samedef_main.c samedef_rec.h
-\t$(CC) -O0 -g -c -o $@ samedef_main.c
-lib.o: samedef_lib.c samedef_rec.h
-\t$(CC) -O0 -g -c -o $@ samedef_lib.c
-"""
+MAKEFILE = makefile("CC", {"main.o": ["samedef_main.c", "samedef_rec.h"],
+                           "lib.o": ["samedef_lib.c", "samedef_rec.h"]})
 COMPILERS = [pytest.param(c, marks=pytest.mark.skipif(
     shutil.which(c) is None or shutil.which("clang-19") is None, reason=f"no {c}"))
     for c in ("clang-19", "gcc")]

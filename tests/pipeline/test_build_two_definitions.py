@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cachefit.frontend.dwarf_definitions import record_of
-from compiled_helpers import build_env, build_project
+from compiled_helpers import build_env, build_project, makefile
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
@@ -27,14 +27,8 @@ A, B = "dict@twodefs_a.h:4", "dict@twodefs_b.h:3"
 ORDER_A = ["type", "used", "rehashidx", "pause", "name"]
 ORDER_B = ["table", "used", "size", "privdata"]
 FILES = ("twodefs_a.h", "twodefs_b.h", "twodefs_main.c", "twodefs_lib.c")
-MAKEFILE = """\
-prog: main.o lib.o
-\t$(CC) -o $@ main.o lib.o
-main.o: twodefs_main.c twodefs_a.h
-\t$(CC) -O0 -g -c -o $@ twodefs_main.c
-lib.o: twodefs_lib.c twodefs_b.h
-\t$(CC) -O0 -g -c -o $@ twodefs_lib.c
-"""
+MAKEFILE = makefile("CC", {"main.o": ["twodefs_main.c", "twodefs_a.h"],
+                           "lib.o": ["twodefs_lib.c", "twodefs_b.h"]})
 
 
 @pytest.mark.skipif(shutil.which("clang-19") is None or shutil.which("make") is None,

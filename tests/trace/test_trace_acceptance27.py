@@ -24,7 +24,7 @@ from trace_helpers import PROGRAMS, assert_definitions, build, compiler_params, 
 from cachefit.frontend.dwarf_definitions import record_of
 from cachefit.report.layout_figures import measure_record
 from cachefit.report.record_lookup import record_from_profile
-from compiled_helpers import build_project
+from compiled_helpers import build_project, makefile
 
 R, W = "r", "w"
 A, B = "rec@accept27_a.h:5", "rec@accept27_b.h:5"
@@ -84,16 +84,9 @@ def test_profile_without_allocators_is_exact(tmp_path: Path, compiler: str) -> N
             assert (m.lines, m.dirty) == (2.0, 1.0)
 
 
-MAKEFILE = """\
-prog: main.o lib.o mem.o
-\t$(CC) -o $@ main.o lib.o mem.o
-main.o: accept27_main.c accept27_a.h accept27_mem.h
-\t$(CC) -O0 -g -c -o $@ accept27_main.c
-lib.o: accept27_lib.c accept27_b.h accept27_mem.h
-\t$(CC) -O0 -g -c -o $@ accept27_lib.c
-mem.o: accept27_mem.c accept27_mem.h
-\t$(CC) -O0 -g -c -o $@ accept27_mem.c
-"""
+MAKEFILE = makefile("CC", {"main.o": ["accept27_main.c", "accept27_a.h", "accept27_mem.h"],
+                           "lib.o": ["accept27_lib.c", "accept27_b.h", "accept27_mem.h"],
+                           "mem.o": ["accept27_mem.c", "accept27_mem.h"]})
 # The touched pair first, in declared order, then the others in declared order.
 ORDER_A = ["hits", "last", "name", "next"]
 ORDER_B = ["len", "cap", "tag", "buf"]
