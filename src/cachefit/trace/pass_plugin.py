@@ -127,9 +127,12 @@ def _build(llvm: LlvmInstall, compiler: Sequence[str], src: Path, env: Mapping[s
     cxx_cmd = [str(cxx)] if cxx.is_file() else [*compiler]
 
     def compile_plugin(out: Path) -> None:
+        # The driver's object file between compile and link goes to TMPDIR: the build's
+        # own scratch directory, removed with it also when the build is interrupted.
         proc = subprocess.run([*cxx_cmd, "-shared", "-fPIC", "-O2", *llvm.cxxflags,
                                "-x", "c++", str(src), "-o", str(out)],
-                              capture_output=True, text=True, check=False, env=dict(env))
+                              capture_output=True, text=True, check=False,
+                              env={**env, "TMPDIR": str(out.parent)})
         if proc.returncode != 0:
             first = (proc.stderr.strip().splitlines() or ["no message"])[0]
             raise _BuildFailed(f"building {src.name} failed: {first}")
