@@ -11,7 +11,11 @@ once into the work directory:
     built by `cachefit build --step profile`; workload `minigzip -6` of MIB MiB of text;
   * Lua 5.4: types lua_State, CallInfo, Table, the four entries of run_lua.py, built by
     bench/projects/lua/build-lua.sh through `cachefit cc` with Lua's string cache of one
-    slot (filter_bench.py says why); workload `src/lua bench.lua SCALE`.
+    slot (filter_bench.py says why) and a constant hash seed (`luai_makeseed` mixes the
+    time and addresses: two traces of one binary differ in Table's sequences without
+    it); workload `src/lua bench.lua SCALE`.
+Every program runs under `setarch -R` (no address randomization), so that the commits'
+profiles can be compared sequence for sequence.
 Then, rounds interleaved (plain, then each commit, in each round), two CPU times (user +
 sys of the process tree): the traced program alone (the runtime writing its raw trace,
 CACHEFIT_TRACE_DIR) and the whole `cachefit trace -o prof.json -- PROGRAM` (program plus
@@ -46,7 +50,7 @@ from cachefit.model.profile import load  # noqa: E402
 
 PY = str(REPO / ".venv" / "bin" / "python")
 LUA_PROJECT = REPO / "bench" / "projects" / "lua"
-LUA_CFLAGS = "-DSTRCACHE_N=1 -DSTRCACHE_M=1"
+LUA_CFLAGS = "-DSTRCACHE_N=1 -DSTRCACHE_M=1 -Dluai_makeseed=sizeof"
 ZLIB_BUILD = "CFLAGS='-O2 -g' ./configure --static >/dev/null && make -s minigzip"
 
 
@@ -129,6 +133,7 @@ def bench(name: str, src: Path, work: Path, commits: list[str], run: list[str],
     program: dict[str, list[float]] = {v: [] for v in trees}
     command: dict[str, list[float]] = {v: [] for v in trees if v != "plain"}
     raw = Path(tempfile.mkdtemp(prefix="cf-raw-", dir=work))
+    run = ["setarch", "-R", *run]
     for _ in range(rounds):
         for variant, tree in trees.items():
             env = envs[variant]
