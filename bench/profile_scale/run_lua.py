@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_steps import CACHEFIT, build_steps, checkout_env, sh, timed  # noqa: E402
+from scale_steps import CACHEFIT, build_steps, checkout_env, emit, sh, timed  # noqa: E402
 
 PROJECT = REPO / "bench" / "projects" / "lua"
 TYPES = ["lua_State", "CallInfo", "Table"]
@@ -148,11 +148,7 @@ def main() -> int:
             current = None
     figures["kinds"] = kinds
     figures["trace_ratio"] = round(steps["trace"]["seconds"] / plain_s, 1)
-    text = json.dumps(figures, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
-    return 0
+    return emit(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench" / "trace"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_builds import fetch_zlib, make_input  # noqa: E402
-from scale_steps import CACHEFIT, build_steps, checkout_env, sh, timed  # noqa: E402
+from scale_steps import CACHEFIT, build_steps, checkout_env, emit, sh, timed  # noqa: E402
 
 LEVELS = ("-1", "-6", "-9")
 
@@ -108,11 +108,7 @@ def main() -> int:
         figures["summary_table"] = [line for line in summary.read_text().splitlines()
                                     if line.startswith("|")][:12]
     figures["trace_ratio"] = round(steps["trace"]["seconds"] / plain_s, 1)
-    text = json.dumps(figures, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
-    return 0
+    return emit(figures, args.json)
 
 
 if __name__ == "__main__":

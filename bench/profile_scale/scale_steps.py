@@ -5,6 +5,7 @@ It fetches, builds and reads nothing of a project itself."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,6 +34,15 @@ def timed(cmd: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[float
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {cmd}\n{proc.stderr[-3000:]}")
     return seconds, int(lines[-1]), "\n".join(lines[:-1])
+
+
+def emit(figures: dict[str, object], path: Path | None) -> int:
+    """Print a bench's figures as JSON, and write them to `path` when given; exit code 0."""
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if path:
+        path.write_text(text + "\n")
+    return 0
 
 
 def checkout_env(checkout: Path | None, cache: Path | None = None) -> dict[str, str]:

@@ -45,6 +45,7 @@ from filter_bench import cpu, sh  # noqa: E402
 from run_lua import ENTRIES as LUA_ENTRIES  # noqa: E402
 from run_lua import TYPES as LUA_TYPES  # noqa: E402
 from run_lua import fetch_lua  # noqa: E402
+from scale_steps import checkout_env, emit  # noqa: E402
 
 from cachefit.model.profile import load  # noqa: E402
 
@@ -67,12 +68,6 @@ def export(commit: str, work: Path) -> Path:
         for so in (REPO / "src" / "cachefit" / "layout").glob("_cf_block_search*.so"):
             shutil.copy(so, out / "src" / "cachefit" / "layout" / so.name)
     return out
-
-
-def checkout_env(checkout: Path, cache: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(checkout / "src"),
-                CACHEFIT_RUNTIME_DIR=str(checkout / "runtime"),
-                CACHEFIT_CACHE_DIR=str(cache))
 
 
 def build_zlib(src: Path, tree: Path, env: dict[str, str] | None) -> None:
@@ -180,11 +175,7 @@ def main() -> int:
         out["lua"] = bench("lua", fetch_lua(work), work, args.commits,
                            ["src/lua", "bench.lua", f"{args.scale:g}"], build_lua,
                            args.rounds)
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from run_lua import ENTRIES as LUA_ENTRIES  # noqa: E402
 from run_lua import TYPES as LUA_TYPES  # noqa: E402
 from run_lua import fetch_lua  # noqa: E402
 from run_zlib import fetch_zlib, make_input  # noqa: E402
+from scale_steps import emit  # noqa: E402
 
 from cachefit.model.profile import load  # noqa: E402
 
@@ -196,11 +197,7 @@ def main() -> int:
                             {**filt, "list": 'instrument = ["longest_match"]\n'},
                             zbuild, zbuild, ["sh", "-c", f"./minigzip -6 < {data}"],
                             ["internal_state"], ["longest_match"], args.rounds, [])
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":
