@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from cachefit.cli.main import main
 from cachefit.frontend.dwarf_records import open_dwarf
-from cachefit.pipeline.definition_keys import fingerprint_of, key_test
-from cachefit.trace.record_defs import fingerprint
+from cachefit.model.record_fingerprint import fingerprint, fingerprint_of
+from cachefit.pipeline.definition_keys import key_test
 from compiled_helpers import build_in, makefile, run_build, write_project
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
@@ -45,12 +46,14 @@ def _project(tmp: Path, compiler_key: str, compiler: str) -> Path:
 
 @pytest.mark.parametrize("compiler", COMPILERS)
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str) -> None:
+def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
     """By hand: op_lib reads b (72..80) and writes a (0..8) of the big rec, three times:
     two lines wherever it starts, one with b beside a. op_main touches the small rec's
     16 bytes, twice: one line, kept. Before, the place key was analysed in the first unit
     with a definition at that place, the big one: its plan had `pad` and the DWARF check
-    of the optimized binary failed."""
+    of the optimized binary failed. `cachefit report --binary` of the profile build finds
+    the fingerprint key's record by its fingerprint (it said `not analysed` before)."""
     built = build_in(_project(tmp_path, "cc", compiler), tmp_path)
     out, profile, plan, summary = built.out, built.profile, built.plan, built.summary
     assert sorted(profile.types) == [FP, PLACE]
@@ -75,6 +78,15 @@ def test_build_plans_a_fingerprint_key(tmp_path: Path, compiler: str) -> None:
     # one with b at 8 and pad after it; the results as the program computes them
     run = subprocess.run([str(optimized)], capture_output=True, text=True, check=True)
     assert run.stdout == "results 2 6\nmain 16 0 8\nlib 80 0 16 8\n"
+    capsys.readouterr()
+    assert main(["report", str(out / "profile.json"), "--type", FP, "--layouts",
+                 str(out / "layout-plan.json"), "--binary",
+                 str(out / "profile" / "bin" / "prog")]) == 0
+    text = capsys.readouterr().out
+    assert "not analysed" not in text
+    assert f"type {FP}: 80 bytes, 1 sequence, 3 counted invocations\n" in text
+    assert "  lines per invocation          2.00      1.00         1.00\n" in text
+    assert "  size (bytes)                    80        80\n" in text
 
 
 @pytest.mark.skipif(shutil.which("clang++-19") is None or shutil.which("make") is None,

@@ -8,8 +8,11 @@ profile, the plan and the report then key each by its definition, `dict@src/dict
 `record_of` finds the record a key names in a binary's debug
 information: for a plain name the front end's record of it (dwarf_records.read_record),
 for a definition key the definition of the name declared at that place, never another
-record of the name. A key by layout fingerprint (`dict@1a2b3c4d`, a definition whose
-place the DWARF does not tell) is not found here. This module only reads ELF files.
+record of the name. A key by layout fingerprint (`dict@1a2b3c4d`: a second layout at
+one place, or a definition whose place the DWARF does not tell) names the definition
+whose `die_fingerprint` it is: the DWARF side of cachefit.model.record_fingerprint,
+which the link step (cachefit.trace.elf_objects) uses too. This module only reads ELF
+files.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from elftools.dwarf.die import DIE
 from cachefit.errors import TypeNotFound
 from cachefit.frontend.dwarf_records import DwarfReader, open_dwarf, read_record
 from cachefit.model import Record
+from cachefit.model.record_fingerprint import fingerprint, fingerprint_of
 from cachefit.model.type_names import definition_matches, split_definition
 
 
@@ -67,18 +71,46 @@ def decl_place(reader: DwarfReader, die: DIE, root: str) -> tuple[str, int] | No
     return path, line
 
 
+def die_fingerprint(reader: DwarfReader, die: DIE) -> str:
+    """The layout fingerprint of a record DIE (cachefit.model.record_fingerprint): its
+    size and its named data members with their byte offsets (none for a bit-field); a C++
+    vtable pointer (an artificial member, `_vptr$X`, which libclang does not list) is left
+    out."""
+    members: list[tuple[str, int | None]] = []
+    for m in die.iter_children():
+        if m.tag != "DW_TAG_member" or "DW_AT_external" in m.attributes \
+                or "DW_AT_declaration" in m.attributes or "DW_AT_artificial" in m.attributes:
+            continue
+        name = _text(m, "DW_AT_name")
+        if not name:
+            continue
+        bits = "DW_AT_bit_size" in m.attributes or "DW_AT_data_bit_offset" in m.attributes
+        members.append((name, None if bits else reader.location(m)[0]))
+    return fingerprint(max(reader.type_size(die), 0), members)
+
+
 def record_of(binary: str, key: str) -> Record:
     """The record `key` names in the DWARF of `binary` (see the module docstring): a
     definition key's path names the file whose absolute path is it or ends with it
-    (type_names.definition_matches). Raises TypeNotFound when the binary has no such
+    (type_names.definition_matches); a fingerprint key names the definition of the name
+    with that layout fingerprint. Raises TypeNotFound when the binary has no such
     definition, UserError when it is no ELF file or has no DWARF."""
     name, where = split_definition(key)
     if where is None:
         return read_record(binary, key)
+    fp = fingerprint_of(where)
     with open_dwarf(binary) as reader:
         for die, rec in reader.definitions(name):
+            if fp is not None:
+                if die_fingerprint(reader, die) == fp:
+                    return rec
+                continue
             found = _decl_file(reader, die)
             if found is not None and definition_matches(where, *found):
                 return rec
+    if fp is not None:
+        raise TypeNotFound(f"{binary}: no definition of {name} with the layout fingerprint "
+                           f"{fp} in its debug information",
+                           f"its records named {name} have other layouts")
     raise TypeNotFound(f"{binary}: no definition of {name} at {where} in its debug "
                        "information", f"its records named {name} are defined elsewhere")

@@ -5,7 +5,7 @@ A program's definitions of one record name are keyed in the profile by where the
 header whose members depend on a macro that the units set differently (zstd's
 DEBUGLEVEL, a `#ifdef` inside the member list). The first keeps the place key; the
 others, and a definition whose place the debug information does not give, are keyed by
-their layout fingerprint, `rec@50fc03a7` (cachefit.trace.record_defs). For such a name
+their layout fingerprint, `rec@50fc03a7` (cachefit.model.record_fingerprint). For such a name
 the layout tells the definitions apart: a fingerprint key names the definitions with
 that fingerprint, a place key those at its place whose fingerprint is none of the
 name's fingerprint keys (`KeyTest`). The layout step asks it of the kept units' records
@@ -19,21 +19,13 @@ file.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from cachefit.errors import Location, TypeNotFound
 from cachefit.model import Record
+from cachefit.model.record_fingerprint import fingerprint_of
 from cachefit.model.type_names import definition_matches, split_definition
-from cachefit.trace.record_defs import FINGERPRINT_DIGITS
-
-
-def fingerprint_of(where: str) -> str | None:
-    """The fingerprint a key's place part is (`50fc03a7`), None for a path."""
-    if len(where) == FINGERPRINT_DIGITS and all(c in string.hexdigits for c in where):
-        return where.lower()
-    return None
 
 
 @dataclass(frozen=True)

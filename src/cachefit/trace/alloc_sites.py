@@ -60,7 +60,7 @@ class SiteNote:
     callee: str
     kind: str
     # the name the unit registers type_name's objects under, `dict@FP` (a C unit's
-    # definition, issue 27; cachefit.trace.record_defs), or "" (C++, older notes)
+    # definition, issue 27; cachefit.model.record_fingerprint), or "" (C++, older notes)
     definition: str = ""
 
     @property

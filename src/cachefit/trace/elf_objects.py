@@ -31,12 +31,11 @@ from elftools.elf.sections import SymbolTableSection
 
 from cachefit.errors import CachefitError, TypeNotFound, UserError
 from cachefit.frontend.dwarf_definitions import decl_place as _decl_place
-from cachefit.frontend.dwarf_definitions import project_root
+from cachefit.frontend.dwarf_definitions import die_fingerprint, project_root
 from cachefit.frontend.dwarf_records import DwarfReader, die_key
 from cachefit.model import Record
 from cachefit.model.profile import FieldSpan
 from cachefit.model.type_names import definition_matches, definition_name, split_definition
-from cachefit.trace.record_defs import fingerprint
 
 BLOB_SYMBOL = "__cachefit_blob"
 SHLIB_BLOB_SYMBOL = "__cachefit_shlib_blob"
@@ -93,7 +92,7 @@ class Definition:
     """One definition of a traced record, told apart from the others of its name: the
     type's key (`dict@deps/hiredis/dict.h:55`, or the user's `[trace] types` entry), the
     plain name and the layout fingerprint its instrumented units register it with
-    (cachefit.trace.record_defs)."""
+    (cachefit.model.record_fingerprint)."""
 
     key: str
     name: str
@@ -245,23 +244,6 @@ def _spans(reader: DwarfReader, rec: Record, base_off: int, prefix: str,
     return out
 
 
-def _die_fingerprint(reader: DwarfReader, die: DIE) -> str:
-    """The layout fingerprint of a record DIE (cachefit.trace.record_defs): its size and
-    its named data members with their byte offsets (none for a bit-field); a C++ vtable
-    pointer (an artificial member, `_vptr$X`, which libclang does not list) is left out."""
-    members: list[tuple[str, int | None]] = []
-    for m in die.iter_children():
-        if m.tag != "DW_TAG_member" or "DW_AT_external" in m.attributes \
-                or "DW_AT_declaration" in m.attributes or "DW_AT_artificial" in m.attributes:
-            continue
-        name = _name(m)
-        if not name:
-            continue
-        bits = "DW_AT_bit_size" in m.attributes or "DW_AT_data_bit_offset" in m.attributes
-        members.append((name, None if bits else reader.location(m)[0]))
-    return fingerprint(max(reader.type_size(die), 0), members)
-
-
 def _definitions(reader: DwarfReader, types: tuple[str, ...], root: str,
                  facts: ElfFacts) -> None:
     """Which `[trace] types` entries are told apart by definition (ElfFacts.definitions):
@@ -276,7 +258,7 @@ def _definitions(reader: DwarfReader, types: tuple[str, ...], root: str,
             continue
         by_fp: dict[str, tuple[DIE, tuple[str, int] | None]] = {}
         for die, _rec in found:
-            by_fp.setdefault(_die_fingerprint(reader, die),
+            by_fp.setdefault(die_fingerprint(reader, die),
                              (die, _decl_place(reader, die, root)))
         if where is not None:
             chosen = [Definition(t, name, fp) for fp, (_d, place) in by_fp.items()
@@ -335,7 +317,7 @@ def _definition_layouts(reader: DwarfReader, defs: list[Definition], facts: ElfF
         return
     wanted = {d.fingerprint: d for d in defs}
     for die, rec in reader.definitions(defs[0].name):
-        d = wanted.pop(_die_fingerprint(reader, die), None)
+        d = wanted.pop(die_fingerprint(reader, die), None)
         if d is None:
             continue
         try:
@@ -361,7 +343,7 @@ class _Resolver:
     def __call__(self, name: str | None, die: DIE) -> str | None:
         if name is None or name not in self.by_name:
             return name
-        return self.by_name[name].get(_die_fingerprint(self.reader, die))
+        return self.by_name[name].get(die_fingerprint(self.reader, die))
 
 
 def _target_named(reader: DwarfReader, die: DIE, targets: set[str]) -> str | None:

@@ -50,12 +50,12 @@ import clang.cindex as ci
 
 from cachefit.errors import Location, ParseError, UserError
 from cachefit.model.project_config import TraceConfig
+from cachefit.model.record_fingerprint import fingerprint
 from cachefit.model.type_names import definition_matches, split_definition, type_key
 from cachefit.scratch import scratch_directory
 from cachefit.trace.alloc_sites import PASSES, UNCONVERTED, UNSIZED, SiteNote, section_asm
 from cachefit.trace.carve_sites import carved_value
 from cachefit.trace.local_views import local_view
-from cachefit.trace.record_defs import fingerprint
 from cachefit.trace.struct_copies import CXX_HELPERS, NOTE_DECL, CopyEdit, CopyFinder, Skipped
 from cachefit.trace.touch_filter import FilterResult, choose_functions
 
@@ -306,7 +306,7 @@ class UnitInstrumenter:
         self.report = UnitReport()
         self.target_usr: dict[str, str] = {}     # record USR -> configured type name
         # configured type name -> the name the unit's code registers it under: `dict@FP`,
-        # FP the fingerprint of the unit's definition (cachefit.trace.record_defs)
+        # FP the fingerprint of the unit's definition (cachefit.model.record_fingerprint)
         self.runtime_names: dict[str, str] = {}
         self._occ_cache: dict[str, tuple[Occurrence, ...] | None] = {}
         self._tokens_cache: dict[tuple[int, int], list[ci.Token]] = {}
@@ -1461,7 +1461,7 @@ def _data_size(cls: ci.Cursor) -> int | None:
 
 
 def _fingerprint(record: ci.Cursor) -> str:
-    """The layout fingerprint of a record definition (cachefit.trace.record_defs): its
+    """The layout fingerprint of a record definition (cachefit.model.record_fingerprint): its
     size and its named fields with their byte offsets (none for a bit-field)."""
     members: list[tuple[str, int | None]] = []
     for k in children(record):
