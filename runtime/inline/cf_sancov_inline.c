@@ -19,8 +19,9 @@
  * after every store of the program that may alias an int, cost a third of zlib's traced
  * time).  Then one unsigned compare of the address against [lowest, highest) of every
  * registered object, the flag, the second fast role (the one touched before, when it is a
- * role of the same type), and the two 256-byte granules the runtime last found empty (at
- * the current registry version).  Everything else is __cachefit_access (cf_sancov.c).
+ * role of the same type), and the shadow's byte of the address's 16-byte granule (0: no
+ * registered object meets it; cf_core.c).  Everything else is __cachefit_access
+ * (cf_sancov.c).
  * The quads are stored as `double` so that type-based alias analysis knows they change
  * none of the unsigned longs and pointers read here, and the thread's head is addressed
  * from one read of the thread pointer and of its offset (x86-64), which the optimizer
@@ -67,6 +68,8 @@ extern __thread struct cf_thread_head __cachefit_thread
 extern uintptr_t __cachefit_lo;
 extern uintptr_t __cachefit_span;
 extern unsigned long __cachefit_regseq;
+/* Byte a >> 4: 0 when no registered object meets a's 16-byte granule (cf_core.c). */
+extern unsigned char *__cachefit_shadow;
 /* sm: size << 32 | write << 63, as CF_SM in cf_internal.h.  On x86-64 the call goes to
  * __cachefit_access_pm (cf_sancov.c), which preserves every general register but r11
  * (clang's preserve_most): the instrumented code keeps its values in registers around
@@ -140,10 +143,9 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
-            /* Between objects (a stack kept behind a TCB): a granule known empty. */       \
-            uintptr_t g_ = (a_ >> 8) + 1;                                                   \
-            if ((th_->neg_gran[0] == g_ && th_->neg_seq[0] == __cachefit_regseq) ||         \
-                (th_->neg_gran[1] == g_ && th_->neg_seq[1] == __cachefit_regseq))           \
+            /* Between objects: the shadow's granule is empty. */                           \
+            const unsigned char *sh_ = __cachefit_shadow;                                   \
+            if (sh_ && !sh_[a_ >> 4])                                                       \
                 return;                                                                     \
         }                                                                                   \
         CF_ACCESS_CALL((p), sm_);                                                           \

@@ -16,7 +16,9 @@
  *    of another type (a container the block is carved from) or an array of the block's
  *    type on whose element grid it starts (an element handed out: same attribution);
  *    cf_forget_overlapping.  Constructors and globals forget nothing.  Objects
- *    registered are counted per type (raw trace `objects` lines).
+ *    registered are counted per type (raw trace `objects` lines).  A shadow (a byte per
+ *    16-byte granule: how many objects meet it) lets the per-access paths drop an
+ *    address between objects without a lookup (cf_shadow).
  *  - Invocation: per-thread state; objects touched get role numbers per type in
  *    order of first touch (the previous invocation's first object is armed as the fast
  *    role when an invocation begins and disarmed if another object comes first; it
@@ -77,6 +79,21 @@ CF_TLS cf_thread cf_self;
 uintptr_t cf_lo = UINTPTR_MAX;
 uintptr_t cf_span = 0;
 unsigned long cf_regseq = 0;
+
+/* The shadow (issue 31): one byte per 16-byte granule of the address space below 2^47
+ * (a MAP_NORESERVE mapping: only the pages of granules near registered objects are ever
+ * written), the number of registered objects that meet the granule (255: that many or
+ * more, kept for good).  An access is attributed by its first byte's address (the object
+ * holding it, cf_resolve), so an access starting in a granule whose byte is 0 is recorded
+ * nowhere: the per-access paths return at once for such addresses between objects (an
+ * interpreter's heap, where traced objects and others alternate), without the registry.  Written under cf_reg_mu with the
+ * registry; read without locks, like the registry.  NULL when unavailable (the mapping
+ * refused, CACHEFIT_SHADOW=0, or an object above 2^47 or larger than 1 GiB: then for
+ * good), and the paths look in the registry as before. */
+unsigned char *cf_shadow = NULL;
+static int cf_shadow_state; /* 0: not set up yet; 1: on; -1: off */
+#define CF_SHADOW_TOP ((uintptr_t)1 << 47)
+#define CF_SHADOW_MAX_SPAN ((uintptr_t)1 << 30)
 
 /* The link step of a profile build defines this blob (text, see
  * docs/raw-trace-format.md) and patches it after linking with the globals found in
@@ -590,6 +607,44 @@ static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
     }
 }
 
+/* Before the first registration (cf_reg_mu held): map the shadow, unless turned off. */
+static void cf_shadow_setup_locked(void)
+{
+    if (cf_shadow_state)
+        return;
+    cf_shadow_state = -1;
+    const char *e = getenv("CACHEFIT_SHADOW");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "no") || !strcmp(e, "off") || !strcmp(e, "false")))
+        return;
+    void *p = mmap(NULL, CF_SHADOW_TOP >> CF_SHADOW_SHIFT, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    cf_shadow_state = 1;
+    __atomic_store_n(&cf_shadow, (unsigned char *)p, __ATOMIC_RELEASE);
+}
+
+/* Count the object [base, base + span) in (add) or out of the granules it meets
+ * (cf_reg_mu held). */
+static void cf_shadow_count_locked(uintptr_t base, uintptr_t span, int add)
+{
+    unsigned char *sh = cf_shadow;
+    if (!sh)
+        return;
+    if (span > CF_SHADOW_MAX_SPAN || base + span > CF_SHADOW_TOP) {
+        cf_shadow_state = -1; /* an object it cannot hold: off for good */
+        __atomic_store_n(&cf_shadow, (unsigned char *)NULL, __ATOMIC_RELEASE);
+        return;
+    }
+    uintptr_t g1 = (base + span - 1) >> CF_SHADOW_SHIFT;
+    for (uintptr_t g = base >> CF_SHADOW_SHIFT; g <= g1; g++) {
+        unsigned char v = sh[g];
+        if (v == 255 || (!add && v == 0))
+            continue;
+        __atomic_store_n(&sh[g], (unsigned char)(add ? v + 1 : v - 1), __ATOMIC_RELAXED);
+    }
+}
+
 static int cf_remove_locked(uintptr_t base, int type)
 {
     int removed = 0;
@@ -621,6 +676,7 @@ static int cf_remove_locked(uintptr_t base, int type)
                     }
                 }
             }
+            cf_shadow_count_locked(victim.base, victim.span, 0);
             removed++;
         }
     }
@@ -628,6 +684,7 @@ static int cf_remove_locked(uintptr_t base, int type)
     if (r) {
         for (size_t i = 0; i < r->n;) {
             if (r->e[i].base == base && (type < 0 || (int)r->e[i].type == type)) {
+                cf_shadow_count_locked(r->e[i].base, r->e[i].span, 0);
                 for (size_t k = i; k + 1 < r->n; k++) {
                     WR(r->e[k].base, r->e[k + 1].base);
                     WR(r->e[k].span, r->e[k + 1].span);
@@ -758,6 +815,7 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
     if (o.span == 0 || base + o.span < base)
         return;
     pthread_mutex_lock(&cf_reg_mu);
+    cf_shadow_setup_locked();
     cf_seq_write_begin();
     cf_remove_locked(base, type); /* re-registration replaces */
     int ok, overlap = 1; /* a large object: cf_mark_nested_locked looks */
@@ -772,6 +830,7 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
         ok = cf_r_insert_locked(&o);
     }
     if (ok) {
+        cf_shadow_count_locked(o.base, o.span, 1);
         if (overlap)
             cf_mark_nested_locked(&o);
         WR(cf_st_registered[type], cf_st_registered[type] + count);
@@ -1104,21 +1163,6 @@ static void cf_cut_put(cf_thread *t, uintptr_t base, uintptr_t size, unsigned lo
     t->cut_seq[i] = seq;
     if (t->cut_n < CF_CUT_CACHE)
         t->cut_n++;
-}
-
-/* 1: a is in an object left out at registry version `now` (entries [0, cut_n) are the
- * ones written since the cache was emptied: cut_next counts from 0 then). */
-static inline int cf_cut_find(const cf_thread *t, uintptr_t a, unsigned long now)
-{
-    if (!t->nest && t->cut0) {
-        const cf_cut0 *e = &t->cut0[(a >> CF_GRAN_SHIFT) % CF_CUT0];
-        if (a - e->base < e->size && e->seq == now && e->gen == t->cut0_gen)
-            return 1;
-    }
-    for (uint32_t i = 0; i < t->cut_n; i++)
-        if (a - t->cut_base[i] < t->cut_size[i] && t->cut_seq[i] == now)
-            return 1;
-    return 0;
 }
 
 /* The invocation's role of the object element [ebase, ebase + esize) of `type`, confirmed

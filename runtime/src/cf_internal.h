@@ -213,6 +213,10 @@ extern CF_TLS cf_thread cf_self __asm__("__cachefit_thread");
 extern uintptr_t cf_lo __asm__("__cachefit_lo");
 extern uintptr_t cf_span __asm__("__cachefit_span");
 extern unsigned long cf_regseq __asm__("__cachefit_regseq");
+/* The shadow of the registry (cf_core.c): byte a >> CF_SHADOW_SHIFT is 0 when no object
+ * meets a's 16-byte granule, so an access starting at a is recorded nowhere; NULL: none. */
+extern unsigned char *cf_shadow __asm__("__cachefit_shadow");
+#define CF_SHADOW_SHIFT 4
 _Static_assert(offsetof(cf_thread, active) == 0, "cf_sancov_inline.c: active at 0");
 _Static_assert(offsetof(cf_thread, fbase) == 8, "cf_sancov_inline.c: fbase at 8");
 _Static_assert(offsetof(cf_thread, fsize) == 16, "cf_sancov_inline.c: fsize at 16");
@@ -307,6 +311,22 @@ static inline __attribute__((always_inline)) int cf_append(cf_thread *t, const c
     return 1;
 }
 
+/* 1: a is in an object left out at registry version `now` (entries [0, cut_n) are the
+ * ones written since the cache was emptied: cut_next counts from 0 then). */
+static inline __attribute__((always_inline)) int cf_cut_find(const cf_thread *t, uintptr_t a,
+                                                              unsigned long now)
+{
+    if (!t->nest && t->cut0) {
+        const cf_cut0 *e = &t->cut0[(a >> CF_GRAN_SHIFT) % CF_CUT0];
+        if (a - e->base < e->size && e->seq == now && e->gen == t->cut0_gen)
+            return 1;
+    }
+    for (uint32_t i = 0; i < t->cut_n; i++)
+        if (a - t->cut_base[i] < t->cut_size[i] && t->cut_seq[i] == now)
+            return 1;
+    return 0;
+}
+
 /* 1: a lies in a gap between objects that negc holds for registry version seq. */
 static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 {
@@ -318,8 +338,9 @@ static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
  * an invocation: the fast role, the second fast role, the first few roles (if the
- * registry has not changed since they were resolved), a granule known to be empty; 0 when
- * none of these applies and the caller must call cf_record_slow.  Makes no call. */
+ * registry has not changed since they were resolved), a granule known to be empty, an
+ * object left out (cf_cut_find); 0 when none of these applies and the caller must call
+ * cf_record_slow.  Makes no call. */
 static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
                                                                   uint64_t sm)
 {
@@ -344,6 +365,9 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         if (pos)
             return 0; /* full: cf_record_slow makes room */
     }
+    const unsigned char *sh = RD(cf_shadow);
+    if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
+        return 1; /* between objects */
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {
         const cf_role *r = &t->roles[i];
@@ -371,7 +395,8 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         return 1;
     if (CF_LIKELY(t->negc) && cf_in_gap(t, a, seq))
         return 1;
-    return 0;
+    /* An object left out by max_objects (an interpreter's main loop touching many). */
+    return cf_cut_find(t, a, seq);
 }
 
 /* The per-access path: thread-local "in invocation" flag, then one unsigned

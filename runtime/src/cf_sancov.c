@@ -107,6 +107,18 @@ void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
 
 void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
 {
+    /* A run between objects (its extent's few granules empty in the shadow) records
+     * nothing, as each member would find. */
+    const unsigned char *sh = RD(cf_shadow);
+    uintptr_t s = (uintptr_t)base + (uintptr_t)(intptr_t)d->lo;
+    uintptr_t e = (uintptr_t)base + (uintptr_t)(intptr_t)d->hi;
+    if (sh && s < e && ((e - 1) >> CF_SHADOW_SHIFT) - (s >> CF_SHADOW_SHIFT) < 4) {
+        uintptr_t g = s >> CF_SHADOW_SHIFT, g1 = (e - 1) >> CF_SHADOW_SHIFT;
+        while (g <= g1 && !RD(sh[g]))
+            g++;
+        if (g > g1)
+            return;
+    }
     for (uint32_t i = 0; i < d->n; i++) {
         uint64_t m = d->member[i];
         const volatile char *p = (const volatile char *)base + (int32_t)(uint32_t)m;
