@@ -50,6 +50,7 @@ struct cf_thread_head {
     uint64_t ftag2;
     uintptr_t neg_gran[4];
     unsigned long neg_seq[4];
+    uint64_t *fcnt;
 };
 _Static_assert(offsetof(struct cf_thread_head, fbase) == 8, "cf_internal.h: fbase at 8");
 _Static_assert(offsetof(struct cf_thread_head, fsize) == 16, "cf_internal.h: fsize at 16");
@@ -62,6 +63,7 @@ _Static_assert(offsetof(struct cf_thread_head, fsize2) == 64, "cf_internal.h: fs
 _Static_assert(offsetof(struct cf_thread_head, ftag2) == 72, "cf_internal.h: ftag2 at 72");
 _Static_assert(offsetof(struct cf_thread_head, neg_gran) == 80, "cf_internal.h: neg_gran at 80");
 _Static_assert(offsetof(struct cf_thread_head, neg_seq) == 112, "cf_internal.h: neg_seq at 112");
+_Static_assert(offsetof(struct cf_thread_head, fcnt) == 144, "cf_internal.h: fcnt at 144");
 
 extern __thread struct cf_thread_head __cachefit_thread
     __attribute__((tls_model("initial-exec")));
@@ -111,9 +113,25 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         *(double *)(pos) = d_;                                                              \
     } while (0)
 
+/* Add one to the counter at c (counting mode), typed as a double like the quads; 0 when
+ * it was 0 (the runtime takes a first count) and nothing was added. */
+#define CF_COUNT(c)                                                                         \
+    __extension__({                                                                         \
+        double d_ = *(double *)(c);                                                         \
+        uint64_t v_;                                                                        \
+        __builtin_memcpy(&v_, &d_, sizeof v_);                                              \
+        if (__builtin_expect(v_ != 0, 1)) {                                                 \
+            v_++;                                                                           \
+            __builtin_memcpy(&d_, &v_, sizeof d_);                                          \
+            *(double *)(c) = d_;                                                            \
+        }                                                                                   \
+        v_ != 0;                                                                            \
+    })
+
 /* A macro, not a static function: C99 inline definitions with external linkage may not
  * reference identifiers with internal linkage.  The quad is offset | sm | role << 48, as
- * cf_access_inside stores it. */
+ * cf_access_inside stores it.  In counting mode (fcnt, cf_internal.h: fend is at fpos) the
+ * fast role's access adds one to its counter, offset * 10 + log2(size) * 2 + mode. */
 #define CF_INLINE_CHECK(p, size, mode)                                                      \
     do {                                                                                    \
         uintptr_t a_ = (uintptr_t)(p);                                                      \
@@ -128,6 +146,10 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
+            uint64_t *c_ = th_->fcnt;                                                       \
+            if (c_ && th_->fseq == __cachefit_regseq &&                                     \
+                CF_COUNT(c_ + off_ * 10 + __builtin_ctz(size) * 2 + (mode)))                \
+                return;                                                                     \
         }                                                                                   \
         if (__builtin_expect(a_ - __cachefit_lo >= __cachefit_span, 1))                     \
             return;                                                                         \
@@ -208,6 +230,39 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
         }
         th->fpos = pos + n;
         return;
+    }
+    uint64_t *c = th->fcnt;
+    if (c && off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
+        off + (uintptr_t)(intptr_t)d->hi <= th->fsize && th->fseq == __cachefit_regseq) {
+        /* Counting mode: one to each member's counter, unless one is at 0 (a first count:
+         * the members one by one, through the runtime). */
+        c += off * 10;
+        int all = 1;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t m = d->member[i];
+            double v;
+            __builtin_memcpy(&v, c + (intptr_t)(int32_t)(uint32_t)m * 10 +
+                                     __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63),
+                             sizeof v);
+            uint64_t u;
+            __builtin_memcpy(&u, &v, sizeof u);
+            all &= u != 0;
+        }
+        if (__builtin_expect(all, 1)) {
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t m = d->member[i];
+                double *p = (double *)(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
+                                       __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 +
+                                       (m >> 63));
+                double v = *p;
+                uint64_t u;
+                __builtin_memcpy(&u, &v, sizeof u);
+                u++;
+                __builtin_memcpy(&v, &u, sizeof v);
+                *p = v;
+            }
+            return;
+        }
     }
     uintptr_t s = a + (uintptr_t)(intptr_t)d->lo, e = a + (uintptr_t)(intptr_t)d->hi;
     if (__builtin_expect(s >= __cachefit_lo + __cachefit_span || e <= __cachefit_lo, 1))

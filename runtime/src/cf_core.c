@@ -37,7 +37,9 @@
  *  - Long invocations are never dropped: a type's buffer holds 2 * max_accesses quads;
  *    when it fills up, the active invocations whose quads there may be more than
  *    max_accesses fold them into per-invocation summaries (each distinct quad once, in
- *    first-occurrence order, with its hits; cf_make_room).  An invocation of at most
+ *    first-occurrence order, with its hits; cf_make_room); from then on, while it runs
+ *    alone, the accesses to its fast role are counted in place (counting mode,
+ *    cf_count_*).  An invocation of at most
  *    max_accesses accesses is a literal sequence as before; a longer one a summary,
  *    deduplicated in a table of its own.  Roles are per thread, shared by nested
  *    invocations; an object a nested invocation touches beyond max_objects (an enclosing
@@ -1019,6 +1021,11 @@ static void cf_thread_release(void *arg)
         t->rearmed = 0;
         cf_sum_release_all(t);
         munmap(t->roles, cf_thread_bytes());
+        if (t->cnt)
+            munmap(t->cnt, (size_t)CF_CNT_MAX * 10 * sizeof(uint64_t));
+        t->cnt = NULL;
+        t->cnt_type = -1;
+        t->fcnt = NULL;
         t->roles = NULL;
         t->frames = NULL;
         t->align = NULL;
@@ -1049,6 +1056,8 @@ static int cf_thread_setup(cf_thread *t)
     t->cut0 = (cf_cut0 *)mem; /* zero: size 0 holds nothing */
     mem += CF_CUT0 * sizeof(cf_cut0);
     t->cut0_gen = 1;
+    t->cnt_type = -1;
+    t->fcnt = NULL;
     t->align = (uint32_t *)mem;
     mem += CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t);
     t->scratch = (uint64_t *)mem;
@@ -1508,10 +1517,17 @@ static void cf_record_nested(cf_thread *t, uintptr_t a, uint64_t sm, unsigned lo
     }
 }
 
+static void cf_count_first(cf_thread *t, uintptr_t a, uint64_t sm);
+
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
     unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    if (CF_UNLIKELY(t->fcnt) && a - t->fbase < t->fsize && t->fseq == seq &&
+        cf_cnt_size((uint32_t)(sm >> 32) & 0xffff)) {
+        cf_count_first(t, a, sm); /* counting mode: a counter at 0 */
+        return;
+    }
     if (cf_cut_find(t, a, seq))
         return; /* an object left out by max_objects, as cf_resolve would again */
     if (cf_in_gap(t, a, seq))
@@ -1689,6 +1705,7 @@ static uint64_t cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
  * deeper than CF_MAX_FRAMES invocations. */
 static uint64_t cf_st_objects[CF_MAX_TYPES], cf_st_distinct[CF_MAX_TYPES], cf_st_deep;
 static uint32_t cf_max_distinct = 65536;
+static int cf_count_on = 1; /* counting mode (CACHEFIT_COUNT=0: off) */
 /* Objects' base addresses modulo CF_ALIGN_LINE, per type: one per invocation (of any
  * kind) and object of the type it touched (raw trace `align` lines). */
 static uint64_t cf_st_align[CF_MAX_TYPES][CF_ALIGN_LINE];
@@ -2076,6 +2093,102 @@ static void cf_sum_fold(cf_thread *t, cf_sum **sp, const uint64_t *q, uint32_t n
             off = (off + sizeof(cf_sent)) & mask;
         }
     }
+}
+
+/* ------------------------------------------------------------------ counting mode
+ *
+ * A long outermost invocation is a summary: each distinct quad with its hits.  Folding a
+ * quad into it (cf_sum_fold) costs a hash probe per access, after the quad was stored.  In
+ * counting mode (cf_thread.fcnt) the accesses to one role, the counted role (the fast role
+ * when the invocation first became a summary with no nested invocation running), are
+ * counted in place instead, one counter per offset, size and mode; only the first access
+ * to each counter comes here (cf_count_first): the quads appended before it are folded
+ * first, then its quad is filed in the summary (with no hits), so the summary's order of
+ * first occurrence is the accesses' own.  Nested invocations and the other roles append
+ * quads as before.  When the invocation ends, the counters are added to the hits
+ * (cf_count_merge).  The summary is the same as without counting mode, quad for quad. */
+
+/* The counters for the fast role, when it may be (or is) the counted role of this
+ * outermost invocation (cf_fast_attach: alone, its type already a summary); else NULL. */
+uint64_t *cf_count_attach(cf_thread *t)
+{
+    if (!cf_count_on || RD(cf_share_on) || t->fsize > CF_CNT_MAX)
+        return NULL;
+    if (t->cnt_type >= 0)
+        return (uint32_t)t->cnt_type == t->ftype && t->cnt_tag == t->ftag ? t->cnt : NULL;
+    if (!t->cnt && !(t->cnt = cf_mmap((size_t)CF_CNT_MAX * 10 * sizeof(uint64_t))))
+        return NULL;
+    t->cnt_type = (int)t->ftype;
+    t->cnt_tag = t->ftag;
+    t->cnt_size = t->fsize;
+    return t->cnt;
+}
+
+/* Find the quad x in the summary *sp, or file it with no hits: 0 when it cannot be
+ * (max_distinct, or no memory). */
+static int cf_sum_file(cf_thread *t, cf_sum **sp, uint64_t x)
+{
+    cf_sum *s = *sp;
+    if (!s && !(s = *sp = cf_sum_get(t)))
+        return 0;
+    uint32_t mask = s->cap * 2 - 1, h = cf_sum_hash(x, s->shift);
+    for (;; h = (h + 1) & mask) {
+        if (s->tab[h].q == x)
+            return 1;
+        if (s->tab[h].q == CF_SUM_EMPTY)
+            break;
+    }
+    uint32_t n = s->n;
+    s = *sp = cf_sum_insert(s, x, 0, h);
+    return s->n > n;
+}
+
+/* The first access (counter 0) to the counted role at a, counting (the fast role is
+ * attached, a inside it, the registry unchanged). */
+static __attribute__((noinline)) void cf_count_first(cf_thread *t, uintptr_t a, uint64_t sm)
+{
+    uint32_t type = t->ftype;
+    t->active = 0;
+    cf_fast_detach(t);
+    cf_sum **sp = &t->frames[0].sum[type];
+    uint32_t len = t->len[type];
+    if (len) { /* the outermost invocation's alone (nothing nested): all folded */
+        cf_sum_fold(t, sp, cf_slice(t, type), len);
+        t->pend_recorded += len;
+        t->len[type] = 0;
+    }
+    uintptr_t off = a - t->fbase;
+    if (cf_sum_file(t, sp, (uint64_t)(uint32_t)off | sm | t->ftag)) {
+        t->fcnt[CF_CNT_INDEX(off, (uint32_t)(sm >> 32) & 0xffff, (uint32_t)(sm >> 63))] = 1;
+    } else { /* not kept, as cf_sum_insert would count it */
+        if (*sp)
+            (*sp)->cut++;
+        t->pend_recorded++;
+    }
+    cf_fast_attach(t);
+    t->active = 1;
+}
+
+/* The end of the outermost invocation (detached): the counters are added to the
+ * summary's hits of the counted role and cleared; counting mode ends. */
+static void cf_count_merge(cf_thread *t)
+{
+    t->fcnt = NULL;
+    if (t->cnt_type < 0)
+        return;
+    cf_sum *s = t->frames[0].sum[t->cnt_type];
+    for (uint32_t i = 0; s && i < s->n; i++) {
+        cf_sent *e = &s->tab[s->order[i]];
+        uint32_t size = (uint32_t)(e->q >> 32) & 0xffff, off = (uint32_t)e->q;
+        if ((e->q & ((uint64_t)0x7fff << 48)) != t->cnt_tag || !cf_cnt_size(size) ||
+            off >= t->cnt_size)
+            continue;
+        uint64_t *c = &t->cnt[CF_CNT_INDEX(off, size, (uint32_t)(e->q >> 63))];
+        e->hits += *c;
+        t->pend_recorded += *c;
+        *c = 0;
+    }
+    t->cnt_type = -1;
 }
 
 /* The summary's list in order of first occurrence into q and hits. */
@@ -2583,6 +2696,7 @@ static void cf_flush(cf_thread *t)
         cf_close_nested(t, 0);
     cf_cut_clear_all(t);
     cf_fast_detach(t);
+    cf_count_merge(t); /* before anything reads the summaries */
     if (t->armed == 2 && !cf_settle_armed(t)) {
         t->nroles = 0;
         t->touched = 0;
@@ -3260,6 +3374,7 @@ static void cf_init_once(void)
     cf_max_objects = (uint32_t)cf_env_u64("CACHEFIT_MAX_OBJECTS", cf_max_objects, 1, 32767);
     cf_max_sequences = cf_env_u64("CACHEFIT_MAX_SEQUENCES", cf_max_sequences, 1, UINT64_MAX);
     cf_max_distinct = (uint32_t)cf_env_u64("CACHEFIT_MAX_DISTINCT", cf_max_distinct, 1, 1u << 24);
+    cf_count_on = (int)cf_env_u64("CACHEFIT_COUNT", 1, 0, 1);
     cf_thread_key_ok = pthread_key_create(&cf_thread_key, cf_thread_release) == 0;
     pthread_atfork(cf_fork_prepare, cf_fork_parent, cf_fork_child);
     atexit(cf_atexit);

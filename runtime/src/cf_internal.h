@@ -134,6 +134,15 @@ typedef struct cf_thread {
      * unchanged (most recent first; the inlined path checks the first two). */
     uintptr_t neg_gran[CF_NEG_CACHE];
     unsigned long neg_seq[CF_NEG_CACHE];
+    /* Counting mode (issue 26; cf_core.c, cf_count_*): while the outermost invocation is
+     * alone (no nested one) and already a summary of the fast role's type, and the fast
+     * role is the thread's counted role, an access of 1, 2, 4, 8 or 16 bytes inside it
+     * adds one to fcnt[CF_CNT_INDEX(offset, size, mode)] instead of appending a quad;
+     * the first one to a counter (0) is taken by the runtime, which files the quad in the
+     * summary (in order of first occurrence) and sets the counter to 1.  The counters
+     * are added to the summary's hits when the invocation ends.  NULL: not counting (then
+     * fend is as usual); counting, fend is at fpos (no room). */
+    uint64_t *fcnt;
     /* Touched only for accesses inside registered ranges. */
     uint64_t *fslice;
     uint32_t ftype;
@@ -176,6 +185,12 @@ typedef struct cf_thread {
     uint32_t nest;
     cf_frame *frames;   /* CF_MAX_FRAMES */
     uint64_t *scratch;  /* max_accesses quads: an inner invocation's renumbered sequence */
+    /* Counting mode (fcnt above): the counters (CF_CNT_MAX * 10, mapped at first use), and
+     * the counted role of the outermost invocation: its type (-1: none yet), tag and size. */
+    uint64_t *cnt;
+    int cnt_type;
+    uint64_t cnt_tag;
+    uintptr_t cnt_size;
     uint16_t *rmap;     /* 0x8000 entries, all 0 between uses: role -> renumbered role + 1 */
     cf_sum *sum_free;   /* summaries of ended invocations, for reuse */
     /* Invocation counters not yet added to the process totals (cf_publish), so that an
@@ -229,6 +244,7 @@ _Static_assert(offsetof(cf_thread, fsize2) == 64, "cf_sancov_inline.c: fsize2 at
 _Static_assert(offsetof(cf_thread, ftag2) == 72, "cf_sancov_inline.c: ftag2 at 72");
 _Static_assert(offsetof(cf_thread, neg_gran) == 80, "cf_sancov_inline.c: neg_gran at 80");
 _Static_assert(offsetof(cf_thread, neg_seq) == 112, "cf_sancov_inline.c: neg_seq at 112");
+_Static_assert(offsetof(cf_thread, fcnt) == 144, "cf_sancov_inline.c: fcnt at 144");
 _Static_assert(CF_NEG_CACHE == 4 && CF_GRAN_SHIFT == 8,
                "cf_sancov_inline.c: 4 granules of 256 bytes");
 extern uint32_t cf_max_accesses CF_HIDDEN;
@@ -262,12 +278,27 @@ static inline __attribute__((always_inline)) void cf_fast_detach(cf_thread *t)
     }
 }
 
+/* Counting mode's counter of an access of `size` bytes (1, 2, 4, 8 or 16: class
+ * log2(size)) at offset `off` of the counted role, and the largest role it counts. */
+#define CF_CNT_INDEX(off, size, mode) ((off) * 10 + (uintptr_t)__builtin_ctz(size) * 2 + (mode))
+enum { CF_CNT_MAX = 65536 };
+static inline int cf_cnt_size(uint32_t size)
+{
+    return size <= 16 && (size & (size - 1)) == 0 && size;
+}
+
+uint64_t *cf_count_attach(cf_thread *t) CF_HIDDEN;
+
 /* Attach the fast role (if any) again after len[]/cap[] may have changed. */
 static inline __attribute__((always_inline)) void cf_fast_attach(cf_thread *t)
 {
     if (t->fsize) {
         t->fpos = t->fslice + t->len[t->ftype];
         t->fend = t->fslice + t->cap[t->ftype];
+        t->fcnt = CF_UNLIKELY(!t->nest && (t->frames[0].folded >> t->ftype & 1))
+                      ? cf_count_attach(t) : NULL;
+        if (t->fcnt)
+            t->fend = t->fpos;
     }
 }
 
@@ -348,8 +379,17 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     uintptr_t off = a - t->fbase;
     if (CF_LIKELY(off < t->fsize && t->fseq == seq)) {
         uint64_t *pos = t->fpos;
-        if (CF_UNLIKELY(pos >= t->fend))
-            return 0; /* full (or detached): cf_record_slow makes room */
+        if (CF_UNLIKELY(pos >= t->fend)) {
+            uint32_t size = (uint32_t)(sm >> 32) & 0xffff;
+            if (t->fcnt && cf_cnt_size(size)) { /* counting mode */
+                uint64_t *c = &t->fcnt[CF_CNT_INDEX(off, size, (uint32_t)(sm >> 63))];
+                if (CF_LIKELY(*c)) {
+                    ++*c;
+                    return 1;
+                }
+            }
+            return 0; /* full (or detached), or a first count: cf_record_slow */
+        }
         *pos = off | sm | t->ftag;
         t->fpos = pos + 1;
         return 1;
