@@ -408,6 +408,9 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     const unsigned char *sh = RD(cf_shadow);
     if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
         return 1; /* between objects */
+    /* An object left out by max_objects (an interpreter's main loop touching many). */
+    if (cf_cut_find(t, a, seq))
+        return 1;
     uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
     for (uint32_t i = 0; i < n; i++) {
         const cf_role *r = &t->roles[i];
@@ -433,10 +436,7 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
         (t->neg_gran[1] == g && t->neg_seq[1] == seq))
         return 1;
-    if (CF_LIKELY(t->negc) && cf_in_gap(t, a, seq))
-        return 1;
-    /* An object left out by max_objects (an interpreter's main loop touching many). */
-    return cf_cut_find(t, a, seq);
+    return CF_LIKELY(t->negc) && cf_in_gap(t, a, seq);
 }
 
 /* The per-access path: thread-local "in invocation" flag, then one unsigned

@@ -105,6 +105,58 @@ _Static_assert(offsetof(struct cf_run_desc, member) == 16, "cf_sancov_inline.c: 
 void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d);
 void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
 
+/* The quads of a run whose extent [s, e) lies in one object that cf_access_inside would
+ * take each member to without a lookup (the second fast role, one of the first roles of
+ * the invocation), appended at once when there is room for all; 0 when not (the members
+ * then go one by one). */
+static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
+                         const struct cf_run_desc *d)
+{
+    if (!t->active || s >= e)
+        return 0;
+    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    uintptr_t rbase;
+    uint64_t tag;
+    uint64_t *pos, *end;
+    uint32_t *len = NULL;
+    if (s - t->fbase2 < t->fsize2 && e - t->fbase2 <= t->fsize2 && t->fseq == seq) {
+        rbase = t->fbase2;
+        tag = t->ftag2;
+        pos = t->fpos;
+        end = t->fend;
+    } else {
+        const cf_role *r = NULL;
+        uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
+        for (uint32_t i = 0; i < n && !r; i++)
+            if (s - t->roles[i].base < t->roles[i].size)
+                r = &t->roles[i];
+        if (!r || e - r->base > r->size || r->seq != seq)
+            return 0;
+        rbase = r->base;
+        tag = r->tag;
+        if (r->type == t->ftype && t->fpos) {
+            pos = t->fpos;
+            end = t->fend;
+        } else {
+            len = &t->len[r->type];
+            pos = r->slice + *len;
+            end = r->slice + t->cap[r->type];
+        }
+    }
+    if (!pos || (uintptr_t)(end - pos) < d->n)
+        return 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        uint64_t m = d->member[i];
+        uintptr_t a = base + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m;
+        pos[i] = (uint64_t)(uint32_t)(a - rbase) | CF_SM((m >> 32) & 0xffff, m >> 63) | tag;
+    }
+    if (len)
+        *len += d->n;
+    else
+        t->fpos = pos + d->n;
+    return 1;
+}
+
 void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
 {
     /* A run between objects (its extent's few granules empty in the shadow) records
@@ -119,6 +171,8 @@ void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
         if (g > g1)
             return;
     }
+    if (cf_run_inside(&cf_self, (uintptr_t)base, s, e, d))
+        return;
     for (uint32_t i = 0; i < d->n; i++) {
         uint64_t m = d->member[i];
         const volatile char *p = (const volatile char *)base + (int32_t)(uint32_t)m;

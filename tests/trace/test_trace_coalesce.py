@@ -253,6 +253,7 @@ PROGRAM_CASES = [
     (["nested_objects.c"], ["obj"], ["outer", "inner", "wide"], ""),
     (["long_ops.c"], ["obj"], ["scan", "poke", "driver", "many"],
      "max_accesses = 100\nmax_objects = 4\nmax_distinct = 3\n"),
+    (["coalesce_types.c"], ["obj", "other"], ["mix"], ""),
 ]
 
 
