@@ -88,10 +88,10 @@ unsigned long cf_regseq = 0;
  * more, kept for good).  An access is attributed by its first byte's address (the object
  * holding it, cf_resolve), so an access starting in a granule whose byte is 0 is recorded
  * nowhere: the per-access paths return at once for such addresses between objects (an
- * interpreter's heap, where traced objects and others alternate), without the registry.  Written under cf_reg_mu with the
- * registry; read without locks, like the registry.  NULL when unavailable (the mapping
- * refused, CACHEFIT_SHADOW=0, or an object above 2^47 or larger than 1 GiB: then for
- * good), and the paths look in the registry as before. */
+ * interpreter's heap, where traced objects and others alternate), without the registry.
+ * Written under cf_reg_mu with the registry; read without locks, like the registry.  NULL
+ * when unavailable (the mapping refused, CACHEFIT_SHADOW=0, or an object above 2^47 or
+ * larger than 1 GiB: then for good), and the paths look in the registry as before. */
 unsigned char *cf_shadow = NULL;
 static int cf_shadow_state; /* 0: not set up yet; 1: on; -1: off */
 #define CF_SHADOW_TOP ((uintptr_t)1 << 47)
