@@ -8,7 +8,8 @@ touches bytes just before and after an object in granules it shares, an object f
 and registered again, a granule more than 255 objects met, a large array (the registry's
 sorted table) before and after it is forgotten, and registers an array too large for the
 shadow, which turns it off. The profile must hold exactly the expected sequences with the
-shadow and without it (CACHEFIT_SHADOW=0), and the program prints the shadow's bytes.
+shadow, without it (CACHEFIT_SHADOW=0) and when its reservation is refused (`ulimit -v`),
+and the program prints the shadow's bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trace_helpers import HAVE_CLANG, HAVE_GCC, build, seqs
+from trace_helpers import HAVE_CLANG, HAVE_GCC, build, run, seqs
 
 R, W = "r", "w"
 BASE = ((0, 8, 8, R), (0, 16, 1, W))
@@ -49,3 +50,9 @@ def test_shadow_keeps_the_profile_exact(tmp_path: Path, compiler: str) -> None:
         assert seqs(prof, "obj") == EXPECTED, shadow
         assert prof.invocations == 12
         assert b.run() == printed
+    # Under an address-space limit the shadow's reservation is refused: the same profile.
+    b.env.pop("CACHEFIT_SHADOW")
+    limited = ["sh", "-c", f"ulimit -v 4000000 && exec {b.program}"]
+    prof = b.trace(output="limited.json", command=limited)
+    assert seqs(prof, "obj") == EXPECTED
+    assert run(limited, tmp_path, b.env).stdout == SHADOW_OFF
