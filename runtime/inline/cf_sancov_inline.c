@@ -48,7 +48,7 @@ struct cf_thread_head {
     uintptr_t fbase2;
     uintptr_t fsize2;
     uint64_t ftag2;
-    uintptr_t neg_gran[4];
+    uintptr_t neg_gran[4]; /* the runtime's; not read here */
     unsigned long neg_seq[4];
     uint64_t *fcnt;
 };

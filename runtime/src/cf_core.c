@@ -1132,7 +1132,7 @@ static void cf_lost(cf_thread *t, uint32_t type, uint32_t n)
  * unchanged: the invocation gains no roles at that level any more (nroles only grows
  * there, and is at its limit), and the guard's marks (outside[], frames[].objcut, the
  * touched bit) are already set.  Such an object goes in this cache, so that further
- * accesses to it are dropped by cf_record_slow without a lookup, with the same effect.
+ * accesses to it are dropped by cf_access_inside without a lookup, with the same effect.
  * Emptied when the nesting level changes (cf_nest_enter, cf_frame_end), when the
  * outermost invocation ends (cf_flush) and when a role's extent is confirmed again
  * (cf_resolve; registered objects that overlap); entries of another registry version
@@ -1528,10 +1528,7 @@ void cf_record_slow(uintptr_t a, uint64_t sm)
         cf_count_first(t, a, sm); /* counting mode: a counter at 0 */
         return;
     }
-    if (cf_cut_find(t, a, seq))
-        return; /* an object left out by max_objects, as cf_resolve would again */
-    if (cf_in_gap(t, a, seq))
-        return; /* between objects, as cf_resolve would find again */
+    /* (Its callers have checked the gaps and the objects left out: cf_access_inside.) */
     t->active = 0; /* a signal handler arriving now is not recorded into a half-written entry */
     cf_slow_begin(t);
     cf_role *r = NULL;

@@ -131,7 +131,8 @@ typedef struct cf_thread {
     uintptr_t fsize2;
     uint64_t ftag2;
     /* 256-byte granules known to hold no object, each valid while the registry version is
-     * unchanged (most recent first; the inlined path checks the first two). */
+     * unchanged (most recent first; the out-of-line path checks the first two; the inlined
+     * one, which reads the shadow instead, only keeps their place in the head). */
     uintptr_t neg_gran[CF_NEG_CACHE];
     unsigned long neg_seq[CF_NEG_CACHE];
     /* Counting mode (issue 26; cf_core.c, cf_count_*): while the outermost invocation is
@@ -358,6 +359,19 @@ static inline __attribute__((always_inline)) int cf_cut_find(const cf_thread *t,
     return 0;
 }
 
+/* The first of the invocation's first CF_INLINE_ROLES roles that holds a, or NULL: the
+ * roles the out-of-line path takes an access to without a lookup (when the registry has
+ * not changed since the role was resolved). */
+static inline __attribute__((always_inline)) const cf_role *cf_inline_role(const cf_thread *t,
+                                                                          uintptr_t a)
+{
+    uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
+    for (uint32_t i = 0; i < n; i++)
+        if (a - t->roles[i].base < t->roles[i].size)
+            return &t->roles[i];
+    return NULL;
+}
+
 /* 1: a lies in a gap between objects that negc holds for registry version seq. */
 static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 {
@@ -368,10 +382,10 @@ static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 }
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
- * an invocation: the fast role, the second fast role, the first few roles (if the
- * registry has not changed since they were resolved), a granule known to be empty, an
- * object left out (cf_cut_find); 0 when none of these applies and the caller must call
- * cf_record_slow.  Makes no call. */
+ * an invocation: the fast role (or its counter), the second fast role, an empty granule of
+ * the shadow, an object left out (cf_cut_find), the first few roles (if the registry has
+ * not changed since they were resolved), a gap known from an earlier lookup; 0 when none
+ * of these applies and the caller must call cf_record_slow.  Makes no call. */
 static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
                                                                   uint64_t sm)
 {
@@ -411,24 +425,19 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     /* An object left out by max_objects (an interpreter's main loop touching many). */
     if (cf_cut_find(t, a, seq))
         return 1;
-    uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
-    for (uint32_t i = 0; i < n; i++) {
-        const cf_role *r = &t->roles[i];
-        if (a - r->base < r->size) {
-            if (r->seq != seq)
-                break;
-            /* Not made the fast role: with two objects accessed in turn (sender and
-             * receiver) copying it back and forth costs more than this loop. */
-            if (r->type == t->ftype && t->fpos) {
-                uint64_t *pos = t->fpos;
-                if (pos >= t->fend)
-                    return 0;
-                *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
-                t->fpos = pos + 1;
-                return 1;
-            }
-            return cf_append(t, r, a, sm);
+    const cf_role *r = cf_inline_role(t, a);
+    if (r && r->seq == seq) {
+        /* Not made the fast role: with two objects accessed in turn (sender and
+         * receiver) copying it back and forth costs more than this loop. */
+        if (r->type == t->ftype && t->fpos) {
+            uint64_t *pos = t->fpos;
+            if (pos >= t->fend)
+                return 0;
+            *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
+            t->fpos = pos + 1;
+            return 1;
         }
+        return cf_append(t, r, a, sm);
     }
     /* Between objects (e.g. the stack kept behind a TCB, an interpreter's other heap
      * blocks): a granule known to be empty. */

@@ -125,11 +125,7 @@ static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
         pos = t->fpos;
         end = t->fend;
     } else {
-        const cf_role *r = NULL;
-        uint32_t n = t->nroles < CF_INLINE_ROLES ? t->nroles : CF_INLINE_ROLES;
-        for (uint32_t i = 0; i < n && !r; i++)
-            if (s - t->roles[i].base < t->roles[i].size)
-                r = &t->roles[i];
+        const cf_role *r = cf_inline_role(t, s);
         if (!r || e - r->base > r->size || r->seq != seq)
             return 0;
         rbase = r->base;
