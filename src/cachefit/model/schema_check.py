@@ -34,9 +34,10 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 _INTO = {"properties": 2, "patternProperties": 2, "items": 1, "prefixItems": 2,
          "additionalProperties": 1}
@@ -68,6 +69,9 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
 
 @cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
+    # imported here: jsonschema takes 35 ms to import, and a command that only writes
+    # formats (`cachefit trace` on a fresh run) never checks one
+    import jsonschema
     root = schema(name)
     base = jsonschema.validators.validator_for(root)
     base.check_schema(root)

@@ -232,20 +232,25 @@ def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None)
     if programs is None:
         raw = profile.metadata.get("programs", [])
         programs = [p for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
-    notes: list[SiteNote] = []
-    seen: set[str] = set()
+    by_program: dict[str, tuple[str | Path, list[SiteNote]]] = {}
     for p in programs:
         key = str(Path(p).resolve()) if Path(p).exists() else str(p)
-        if key not in seen:
-            seen.add(key)
-            notes.extend(_with_definitions(read_site_notes(p), definition_aliases(p)))
+        if key not in by_program:
+            by_program[key] = (p, read_site_notes(p))
+    # invocations cut off as runaway or lost to a full table touched objects too
+    touched = {name: t.counted > 0 or t.runaway > 0 or t.table_full > 0
+               for name, t in profile.types.items()}
+    if all(touched.values()) and not any(n.kind == UNCONVERTED for _, mine in
+                                         by_program.values() for n in mine):
+        return []   # type_notes says nothing then: no blob to read (a symbol table lookup)
+    notes: list[SiteNote] = []
+    for p, mine in by_program.values():
+        notes.extend(_with_definitions(mine, definition_aliases(p)))
     counts = profile.metadata.get("registered")
     registered = counts if isinstance(counts, dict) else {}
     out: list[str] = []
-    for name, t in sorted(profile.types.items()):
-        # invocations cut off as runaway or lost to a full table touched objects too
-        touched = t.counted > 0 or t.runaway > 0 or t.table_full > 0
+    for name in sorted(profile.types):
         n = registered.get(name)
-        out.extend(type_notes(name, touched, notes,
+        out.extend(type_notes(name, touched[name], notes,
                               n if isinstance(n, int) and not isinstance(n, bool) else None))
     return out
