@@ -56,7 +56,7 @@ VERSION = 3
 (`Profile.version`)."""
 VERSIONS = (1, 2, 3)
 """The versions `load` reads."""
-ZSTD_LEVEL = 10
+ZSTD_LEVEL = 6
 """zstd level of the packed sequences and sharing lists (bench/profile_format/RESULTS.md)."""
 
 Mode = Literal["r", "w"]
