@@ -18,10 +18,11 @@
  * path needs no test of the thread's "inside an invocation" flag (that load, reloaded
  * after every store of the program that may alias an int, cost a third of zlib's traced
  * time).  Then one unsigned compare of the address against [lowest, highest) of every
- * registered object, the flag, the second fast role (the one touched before, when it is a
- * role of the same type), and the shadow's byte of the address's 16-byte granule (0: no
- * registered object meets it; cf_core.c).  Everything else is __cachefit_access
- * (cf_sancov.c).
+ * registered object, the flag, the shadow's byte of the address's 16-byte granule (0: no
+ * registered object meets it; cf_core.c), the second fast role (the one touched before,
+ * when it is a role of the same type) and the other type's role (a role of another type,
+ * with its own position fpos3 in its type's sequence; cf_internal.h).  Everything else is
+ * __cachefit_access (cf_sancov.c).
  * The quads are stored as `double` so that type-based alias analysis knows they change
  * none of the unsigned longs and pointers read here, and the thread's head is addressed
  * from one read of the thread pointer and of its offset (x86-64), which the optimizer
@@ -51,6 +52,11 @@ struct cf_thread_head {
     uintptr_t neg_gran[4]; /* the runtime's; not read here */
     unsigned long neg_seq[4];
     uint64_t *fcnt;
+    uintptr_t fbase3;
+    uintptr_t fsize3;
+    uint64_t ftag3;
+    uint64_t *fpos3;
+    uint64_t *fend3;
 };
 _Static_assert(offsetof(struct cf_thread_head, fbase) == 8, "cf_internal.h: fbase at 8");
 _Static_assert(offsetof(struct cf_thread_head, fsize) == 16, "cf_internal.h: fsize at 16");
@@ -64,6 +70,11 @@ _Static_assert(offsetof(struct cf_thread_head, ftag2) == 72, "cf_internal.h: fta
 _Static_assert(offsetof(struct cf_thread_head, neg_gran) == 80, "cf_internal.h: neg_gran at 80");
 _Static_assert(offsetof(struct cf_thread_head, neg_seq) == 112, "cf_internal.h: neg_seq at 112");
 _Static_assert(offsetof(struct cf_thread_head, fcnt) == 144, "cf_internal.h: fcnt at 144");
+_Static_assert(offsetof(struct cf_thread_head, fbase3) == 152, "cf_internal.h: fbase3 at 152");
+_Static_assert(offsetof(struct cf_thread_head, fsize3) == 160, "cf_internal.h: fsize3 at 160");
+_Static_assert(offsetof(struct cf_thread_head, ftag3) == 168, "cf_internal.h: ftag3 at 168");
+_Static_assert(offsetof(struct cf_thread_head, fpos3) == 176, "cf_internal.h: fpos3 at 176");
+_Static_assert(offsetof(struct cf_thread_head, fend3) == 184, "cf_internal.h: fend3 at 184");
 
 extern __thread struct cf_thread_head __cachefit_thread
     __attribute__((tls_model("initial-exec")));
@@ -156,6 +167,10 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         if (__builtin_expect(!th_->active, 1))                                              \
             return;                                                                         \
         if (off_ >= th_->fsize) {                                                           \
+            /* Between objects: the shadow's granule is empty. */                           \
+            const unsigned char *sh_ = __cachefit_shadow;                                   \
+            if (sh_ && !sh_[a_ >> 4])                                                       \
+                return;                                                                     \
             uint64_t *pos_ = th_->fpos;                                                     \
             uintptr_t off2_ = a_ - th_->fbase2;                                             \
             if (off2_ < th_->fsize2 &&                                                      \
@@ -165,10 +180,16 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
-            /* Between objects: the shadow's granule is empty. */                           \
-            const unsigned char *sh_ = __cachefit_shadow;                                   \
-            if (sh_ && !sh_[a_ >> 4])                                                       \
+            /* The other type's role: its own position. */                                 \
+            uintptr_t off3_ = a_ - th_->fbase3;                                             \
+            uint64_t *pos3_ = th_->fpos3;                                                   \
+            if (off3_ < th_->fsize3 &&                                                      \
+                __builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+                __builtin_expect(pos3_ < th_->fend3, 1)) {                                  \
+                CF_PUT_QUAD(pos3_, off3_ | sm_ | th_->ftag3);                               \
+                th_->fpos3 = pos3_ + 1;                                                     \
                 return;                                                                     \
+            }                                                                               \
         }                                                                                   \
         CF_ACCESS_CALL((p), sm_);                                                           \
     } while (0)

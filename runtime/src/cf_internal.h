@@ -144,6 +144,20 @@ typedef struct cf_thread {
      * are added to the summary's hits when the invocation ends.  NULL: not counting (then
      * fend is as usual); counting, fend is at fpos (no room). */
     uint64_t *fcnt;
+    /* The other type's role (issue 31): a role of this invocation of another type than the
+     * fast role's, confirmed at fseq, that cf_access_inside last took an access to through
+     * the first roles (an interpreter's loop touching its state and the current frame in
+     * turn).  fpos3 is the next free quad of its type's sequence (len[ftype3] is stale),
+     * like fpos; attached only while the fast role is, and detached with it
+     * (cf_fast_detach), so every path that detaches the fast role finds len[] exact.
+     * fsize3 == 0: none. */
+    uintptr_t fbase3;
+    uintptr_t fsize3;
+    uint64_t ftag3;
+    uint64_t *fpos3;
+    uint64_t *fend3;
+    uint64_t *fslice3;
+    uint32_t ftype3;
     /* Touched only for accesses inside registered ranges. */
     uint64_t *fslice;
     uint32_t ftype;
@@ -246,6 +260,11 @@ _Static_assert(offsetof(cf_thread, ftag2) == 72, "cf_sancov_inline.c: ftag2 at 7
 _Static_assert(offsetof(cf_thread, neg_gran) == 80, "cf_sancov_inline.c: neg_gran at 80");
 _Static_assert(offsetof(cf_thread, neg_seq) == 112, "cf_sancov_inline.c: neg_seq at 112");
 _Static_assert(offsetof(cf_thread, fcnt) == 144, "cf_sancov_inline.c: fcnt at 144");
+_Static_assert(offsetof(cf_thread, fbase3) == 152, "cf_sancov_inline.c: fbase3 at 152");
+_Static_assert(offsetof(cf_thread, fsize3) == 160, "cf_sancov_inline.c: fsize3 at 160");
+_Static_assert(offsetof(cf_thread, ftag3) == 168, "cf_sancov_inline.c: ftag3 at 168");
+_Static_assert(offsetof(cf_thread, fpos3) == 176, "cf_sancov_inline.c: fpos3 at 176");
+_Static_assert(offsetof(cf_thread, fend3) == 184, "cf_sancov_inline.c: fend3 at 184");
 _Static_assert(CF_NEG_CACHE == 4 && CF_GRAN_SHIFT == 8,
                "cf_sancov_inline.c: 4 granules of 256 bytes");
 extern uint32_t cf_max_accesses CF_HIDDEN;
@@ -269,9 +288,22 @@ void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
 void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode) CF_HIDDEN;
 void __cachefit_access(const volatile void *p, uint64_t sm) __attribute__((cold));
 
-/* Write the fast role's position back into len[] and detach it. */
+/* Write the other type's role's position back into len[] and detach it. */
+static inline __attribute__((always_inline)) void cf_other_detach(cf_thread *t)
+{
+    if (t->fpos3) {
+        t->len[t->ftype3] = (uint32_t)(t->fpos3 - t->fslice3);
+        t->fpos3 = NULL;
+        t->fend3 = NULL;
+        t->fsize3 = 0;
+    }
+}
+
+/* Write the fast role's position (and the other type's role's) back into len[] and
+ * detach them. */
 static inline __attribute__((always_inline)) void cf_fast_detach(cf_thread *t)
 {
+    cf_other_detach(t);
     if (t->fpos) {
         t->len[t->ftype] = (uint32_t)(t->fpos - t->fslice);
         t->fpos = NULL;
@@ -382,10 +414,12 @@ static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 }
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
- * an invocation: the fast role (or its counter), the second fast role, an empty granule of
- * the shadow, an object left out (cf_cut_find), the first few roles (if the registry has
- * not changed since they were resolved), a gap known from an earlier lookup; 0 when none
- * of these applies and the caller must call cf_record_slow.  Makes no call. */
+ * an invocation: the fast role (or its counter), an empty granule of the shadow, the
+ * second fast role, the other type's role, an object left out (cf_cut_find), the first
+ * few roles (if the registry has not changed since they were resolved; one of another
+ * type than the fast role's becomes the other type's role), a gap known from an earlier
+ * lookup; 0 when none of these applies and the caller must call cf_record_slow.  Makes no
+ * call. */
 static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
                                                                   uint64_t sm)
 {
@@ -408,6 +442,9 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         t->fpos = pos + 1;
         return 1;
     }
+    const unsigned char *sh = RD(cf_shadow);
+    if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
+        return 1; /* between objects */
     off = a - t->fbase2;
     if (off < t->fsize2 && t->fseq == seq) {
         uint64_t *pos = t->fpos;
@@ -419,9 +456,16 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         if (pos)
             return 0; /* full: cf_record_slow makes room */
     }
-    const unsigned char *sh = RD(cf_shadow);
-    if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
-        return 1; /* between objects */
+    off = a - t->fbase3;
+    if (off < t->fsize3 && t->fseq == seq) {
+        uint64_t *pos = t->fpos3;
+        if (CF_LIKELY(pos < t->fend3)) {
+            *pos = off | sm | t->ftag3;
+            t->fpos3 = pos + 1;
+            return 1;
+        }
+        return 0; /* full: cf_record_slow makes room */
+    }
     /* An object left out by max_objects (an interpreter's main loop touching many). */
     if (cf_cut_find(t, a, seq))
         return 1;
@@ -435,6 +479,29 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
                 return 0;
             *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
             t->fpos = pos + 1;
+            return 1;
+        }
+        int attached = t->fpos3 && r->type == t->ftype3;
+        if (attached || (t->fpos && r->seq == t->fseq)) {
+            /* Another type's role: its type's position is fpos3 (attached now if it was
+             * not, the previous other type's detached), and the role is the other type's
+             * role, on the inlined path from the next access on, if confirmed at fseq. */
+            if (!attached) {
+                cf_other_detach(t);
+                t->fslice3 = r->slice;
+                t->ftype3 = r->type;
+                t->fpos3 = r->slice + t->len[r->type];
+                t->fend3 = r->slice + t->cap[r->type];
+            }
+            int inl = r->seq == t->fseq;
+            t->fbase3 = r->base;
+            t->fsize3 = inl ? r->size : 0;
+            t->ftag3 = r->tag;
+            uint64_t *pos = t->fpos3;
+            if (pos >= t->fend3)
+                return 0;
+            *pos = (uint64_t)(uint32_t)(a - r->base) | sm | r->tag;
+            t->fpos3 = pos + 1;
             return 1;
         }
         return cf_append(t, r, a, sm);

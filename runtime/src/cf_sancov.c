@@ -106,9 +106,9 @@ void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
 void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
 
 /* The quads of a run whose extent [s, e) lies in one object that cf_access_inside would
- * take each member to without a lookup (the second fast role, one of the first roles of
- * the invocation), appended at once when there is room for all; 0 when not (the members
- * then go one by one). */
+ * take each member to without a lookup (the second fast role, the other type's role, one
+ * of the first roles of the invocation), appended at once when there is room for all; 0
+ * when not (the members then go one by one). */
 static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
                          const struct cf_run_desc *d)
 {
@@ -119,11 +119,18 @@ static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
     uint64_t tag;
     uint64_t *pos, *end;
     uint32_t *len = NULL;
+    uint64_t **adv = &t->fpos; /* the position to advance, when not len[] */
     if (s - t->fbase2 < t->fsize2 && e - t->fbase2 <= t->fsize2 && t->fseq == seq) {
         rbase = t->fbase2;
         tag = t->ftag2;
         pos = t->fpos;
         end = t->fend;
+    } else if (s - t->fbase3 < t->fsize3 && e - t->fbase3 <= t->fsize3 && t->fseq == seq) {
+        rbase = t->fbase3;
+        tag = t->ftag3;
+        pos = t->fpos3;
+        end = t->fend3;
+        adv = &t->fpos3;
     } else {
         const cf_role *r = cf_inline_role(t, s);
         if (!r || e - r->base > r->size || r->seq != seq)
@@ -133,6 +140,10 @@ static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
         if (r->type == t->ftype && t->fpos) {
             pos = t->fpos;
             end = t->fend;
+        } else if (r->type == t->ftype3 && t->fpos3) {
+            pos = t->fpos3;
+            end = t->fend3;
+            adv = &t->fpos3;
         } else {
             len = &t->len[r->type];
             pos = r->slice + *len;
@@ -149,7 +160,7 @@ static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
     if (len)
         *len += d->n;
     else
-        t->fpos = pos + d->n;
+        *adv = pos + d->n;
     return 1;
 }
 
