@@ -80,7 +80,9 @@ extern __thread struct cf_thread_head __cachefit_thread
     __attribute__((tls_model("initial-exec")));
 extern uintptr_t __cachefit_lo;
 extern uintptr_t __cachefit_span;
-extern unsigned long __cachefit_regseq;
+/* The kill version (cf_core.c): the fast roles are valid while it is the one they were
+ * confirmed at (fseq). */
+extern unsigned long __cachefit_killseq;
 /* Byte a >> 4: 0 when no registered object meets a's 16-byte granule (cf_core.c). */
 extern unsigned char *__cachefit_shadow;
 /* sm: size << 32 | write << 63, as CF_SM in cf_internal.h.  On x86-64 the call goes to
@@ -151,14 +153,14 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         uintptr_t off_ = a_ - th_->fbase;                                                   \
         if (off_ < th_->fsize) {                                                            \
             uint64_t *pos_ = th_->fpos;                                                     \
-            if (__builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+            if (__builtin_expect(th_->fseq == __cachefit_killseq, 1) &&                     \
                 __builtin_expect(pos_ < th_->fend, 1)) {                                    \
                 CF_PUT_QUAD(pos_, off_ | sm_ | th_->ftag);                                  \
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
             uint64_t *c_ = th_->fcnt;                                                       \
-            if (c_ && th_->fseq == __cachefit_regseq &&                                     \
+            if (c_ && th_->fseq == __cachefit_killseq &&                                    \
                 CF_COUNT(c_ + off_ * 10 + __builtin_ctz(size) * 2 + (mode)))                \
                 return;                                                                     \
         }                                                                                   \
@@ -174,17 +176,17 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
             uint64_t *pos_ = th_->fpos;                                                     \
             uintptr_t off2_ = a_ - th_->fbase2;                                             \
             if (off2_ < th_->fsize2 &&                                                      \
-                __builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+                __builtin_expect(th_->fseq == __cachefit_killseq, 1) &&                     \
                 __builtin_expect(pos_ < th_->fend, 1)) {                                    \
                 CF_PUT_QUAD(pos_, off2_ | sm_ | th_->ftag2);                                \
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
-            /* The other type's role: its own position. */                                 \
+            /* The other type's role: its own position. */                                  \
             uintptr_t off3_ = a_ - th_->fbase3;                                             \
             uint64_t *pos3_ = th_->fpos3;                                                   \
             if (off3_ < th_->fsize3 &&                                                      \
-                __builtin_expect(th_->fseq == __cachefit_regseq, 1) &&                      \
+                __builtin_expect(th_->fseq == __cachefit_killseq, 1) &&                     \
                 __builtin_expect(pos3_ < th_->fend3, 1)) {                                  \
                 CF_PUT_QUAD(pos3_, off3_ | sm_ | th_->ftag3);                               \
                 th_->fpos3 = pos3_ + 1;                                                     \
@@ -240,7 +242,7 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
     uint32_t n = d->n;
     if (off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
         off + (uintptr_t)(intptr_t)d->hi <= th->fsize &&
-        __builtin_expect(th->fseq == __cachefit_regseq, 1) &&
+        __builtin_expect(th->fseq == __cachefit_killseq, 1) &&
         __builtin_expect((uintptr_t)th->fend - (uintptr_t)pos >= (uintptr_t)n * sizeof *pos,
                          1)) {
         uint64_t tag = th->ftag;
@@ -254,7 +256,7 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
     }
     uint64_t *c = th->fcnt;
     if (c && off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
-        off + (uintptr_t)(intptr_t)d->hi <= th->fsize && th->fseq == __cachefit_regseq) {
+        off + (uintptr_t)(intptr_t)d->hi <= th->fsize && th->fseq == __cachefit_killseq) {
         /* Counting mode: one to each member's counter, unless one is at 0 (a first count:
          * the members one by one, through the runtime). */
         c += off * 10;

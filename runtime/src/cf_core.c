@@ -81,6 +81,14 @@ CF_TLS cf_thread cf_self;
 uintptr_t cf_lo = UINTPTR_MAX;
 uintptr_t cf_span = 0;
 unsigned long cf_regseq = 0;
+/* The kill version (issue 31): changed (by 2, inside a write section of cf_regseq) only by
+ * a change that can make something a lookup found wrong, i.e. an object removed (freed,
+ * forgotten, registered again) or one registered over another (nested).  What a lookup
+ * found (a role, an object cache entry, an object left out, the fast roles) stays valid
+ * while it is unchanged, so registering a new object elsewhere (an interpreter allocating
+ * as it runs) disturbs none of it; what a lookup did not find (a gap between objects,
+ * cf_resolve's and cf_in_gap's negative caches) is valid while cf_regseq is unchanged. */
+unsigned long cf_killseq = 0;
 
 /* The shadow (issue 31): one byte per 16-byte granule of the address space below 2^47
  * (a MAP_NORESERVE mapping: only the pages of granules near registered objects are ever
@@ -283,6 +291,12 @@ static void cf_seq_write_end(void)
     __atomic_store_n(&cf_regseq, cf_regseq + 1, __ATOMIC_RELEASE);
 }
 
+/* Inside a write section: what lookups found may be wrong now (cf_killseq). */
+static void cf_kill_locked(void)
+{
+    __atomic_store_n(&cf_killseq, cf_killseq + 2, __ATOMIC_RELEASE);
+}
+
 static void cf_slot_store(cf_slot *d, uintptr_t key, const cf_obj *o)
 {
     WR(d->o.base, o->base);
@@ -455,7 +469,7 @@ static int cf_r_lookup(const cf_rtab *r, uintptr_t a, cf_obj *out, int *granule_
  * (out = the range, *seq = the registry version it is valid for).  When 0 and gap is not
  * NULL: [gap[0], gap[1]) around a, inside a's granule, meets no object (empty: unknown). */
 static int cf_lookup_gap(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used,
-                         uintptr_t gap[2])
+                         uintptr_t gap[2], unsigned long *rseq)
 {
     for (;;) {
         *granule_used = 0;
@@ -468,13 +482,16 @@ static int cf_lookup_gap(uintptr_t a, cf_obj *out, unsigned long *seq, int *gran
             cf_relax();
             continue;
         }
+        unsigned long k1 = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
         const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
         const cf_rtab *r = __atomic_load_n(&cf_rtable, __ATOMIC_ACQUIRE);
         int found = cf_h_lookup(h, a, out, granule_used, g) ||
                     cf_r_lookup(r, a, out, granule_used, &range_meets);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (RD(cf_regseq) == s1) {
-            *seq = s1;
+            *seq = k1;
+            if (rseq)
+                *rseq = s1;
             if (gap) {
                 /* Ranges are seen by a few neighbours only: a gap where none meets. */
                 gap[0] = found || range_meets ? 0 : g[0];
@@ -487,7 +504,7 @@ static int cf_lookup_gap(uintptr_t a, cf_obj *out, unsigned long *seq, int *gran
 
 static int cf_lookup(uintptr_t a, cf_obj *out, unsigned long *seq, int *granule_used)
 {
-    return cf_lookup_gap(a, out, seq, granule_used, NULL);
+    return cf_lookup_gap(a, out, seq, granule_used, NULL, NULL);
 }
 
 /* Lock-free like cf_lookup: every registered range that holds `a` (at most `max`, into
@@ -504,6 +521,7 @@ static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq,
             cf_relax();
             continue;
         }
+        unsigned long k1 = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
         int n = 0;
         uintptr_t nlo = a & ~(((uintptr_t)1 << CF_GRAN_SHIFT) - 1);
         uintptr_t nhi = nlo + ((uintptr_t)1 << CF_GRAN_SHIFT);
@@ -548,7 +566,7 @@ static int cf_lookup_all(uintptr_t a, cf_obj *out, int max, unsigned long *seq,
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (RD(cf_regseq) == s1) {
-            *seq = s1;
+            *seq = k1;
             *lo = nlo;
             *hi = nhi;
             return n;
@@ -567,6 +585,7 @@ static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
             cf_relax();
             continue;
         }
+        unsigned long k1 = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
         int found = 0;
         const cf_htab *h = __atomic_load_n(&cf_htable, __ATOMIC_ACQUIRE);
         if (h) {
@@ -603,7 +622,7 @@ static int cf_next_object(uintptr_t a, cf_obj *out, unsigned long *seq)
         }
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         if (RD(cf_regseq) == s1) {
-            *seq = s1;
+            *seq = k1;
             return found;
         }
     }
@@ -702,6 +721,8 @@ static int cf_remove_locked(uintptr_t base, int type)
             }
         }
     }
+    if (removed)
+        cf_kill_locked();
     return removed;
 }
 
@@ -800,8 +821,10 @@ static void cf_mark_nested_locked(const cf_obj *o)
             if (!(v->flags & CF_OBJ_NESTED))
                 WR(r->e[i].flags, v->flags | CF_OBJ_NESTED);
         }
-    if (found)
+    if (found) {
         cf_flag_nested_locked(o->base, o->type, o->span);
+        cf_kill_locked();
+    }
 }
 
 void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stride, int type,
@@ -1279,9 +1302,10 @@ static const cf_nest_memo *cf_nested_elems(uintptr_t a, unsigned long now)
         m->e[m->n].span = o[i].elem;
         m->n++;
     }
-    /* all holders found (at most CF_NEST_MAX): the same ones for all of [lo, hi) */
+    /* all holders found (at most CF_NEST_MAX): the same ones for all of [lo, hi); none
+     * found says where no object is, which a registration may change: not kept */
     m->lo = lo;
-    m->hi = n < CF_NEST_MAX ? hi : lo;
+    m->hi = n < CF_NEST_MAX && m->n ? hi : lo;
     cf_nmemo_on = 1;
     return m;
 }
@@ -1291,19 +1315,21 @@ static const cf_nest_memo *cf_nested_elems(uintptr_t a, unsigned long now)
 static cf_role cf_nested_role;
 
 /* The role of the object holding `a`, found through the objects resolved last or a
- * lookup; NULL when none holds it, &cf_nested_role when the one found is nested. */
+ * lookup; NULL when none holds it, &cf_nested_role when the one found is nested.  `now`
+ * is the kill version (cf_killseq) the caller read. */
 static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
 {
     uintptr_t gran = a >> CF_GRAN_SHIFT;
     uint32_t type;
     uintptr_t ebase, esize;
-    unsigned long seq;
+    unsigned long seq, rseq;
     const cf_role *hit = &t->objcache[t->objcache_last % CF_OBJ_CACHE];
     /* The object resolved last (an entry function working on one object again). */
     if (!(hit->size && a - hit->base < hit->size && hit->seq == now)) {
         hit = NULL;
+        unsigned long rnow = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < CF_NEG_CACHE; i++)
-            if (t->neg_gran[i] == gran + 1 && t->neg_seq[i] == now)
+            if (t->neg_gran[i] == gran + 1 && t->neg_seq[i] == rnow)
                 return NULL;
         for (uint32_t i = 0; i < CF_OBJ_CACHE; i++) {
             const cf_role *c = &t->objcache[i];
@@ -1326,11 +1352,11 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
         if (CF_UNLIKELY(cf_nmemo_on) && cf_nest_memo_find(a, now))
             return &cf_nested_role;
         uintptr_t gap[2];
-        if (!cf_lookup_gap(a, &o, &seq, &used, gap)) {
+        if (!cf_lookup_gap(a, &o, &seq, &used, gap, &rseq)) {
             if (gap[1] > gap[0]) {
                 cf_negc *e = &t->negc[gran % CF_NEGC];
                 e->gran = gran + 1;
-                e->seq = seq;
+                e->seq = rseq;
                 e->lo = (uint32_t)(gap[0] - (gran << CF_GRAN_SHIFT));
                 e->hi = (uint32_t)(gap[1] - (gran << CF_GRAN_SHIFT));
             }
@@ -1341,7 +1367,7 @@ static cf_role *cf_resolve(cf_thread *t, uintptr_t a, unsigned long now)
                     t->neg_seq[k] = t->neg_seq[k - 1];
                 }
                 t->neg_gran[0] = gran + 1;
-                t->neg_seq[0] = seq;
+                t->neg_seq[0] = rseq;
             }
             return NULL;
         }
@@ -1522,7 +1548,7 @@ static void cf_count_first(cf_thread *t, uintptr_t a, uint64_t sm);
 void cf_record_slow(uintptr_t a, uint64_t sm)
 {
     cf_thread *t = &cf_self;
-    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    unsigned long seq = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
     if (CF_UNLIKELY(t->fcnt) && a - t->fbase < t->fsize && t->fseq == seq &&
         cf_cnt_size((uint32_t)(sm >> 32) & 0xffff)) {
         cf_count_first(t, a, sm); /* counting mode: a counter at 0 */
@@ -1587,7 +1613,7 @@ static uintptr_t cf_record_nested_range(cf_thread *t, uintptr_t start, uintptr_t
                                         unsigned mode)
 {
     uintptr_t stop = start + 1;
-    const cf_nest_memo *m = cf_nested_elems(start, RD(cf_regseq));
+    const cf_nest_memo *m = cf_nested_elems(start, RD(cf_killseq));
     for (int i = 0; i < m->n; i++) {
         const cf_obj *e = &m->e[i];
         if (start - e->base >= e->span)

@@ -243,6 +243,9 @@ extern CF_TLS cf_thread cf_self __asm__("__cachefit_thread");
 extern uintptr_t cf_lo __asm__("__cachefit_lo");
 extern uintptr_t cf_span __asm__("__cachefit_span");
 extern unsigned long cf_regseq __asm__("__cachefit_regseq");
+/* The kill version (cf_core.c): what lookups found (the fast roles, roles, caches of
+ * objects) is valid while it is unchanged. */
+extern unsigned long cf_killseq __asm__("__cachefit_killseq");
 /* The shadow of the registry (cf_core.c): byte a >> CF_SHADOW_SHIFT is 0 when no object
  * meets a's 16-byte granule, so an access starting at a is recorded nowhere; NULL: none. */
 extern unsigned char *cf_shadow __asm__("__cachefit_shadow");
@@ -423,7 +426,7 @@ static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, uintptr_t a,
                                                                   uint64_t sm)
 {
-    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    unsigned long seq = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
     uintptr_t off = a - t->fbase;
     if (CF_LIKELY(off < t->fsize && t->fseq == seq)) {
         uint64_t *pos = t->fpos;
@@ -509,10 +512,11 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
     /* Between objects (e.g. the stack kept behind a TCB, an interpreter's other heap
      * blocks): a granule known to be empty. */
     uintptr_t g = (a >> CF_GRAN_SHIFT) + 1;
-    if ((t->neg_gran[0] == g && t->neg_seq[0] == seq) ||
-        (t->neg_gran[1] == g && t->neg_seq[1] == seq))
+    unsigned long rseq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE); /* gaps: negative */
+    if ((t->neg_gran[0] == g && t->neg_seq[0] == rseq) ||
+        (t->neg_gran[1] == g && t->neg_seq[1] == rseq))
         return 1;
-    return CF_LIKELY(t->negc) && cf_in_gap(t, a, seq);
+    return CF_LIKELY(t->negc) && cf_in_gap(t, a, rseq);
 }
 
 /* The per-access path: thread-local "in invocation" flag, then one unsigned

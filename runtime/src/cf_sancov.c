@@ -114,7 +114,7 @@ static int cf_run_inside(cf_thread *t, uintptr_t base, uintptr_t s, uintptr_t e,
 {
     if (!t->active || s >= e)
         return 0;
-    unsigned long seq = __atomic_load_n(&cf_regseq, __ATOMIC_ACQUIRE);
+    unsigned long seq = __atomic_load_n(&cf_killseq, __ATOMIC_ACQUIRE);
     uintptr_t rbase;
     uint64_t tag;
     uint64_t *pos, *end;
