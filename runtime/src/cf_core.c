@@ -785,10 +785,21 @@ static void cf_flag_nested_locked(uintptr_t base, uint32_t type, uintptr_t span)
                 WR(r->e[i].flags, r->e[i].flags | CF_OBJ_NESTED);
 }
 
+/* Do the registered objects a and b, overlapping, attribute every address they share to
+ * the same element (same type, element size and stride, bases on one grid: a pool's array
+ * and an element or run of elements handed out of it)?  Then neither is nested: a lookup
+ * finding either gives the same role. */
+static int cf_same_elements(const cf_obj *a, const cf_obj *b)
+{
+    uintptr_t d = a->base > b->base ? a->base - b->base : b->base - a->base;
+    return a->type == b->type && a->elem == b->elem && a->stride == b->stride &&
+           d % a->stride == 0;
+}
+
 /* Flag the object `o` (registered already) and every other registered object overlapping
- * it as nested (CF_OBJ_NESTED; caller holds the lock inside a write section).  The hash
- * table is probed at o's granules, the sorted table scanned (it holds only objects above
- * 64 KiB, few). */
+ * it as nested (CF_OBJ_NESTED; caller holds the lock inside a write section), except those
+ * with the same elements (cf_same_elements).  The hash table is probed at o's granules,
+ * the sorted table scanned (it holds only objects above 64 KiB, few). */
 static void cf_mark_nested_locked(const cf_obj *o)
 {
     uintptr_t lo = o->base, hi = o->base + o->span;
@@ -803,7 +814,7 @@ static void cf_mark_nested_locked(const cf_obj *o)
             for (size_t n = 0; n <= t->mask && t->s[i].key; n++, i = (i + 1) & t->mask) {
                 const cf_obj *v = &t->s[i].o;
                 if (t->s[i].key != g + 1 || (v->base == o->base && v->type == o->type) ||
-                    v->base >= hi || v->base + v->span <= lo)
+                    v->base >= hi || v->base + v->span <= lo || cf_same_elements(v, o))
                     continue;
                 found = 1;
                 if (!(v->flags & CF_OBJ_NESTED))
@@ -815,7 +826,8 @@ static void cf_mark_nested_locked(const cf_obj *o)
     if (r)
         for (size_t i = 0; i < r->n && r->e[i].base < hi; i++) {
             const cf_obj *v = &r->e[i];
-            if ((v->base == o->base && v->type == o->type) || v->base + v->span <= lo)
+            if ((v->base == o->base && v->type == o->type) || v->base + v->span <= lo ||
+                cf_same_elements(v, o))
                 continue;
             found = 1;
             if (!(v->flags & CF_OBJ_NESTED))
@@ -877,9 +889,12 @@ void cf_register(uintptr_t base, uintptr_t count, uintptr_t elem, uintptr_t stri
 /* Is the registered object `o` stale once a heap block [lo, hi) holding objects of the
  * types in the mask `types` is registered?  Every object overlapping the block is, except
  * one that encloses it from a lower base and is either of another type (a container the
- * block was carved from) or an array of one of the block's types on whose element grid
- * the block starts (a pool of elements handing one out: the same attribution); with
- * `own_only`, also every object of a type not in `types` (cf_forget_own_types). */
+ * block was carved from: the block lies in one of its elements, with the padding after it,
+ * as an object is carved out of one object; an array the block crosses elements of was
+ * freed without cachefit seeing it, as into SQLite's lookaside, and its memory reused) or
+ * an array of one of the block's types on whose element grid the block starts (a pool of
+ * elements handing one out: the same attribution); with `own_only`, also every object of
+ * a type not in `types` (cf_forget_own_types). */
 static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t types,
                           int own_only)
 {
@@ -889,7 +904,7 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
         return 0;
     if (o->base < lo && o->base + o->span >= hi) {
         if (o->type >= 64 || !((types >> o->type) & 1))
-            return 0;
+            return hi - (o->base + (lo - o->base) / o->stride * o->stride) > o->stride;
         if (o->span > o->stride && (lo - o->base) % o->stride == 0)
             return 0;
     }

@@ -1,0 +1,42 @@
+"""A block carved across a registered array's elements makes the array stale.
+
+An object is carved out of one object: when a typed block is registered inside a
+registered array of another type and crosses its elements, the array's memory was given
+back without cachefit seeing it (SQLite's lookaside taking a Mem array back and handing
+the memory out again for a cursor) and the array is forgotten, instead of being kept as
+the block's container, which made every access inside the block count for both types and
+take the slowest path (runtime/src/cf_core.c, cf_stale_under).
+tests/trace/programs/reuse_across.c carves a 64-byte record across an array of four
+24-byte objects. The profile must hold exactly the sequences below, with clang and gcc.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_trace_nested import kinds
+from trace_helpers import HAVE_CLANG, HAVE_GCC, build
+
+R = "r"
+EXPECTED = {
+    "obj": {("use_array", ((0, 8, 8, R), (1, 0, 4, R)), None): 1},
+    "wide": {("use_wide", ((0, 0, 8, R), (0, 40, 8, R)), None): 2},
+}
+
+VARIANTS = [
+    pytest.param("clang-19", id="clang-O2",
+                 marks=pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")),
+    pytest.param("gcc", id="gcc-O2",
+                 marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
+                                          reason="gcc or clang-19 is not installed")),
+]
+
+
+@pytest.mark.parametrize("compiler", VARIANTS)
+def test_block_across_elements_makes_the_array_stale(tmp_path: Path, compiler: str) -> None:
+    b = build(tmp_path, ["reuse_across.c"], types=["obj", "wide"],
+              entry=["use_array", "use_wide"], compiler=compiler, flags=("-O2", "-g"))
+    prof = b.trace()
+    assert {t: kinds(prof, t) for t in ("obj", "wide")} == EXPECTED
+    assert b.run() == "1\n"
