@@ -90,7 +90,7 @@ static void cf_site_register(void *p, unsigned long total, const struct __cachef
         if (s->flags & CF_SITE_NEW)
             cf_forget_own_types((uintptr_t)p, len, types);
         else
-            cf_forget_overlapping((uintptr_t)p, len, types);
+            cf_forget_reused((uintptr_t)p, len, types);
     }
     for (unsigned long k = 0; k < s->nocc; k++) {
         const struct __cachefit_occ *o = &s->occ[k];

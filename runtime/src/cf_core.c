@@ -264,6 +264,10 @@ static uintptr_t cf_reg_hi;
 /* Objects registered per type (an array counts its elements; raw trace `objects` lines,
  * issue 27): tells "no object of T was registered" from "none was touched". */
 static uint64_t cf_st_registered[CF_MAX_TYPES];
+/* Objects per type still registered when a new heap block over them was (raw trace
+ * `reused` lines): their memory was given back without a free cachefit saw (a pool, a
+ * lookaside list) and handed out again; until then, accesses to it counted for them. */
+static uint64_t cf_st_reused[CF_MAX_TYPES];
 
 static inline size_t cf_ghash(uintptr_t key)
 {
@@ -919,7 +923,8 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
  * probed at each granule of the block (or scanned whole when the block has more granules
  * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
 static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base, uintptr_t len,
-                                                                uint64_t types, int own_only)
+                                                                uint64_t types, int own_only,
+                                                                int reused)
 {
     if (!base || !len || base + len < base)
         return;
@@ -940,6 +945,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                             cf_seq_write_begin();
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
+                        if (reused && v.type < CF_MAX_TYPES)
+                            WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
                         goto again; /* slots moved: scan again */
                     }
             } else {
@@ -954,6 +961,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                             cf_seq_write_begin();
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
+                        if (reused && v.type < CF_MAX_TYPES)
+                            WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
                         goto again; /* slots moved: probe again (removals are rare) */
                     }
                 }
@@ -968,6 +977,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                         cf_seq_write_begin();
                     if (!cf_remove_locked(v.base, (int)v.type))
                         goto done;
+                    if (reused && v.type < CF_MAX_TYPES)
+                        WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
                     goto again;
                 } else {
                     i++;
@@ -982,7 +993,14 @@ done:
 
 void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
 {
-    cf_forget_stale(base, len, types, 0);
+    cf_forget_stale(base, len, types, 0, 0);
+}
+
+/* The same for a new heap block (cf_alloc.c, cf_site_register): the objects forgotten are
+ * counted as reused (cf_st_reused). */
+void cf_forget_reused(uintptr_t base, uintptr_t len, uint64_t types)
+{
+    cf_forget_stale(base, len, types, 0, 1);
 }
 
 /* The same for a C++ new-expression's block (cf_alloc.c), seen after its constructors ran:
@@ -991,7 +1009,7 @@ void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types)
 void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
 void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types)
 {
-    cf_forget_stale(base, len, types, 1);
+    cf_forget_stale(base, len, types, 1, 1);
 }
 
 int cf_is_registered(uintptr_t base)
@@ -3180,6 +3198,9 @@ void cf_dump_now(void)
         }
         for (int i = 0; i < cf_ntypes; i++)
             cf_out_fmt(o, "objects %d %llu\n", i, (unsigned long long)RD(cf_st_registered[i]));
+        for (int i = 0; i < cf_ntypes; i++)
+            if (RD(cf_st_reused[i]))
+                cf_out_fmt(o, "reused %d %llu\n", i, (unsigned long long)RD(cf_st_reused[i]));
         cf_share_dump(cf_ntypes, cf_out_put, o);
         for (cf_seq *s = cf_seq_all; s; s = s->all) {
             cf_out_fmt(o, "seq %u %d %llu %u", s->type, (int)(uint32_t)(s->key >> 32),

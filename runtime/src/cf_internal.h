@@ -551,6 +551,7 @@ int cf_forget(uintptr_t base, int type) CF_HIDDEN; /* type -1: every type */
 /* Before a heap block is registered: forget the objects it makes stale (types: mask of
  * the type ids the block holds). */
 void cf_forget_overlapping(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
+void cf_forget_reused(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
 int cf_is_registered(uintptr_t base) CF_HIDDEN;
 int cf_on_own_stack(uintptr_t a) CF_HIDDEN;
 

@@ -151,8 +151,9 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Combine run metadata: lists are concatenated (without repeats), numbers in
     `overhead` summed, the backend and instrumentation kept when all agree, the date set
     to now. The runtime's counters are summed per type and counter (issue 26): `guards`
-    (`types` -> name -> `objects`/`distinct`, and `deep`) and `registered` (objects per
-    type; left out when an input lacks it, as then the total is unknown)."""
+    (`types` -> name -> `objects`/`distinct`, and `deep`), `registered` (objects per
+    type; left out when an input lacks it, as then the total is unknown) and `reused`
+    (objects per type whose memory was reused unseen; an input without it had none)."""
     commands: list[Any] = []
     entries: list[str] = []
     programs: list[str] = []
@@ -162,6 +163,7 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     guard_types: dict[str, dict[str, int]] = {}
     deep = 0
     registered: dict[str, int] | None = {}
+    reused: dict[str, int] = {}
     processes = 0
     for m in metas:
         for c in m.get("commands", []):
@@ -198,6 +200,10 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
                     registered[name] = registered.get(name, 0) + n
         else:
             registered = None
+        counts = m.get("reused")
+        for name, n in (counts.items() if isinstance(counts, dict) else ()):
+            if _is_count(n) and n > 0:
+                reused[name] = reused.get(name, 0) + n
         for k, v in (m.get("overhead") or {}).items():
             if isinstance(v, int | float) and not isinstance(v, bool):
                 overhead[k] = overhead.get(k, 0) + v
@@ -224,6 +230,8 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
         meta["guards"] = guards_out
     if registered is not None:
         meta["registered"] = dict(sorted(registered.items()))
+    if reused:
+        meta["reused"] = dict(sorted(reused.items()))
     return meta
 
 

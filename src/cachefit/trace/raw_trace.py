@@ -95,6 +95,9 @@ class RawTrace:
     # per type id: objects registered during the run (`objects` lines, issue 27); None
     # when the file has none (a runtime before them): unknown
     registered: dict[int, int] | None = None
+    # per type id: objects still registered when a new heap block over them was (`reused`
+    # lines): given back to a pool or lookaside list unseen; a type without one: none
+    reused: dict[int, int] = field(default_factory=dict)
     # threads numbered in the process (`threads` line, issue 30); 0: sharing not tracked
     threads: int = 0
     # per type id: its sharing lines (issue 30); empty when sharing was not tracked
@@ -192,6 +195,11 @@ def _parse_raw(path: str | Path) -> RawTrace:
                 if raw.registered is None:
                     raw.registered = {}
                 raw.registered[tid] = count
+            elif key == "reused" and v2:
+                tid, count = (int(w) for w in rest.split())
+                if count < 0:
+                    raise ValueError(f"bad reused count {count}")
+                raw.reused[tid] = raw.reused.get(tid, 0) + count
             elif key == "align" and v2:
                 raw.alignment[int(rest.split(" ", 1)[0])] = _parse_align(rest)
             elif key in SHARE_KEYS and v2:
@@ -377,13 +385,17 @@ def _profile_from_raw(files: Iterable[str | Path], cache_line: int) -> Profile:
     registered = _registered(raws)
     if registered is not None:
         merged.metadata["registered"] = registered
+    reused = _reused(raws)
+    if reused:
+        merged.metadata["reused"] = reused
     return merged
 
 
 def guard_notes(profile: Profile) -> list[str]:
     """One line per memory guard of the runtime that fired during the run (issue 26):
     what was lost and which setting to raise. From the profile's `guards` metadata (per
-    type `objects` and `distinct`, and `deep`) and each type's `table_full` count."""
+    type `objects` and `distinct`, and `deep`) and each type's `table_full` count; and one
+    per type whose objects' memory was reused unseen (`reused` metadata)."""
     out: list[str] = []
     guards = profile.metadata.get("guards")
     guards = guards if isinstance(guards, dict) else {}
@@ -408,6 +420,16 @@ def guard_notes(profile: Profile) -> list[str]:
                        "max_sequences distinct sequences (folded into one summary per kind "
                        "of operation, their order lost); raise [trace] max_sequences in "
                        "cachefit.toml")
+    reused = profile.metadata.get("reused")
+    for name, n in sorted(reused.items()) if isinstance(reused, dict) else []:
+        if _count(n):
+            were = "was" if n == 1 else "were"
+            out.append(f"{name}: {_times(n, 'object')} of {name} {were} still registered "
+                       "when a new heap block was allocated over it (the memory was given "
+                       "back without a free cachefit saw, as to a pool or a lookaside list; "
+                       "until it was handed out again, what used it counted for the object); "
+                       "name the function that gives such blocks back in [trace] "
+                       "deallocators in cachefit.toml")
     deep = _count(guards.get("deep"))
     if deep:
         out.append(f"{_times(deep, 'entry function call')} nested deeper than the runtime's "
@@ -434,6 +456,18 @@ def _registered(raws: Iterable[RawTrace]) -> dict[str, int] | None:
             return None
         for tid, name in r.types.items():
             out[name] = out.get(name, 0) + r.registered.get(tid, 0)
+    return dict(sorted(out.items()))
+
+
+def _reused(raws: Iterable[RawTrace]) -> dict[str, int]:
+    """Objects per type name still registered when a new heap block over them was,
+    summed over the processes; types with none are left out."""
+    out: dict[str, int] = {}
+    for r in raws:
+        for tid, count in r.reused.items():
+            if count and tid in r.types:
+                name = r.types[tid]
+                out[name] = out.get(name, 0) + count
     return dict(sorted(out.items()))
 
 

@@ -23,6 +23,12 @@ __attribute__((noinline)) void *pool_get(size_t off, size_t n)
     return n <= sizeof pool - off ? pool + off : NULL;
 }
 
+/* Gives a block back to the pool (a deallocator, when cachefit.toml names it). */
+__attribute__((noinline)) void pool_put(void *p)
+{
+    sink = (long)p;
+}
+
 __attribute__((noinline)) void use_array(struct obj *arr)
 {
     volatile struct obj *v = arr;
@@ -43,7 +49,11 @@ int main(void)
 {
     struct obj *arr = pool_get(0, 4 * sizeof(struct obj)); /* 4 elements of 24 bytes */
     use_array(arr);
-    /* given back to the pool unseen, and handed out again across elements 0 to 3 */
+#ifdef GIVE_BACK
+    pool_put(arr); /* given back, seen when pool_put is a deallocator */
+#endif
+    /* given back to the pool (unseen without GIVE_BACK), handed out again across
+     * elements 0 to 3 */
     struct wide *w = pool_get(8, sizeof(struct wide));
     use_wide(w, arr);
     use_wide(w, arr);
