@@ -50,9 +50,9 @@ def test_block_across_elements_makes_the_array_stale(tmp_path: Path, compiler: s
     assert [n for n in guard_notes(prof) if n.startswith("obj: ")] == [
         "obj: 1 object of obj was still registered when a new heap block was allocated "
         "over it (the memory was given back without a free cachefit saw, as to a pool or a "
-        "lookaside list; until it was handed out again, what used it counted for the "
-        "object); name the function that gives such blocks back in [trace] deallocators "
-        "in cachefit.toml"]
+        "lookaside list; until it was handed out again, what used it counted for it); name "
+        "the function that gives such blocks back in [trace] deallocators in "
+        "cachefit.toml"]
     assert b.run() == "1\n"
 
 

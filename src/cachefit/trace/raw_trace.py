@@ -423,11 +423,11 @@ def guard_notes(profile: Profile) -> list[str]:
     reused = profile.metadata.get("reused")
     for name, n in sorted(reused.items()) if isinstance(reused, dict) else []:
         if _count(n):
-            were = "was" if n == 1 else "were"
+            were, it = ("was", "it") if n == 1 else ("were", "them")
             out.append(f"{name}: {_times(n, 'object')} of {name} {were} still registered "
-                       "when a new heap block was allocated over it (the memory was given "
+                       f"when a new heap block was allocated over {it} (the memory was given "
                        "back without a free cachefit saw, as to a pool or a lookaside list; "
-                       "until it was handed out again, what used it counted for the object); "
+                       f"until it was handed out again, what used it counted for {it}); "
                        "name the function that gives such blocks back in [trace] "
                        "deallocators in cachefit.toml")
     deep = _count(guards.get("deep"))
