@@ -266,7 +266,9 @@ static uintptr_t cf_reg_hi;
 static uint64_t cf_st_registered[CF_MAX_TYPES];
 /* Objects per type still registered when a new heap block over them was (raw trace
  * `reused` lines): their memory was given back without a free cachefit saw (a pool, a
- * lookaside list) and handed out again; until then, accesses to it counted for them. */
+ * lookaside list) and handed out again; until then, accesses to it counted for them.  One
+ * registered again where it was, with its type (a slot of a free list or a buffer carved
+ * again the same way), is not counted: the same attribution before and after. */
 static uint64_t cf_st_reused[CF_MAX_TYPES];
 
 static inline size_t cf_ghash(uintptr_t key)
@@ -922,6 +924,14 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
  * readers' cached roles) is opened only when something is removed.  The hash table is
  * probed at each granule of the block (or scanned whole when the block has more granules
  * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
+/* Count v (just forgotten for a new heap block at base holding the types in `types`) in
+ * cf_st_reused, unless it is registered again where it was with its type. */
+static void cf_count_reused(const cf_obj *v, uintptr_t base, uint64_t types)
+{
+    if (v->type < CF_MAX_TYPES && (v->base != base || !(types >> v->type & 1)))
+        WR(cf_st_reused[v->type], cf_st_reused[v->type] + 1);
+}
+
 static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base, uintptr_t len,
                                                                 uint64_t types, int own_only,
                                                                 int reused)
@@ -945,8 +955,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                             cf_seq_write_begin();
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
-                        if (reused && v.type < CF_MAX_TYPES)
-                            WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
+                        if (reused)
+                            cf_count_reused(&v, base, types);
                         goto again; /* slots moved: scan again */
                     }
             } else {
@@ -961,8 +971,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                             cf_seq_write_begin();
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
-                        if (reused && v.type < CF_MAX_TYPES)
-                            WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
+                        if (reused)
+                            cf_count_reused(&v, base, types);
                         goto again; /* slots moved: probe again (removals are rare) */
                     }
                 }
@@ -977,8 +987,8 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                         cf_seq_write_begin();
                     if (!cf_remove_locked(v.base, (int)v.type))
                         goto done;
-                    if (reused && v.type < CF_MAX_TYPES)
-                        WR(cf_st_reused[v.type], cf_st_reused[v.type] + 1);
+                    if (reused)
+                        cf_count_reused(&v, base, types);
                     goto again;
                 } else {
                     i++;

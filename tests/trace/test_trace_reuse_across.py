@@ -45,7 +45,7 @@ def test_block_across_elements_makes_the_array_stale(tmp_path: Path, compiler: s
     prof = b.trace()
     assert {t: kinds(prof, t) for t in ("obj", "wide")} == EXPECTED
     # The array was forgotten when the new block came: reused memory, and a note that says
-    # what to name.
+    # what to name (the record carved again where it was, with its type, is not).
     assert prof.metadata["reused"] == {"obj": 1}
     assert [n for n in guard_notes(prof) if n.startswith("obj: ")] == [
         "obj: 1 object of obj was still registered when a new heap block was allocated "

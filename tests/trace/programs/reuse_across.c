@@ -56,6 +56,8 @@ int main(void)
      * elements 0 to 3 */
     struct wide *w = pool_get(8, sizeof(struct wide));
     use_wide(w, arr);
+    /* carved again where it was, with its type: not reused memory */
+    w = pool_get(8, sizeof(struct wide));
     use_wide(w, arr);
     printf("%d\n", w != NULL);
     return 0;
