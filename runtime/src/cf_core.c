@@ -264,11 +264,12 @@ static uintptr_t cf_reg_hi;
 /* Objects registered per type (an array counts its elements; raw trace `objects` lines,
  * issue 27): tells "no object of T was registered" from "none was touched". */
 static uint64_t cf_st_registered[CF_MAX_TYPES];
-/* Objects per type still registered when a new heap block over them was (raw trace
- * `reused` lines): their memory was given back without a free cachefit saw (a pool, a
- * lookaside list) and handed out again; until then, accesses to it counted for them.  One
- * registered again where it was, with its type (a slot of a free list or a buffer carved
- * again the same way), is not counted: the same attribution before and after. */
+/* Objects per type still registered when a new heap block for objects of other types was
+ * allocated over them (raw trace `reused` lines): their memory was given back without a
+ * free cachefit saw (a pool, a lookaside list) and handed out again; until then, accesses
+ * to it counted for them.  A block of the same type over one (a free list's slot handed
+ * out again, a buffer carved again for the next object, at the same place or near it) is
+ * not counted: its type's attribution goes on. */
 static uint64_t cf_st_reused[CF_MAX_TYPES];
 
 static inline size_t cf_ghash(uintptr_t key)
@@ -924,11 +925,11 @@ static int cf_stale_under(const cf_obj *o, uintptr_t lo, uintptr_t hi, uint64_t 
  * readers' cached roles) is opened only when something is removed.  The hash table is
  * probed at each granule of the block (or scanned whole when the block has more granules
  * than it has slots), the sorted array scanned (it holds only objects above 64 KiB). */
-/* Count v (just forgotten for a new heap block at base holding the types in `types`) in
- * cf_st_reused, unless it is registered again where it was with its type. */
-static void cf_count_reused(const cf_obj *v, uintptr_t base, uint64_t types)
+/* Count v (just forgotten for a new heap block holding the types in `types`) in
+ * cf_st_reused, unless the block holds its type too. */
+static void cf_count_reused(const cf_obj *v, uint64_t types)
 {
-    if (v->type < CF_MAX_TYPES && (v->base != base || !(types >> v->type & 1)))
+    if (v->type < 64 && !(types >> v->type & 1))
         WR(cf_st_reused[v->type], cf_st_reused[v->type] + 1);
 }
 
@@ -956,7 +957,7 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
                         if (reused)
-                            cf_count_reused(&v, base, types);
+                            cf_count_reused(&v, types);
                         goto again; /* slots moved: scan again */
                     }
             } else {
@@ -972,7 +973,7 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                         if (!cf_remove_locked(v.base, (int)v.type))
                             goto done;
                         if (reused)
-                            cf_count_reused(&v, base, types);
+                            cf_count_reused(&v, types);
                         goto again; /* slots moved: probe again (removals are rare) */
                     }
                 }
@@ -988,7 +989,7 @@ static inline __attribute__((always_inline)) void cf_forget_stale(uintptr_t base
                     if (!cf_remove_locked(v.base, (int)v.type))
                         goto done;
                     if (reused)
-                        cf_count_reused(&v, base, types);
+                        cf_count_reused(&v, types);
                     goto again;
                 } else {
                     i++;

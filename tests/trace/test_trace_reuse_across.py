@@ -45,13 +45,13 @@ def test_block_across_elements_makes_the_array_stale(tmp_path: Path, compiler: s
     prof = b.trace()
     assert {t: kinds(prof, t) for t in ("obj", "wide")} == EXPECTED
     # The array was forgotten when the new block came: reused memory, and a note that says
-    # what to name (the record carved again where it was, with its type, is not).
+    # what to name (the record carved again over itself, of its own type, is not).
     assert prof.metadata["reused"] == {"obj": 1}
     assert [n for n in guard_notes(prof) if n.startswith("obj: ")] == [
-        "obj: 1 object of obj was still registered when a new heap block was allocated "
-        "over it (the memory was given back without a free cachefit saw, as to a pool or a "
-        "lookaside list; until it was handed out again, what used it counted for it); name "
-        "the function that gives such blocks back in [trace] deallocators in "
+        "obj: 1 object of obj was still registered when memory for another type was "
+        "allocated over it (it was given back without a free cachefit saw, as to a pool or "
+        "a lookaside list; until it was handed out again, what used it counted for it); "
+        "name the function that gives such blocks back in [trace] deallocators in "
         "cachefit.toml"]
     assert b.run() == "1\n"
 

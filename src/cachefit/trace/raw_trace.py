@@ -95,7 +95,7 @@ class RawTrace:
     # per type id: objects registered during the run (`objects` lines, issue 27); None
     # when the file has none (a runtime before them): unknown
     registered: dict[int, int] | None = None
-    # per type id: objects still registered when a new heap block over them was (`reused`
+    # per type id: objects still registered when a heap block for other types was (`reused`
     # lines): given back to a pool or lookaside list unseen; a type without one: none
     reused: dict[int, int] = field(default_factory=dict)
     # threads numbered in the process (`threads` line, issue 30); 0: sharing not tracked
@@ -425,7 +425,7 @@ def guard_notes(profile: Profile) -> list[str]:
         if _count(n):
             were, it = ("was", "it") if n == 1 else ("were", "them")
             out.append(f"{name}: {_times(n, 'object')} of {name} {were} still registered "
-                       f"when a new heap block was allocated over {it} (the memory was given "
+                       f"when memory for another type was allocated over {it} (it was given "
                        "back without a free cachefit saw, as to a pool or a lookaside list; "
                        f"until it was handed out again, what used it counted for {it}); "
                        "name the function that gives such blocks back in [trace] "
@@ -460,7 +460,7 @@ def _registered(raws: Iterable[RawTrace]) -> dict[str, int] | None:
 
 
 def _reused(raws: Iterable[RawTrace]) -> dict[str, int]:
-    """Objects per type name still registered when a new heap block over them was,
+    """Objects per type name still registered when a heap block for other types was
     summed over the processes; types with none are left out."""
     out: dict[str, int] = {}
     for r in raws:
