@@ -460,7 +460,7 @@ def _registered(raws: Iterable[RawTrace]) -> dict[str, int] | None:
 
 
 def _reused(raws: Iterable[RawTrace]) -> dict[str, int]:
-    """Objects per type name still registered when a heap block for other types was
+    """Objects per type name still registered when a heap block for other types was,
     summed over the processes; types with none are left out."""
     out: dict[str, int] = {}
     for r in raws:
