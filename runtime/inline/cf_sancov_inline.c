@@ -18,11 +18,11 @@
  * path needs no test of the thread's "inside an invocation" flag (that load, reloaded
  * after every store of the program that may alias an int, cost a third of zlib's traced
  * time).  Then one unsigned compare of the address against [lowest, highest) of every
- * registered object, the flag, the shadow's byte of the address's 16-byte granule (0: no
- * registered object meets it; cf_core.c), the second fast role (the one touched before,
- * when it is a role of the same type) and the other type's role (a role of another type,
- * with its own position fpos3 in its type's sequence; cf_internal.h).  Everything else is
- * __cachefit_access (cf_sancov.c).
+ * registered object, the flag, the second fast role (the one touched before, when it is a
+ * role of the same type: a sender and a receiver), the shadow's byte of the address's
+ * 16-byte granule (0: no registered object meets it; cf_core.c) and the other type's role
+ * (a role of another type, with its own position fpos3 in its type's sequence;
+ * cf_internal.h).  Everything else is __cachefit_access (cf_sancov.c).
  * The quads are stored as `double` so that type-based alias analysis knows they change
  * none of the unsigned longs and pointers read here, and the thread's head is addressed
  * from one read of the thread pointer and of its offset (x86-64), which the optimizer
@@ -169,10 +169,6 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         if (__builtin_expect(!th_->active, 1))                                              \
             return;                                                                         \
         if (off_ >= th_->fsize) {                                                           \
-            /* Between objects: the shadow's granule is empty. */                           \
-            const unsigned char *sh_ = __cachefit_shadow;                                   \
-            if (sh_ && !sh_[a_ >> 4])                                                       \
-                return;                                                                     \
             uint64_t *pos_ = th_->fpos;                                                     \
             uintptr_t off2_ = a_ - th_->fbase2;                                             \
             if (off2_ < th_->fsize2 &&                                                      \
@@ -182,6 +178,10 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
                 th_->fpos = pos_ + 1;                                                       \
                 return;                                                                     \
             }                                                                               \
+            /* Between objects: the shadow's granule is empty. */                           \
+            const unsigned char *sh_ = __cachefit_shadow;                                   \
+            if (sh_ && !sh_[a_ >> 4])                                                       \
+                return;                                                                     \
             /* The other type's role: its own position. */                                  \
             uintptr_t off3_ = a_ - th_->fbase3;                                             \
             uint64_t *pos3_ = th_->fpos3;                                                   \

@@ -417,8 +417,8 @@ static inline int cf_in_gap(const cf_thread *t, uintptr_t a, unsigned long seq)
 }
 
 /* An access inside [lowest, highest) of the registered objects while this thread is in
- * an invocation: the fast role (or its counter), an empty granule of the shadow, the
- * second fast role, the other type's role, an object left out (cf_cut_find), the first
+ * an invocation: the fast role (or its counter), the second fast role, an empty granule of
+ * the shadow, the other type's role, an object left out (cf_cut_find), the first
  * few roles (if the registry has not changed since they were resolved; one of another
  * type than the fast role's becomes the other type's role), a gap known from an earlier
  * lookup; 0 when none of these applies and the caller must call cf_record_slow.  Makes no
@@ -445,9 +445,6 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         t->fpos = pos + 1;
         return 1;
     }
-    const unsigned char *sh = RD(cf_shadow);
-    if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
-        return 1; /* between objects */
     off = a - t->fbase2;
     if (off < t->fsize2 && t->fseq == seq) {
         uint64_t *pos = t->fpos;
@@ -459,6 +456,9 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
         if (pos)
             return 0; /* full: cf_record_slow makes room */
     }
+    const unsigned char *sh = RD(cf_shadow);
+    if (sh && !RD(sh[a >> CF_SHADOW_SHIFT]))
+        return 1; /* between objects */
     off = a - t->fbase3;
     if (off < t->fsize3 && t->fseq == seq) {
         uint64_t *pos = t->fpos3;
