@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from test_trace_nested import kinds
-from trace_helpers import HAVE_CLANG, HAVE_GCC, build
+from trace_helpers import build, compiler_params
 
 R, W = "r", "w"
 EXPECTED = {
@@ -26,16 +26,9 @@ EXPECTED = {
     "pair": {("work", ((0, 8, 8, R),), None): 3},
 }
 
-VARIANTS = [
-    pytest.param("clang-19", id="clang-O2",
-                 marks=pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")),
-    pytest.param("gcc", id="gcc-O2",
-                 marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                          reason="gcc or clang-19 is not installed")),
-]
 
 
-@pytest.mark.parametrize("compiler", VARIANTS)
+@pytest.mark.parametrize("compiler", compiler_params("clang-19", "gcc"))
 def test_kill_version_keeps_sequences_exact(tmp_path: Path, compiler: str) -> None:
     b = build(tmp_path, ["kill_version.c"], types=["obj", "pair"], entry=["work"],
               compiler=compiler, flags=("-O2", "-g"))

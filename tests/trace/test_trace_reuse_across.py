@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from test_trace_nested import kinds
-from trace_helpers import HAVE_CLANG, HAVE_GCC, build, needs_clang
+from trace_helpers import build, compiler_params, needs_clang
 
 from cachefit.model.profile_merge import merge_metadata
 from cachefit.trace.raw_trace import guard_notes
@@ -29,16 +29,9 @@ EXPECTED = {
     "wide": {("use_wide", ((0, 0, 8, R), (0, 40, 8, R)), None): 2},
 }
 
-VARIANTS = [
-    pytest.param("clang-19", id="clang-O2",
-                 marks=pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")),
-    pytest.param("gcc", id="gcc-O2",
-                 marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                          reason="gcc or clang-19 is not installed")),
-]
 
 
-@pytest.mark.parametrize("compiler", VARIANTS)
+@pytest.mark.parametrize("compiler", compiler_params("clang-19", "gcc"))
 def test_block_across_elements_makes_the_array_stale(tmp_path: Path, compiler: str) -> None:
     b = build(tmp_path, ["reuse_across.c"], types=["obj", "wide"],
               entry=["use_array", "use_wide"], compiler=compiler, flags=("-O2", "-g"))

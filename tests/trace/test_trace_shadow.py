@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trace_helpers import HAVE_CLANG, HAVE_GCC, build, run, seqs
+from trace_helpers import build, compiler_params, run, seqs
 
 R, W = "r", "w"
 BASE = ((0, 8, 8, R), (0, 16, 1, W))
@@ -31,16 +31,9 @@ EXPECTED = {
 SHADOW_ON = "A 1 1 0 0\nB 0 0\nC 1\nD 255 16\nE 255 0 1\nF 1\nG 0\nH -1\n"
 SHADOW_OFF = "A -1 -1 -1 -1\nB -1 -1\nC -1\nD -1 -1\nE -1 -1 -1\nF -1\nG -1\nH -1\n"
 
-VARIANTS = [
-    pytest.param("clang-19", id="clang-O2",
-                 marks=pytest.mark.skipif(not HAVE_CLANG, reason="clang-19 is not installed")),
-    pytest.param("gcc", id="gcc-O2",
-                 marks=pytest.mark.skipif(not HAVE_GCC or not HAVE_CLANG,
-                                          reason="gcc or clang-19 is not installed")),
-]
 
 
-@pytest.mark.parametrize("compiler", VARIANTS)
+@pytest.mark.parametrize("compiler", compiler_params("clang-19", "gcc"))
 def test_shadow_keeps_the_profile_exact(tmp_path: Path, compiler: str) -> None:
     b = build(tmp_path, ["shadow.c"], types=["obj"], entry=["touch"], compiler=compiler,
               flags=("-O2", "-g", "-fno-strict-aliasing"))
