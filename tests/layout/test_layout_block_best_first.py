@@ -132,8 +132,10 @@ def test_the_floor_keeps_the_dirty_optimum_when_the_penalty_mixes_lines_and_dirt
     next-granule penalty's least option has fewer lines but more dirty lines than the
     optimum's completion. Raising that bound's lines to the floor and keeping its dirty
     part dropped the optimum (the dirty search ended at a worse layout and called it
-    optimal). With the floor, the searches (the plain statement, and the native one with
-    and without partial expansion) must end where the search without a floor does."""
+    optimal). With the floor, the native search with and without partial expansion must end
+    where the search without a floor does. (The reference statement, block_reference, is
+    compared with the native search under a floor on smaller records above and in
+    test_layout_block_native; on this one it takes 50 s of make test's 8 minutes.)"""
     record, entry = large_case(35, 21, 685050)
     problem = problem_of(record, entry, line=32)
     lines = bs._Search(problem, dirty=False)
@@ -146,8 +148,6 @@ def test_the_floor_keeps_the_dirty_optimum_when_the_penalty_mixes_lines_and_dirt
     limit = (least + 1) * scalar().scale - 1
     plain, _ = bn.best_first(scalar(), limit, 10**8, partial=False)
     assert plain.complete and plain.cost is not None
-    floored = ref.best_first(scalar(), limit, (least, scalar().scale), 10**8)
-    assert floored[0] == plain.cost
     for partial in (False, True):
         out, _ = bn.best_first(scalar(), limit, 10**8, (least, scalar().scale),
                                partial=partial)
