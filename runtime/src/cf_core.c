@@ -1020,7 +1020,7 @@ void cf_forget_reused(uintptr_t base, uintptr_t len, uint64_t types)
 void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types) CF_HIDDEN;
 void cf_forget_own_types(uintptr_t base, uintptr_t len, uint64_t types)
 {
-    cf_forget_stale(base, len, types, 1, 1);
+    cf_forget_stale(base, len, types, 1, 0); /* only its own types: none would count as reused */
 }
 
 int cf_is_registered(uintptr_t base)
