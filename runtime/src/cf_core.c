@@ -225,6 +225,19 @@ int cf_type_id(const char *name)
     return id;
 }
 
+/* The id of an existing type (or alias) named `name`, or -1; makes none. */
+int cf_type_lookup(const char *name)
+{
+    char norm[CF_NAME_MAX];
+    if (!name)
+        return -1;
+    cf_normalize(name, norm, sizeof norm);
+    pthread_mutex_lock(&cf_type_mu);
+    int id = norm[0] ? cf_type_find_locked(norm) : -1;
+    pthread_mutex_unlock(&cf_type_mu);
+    return id;
+}
+
 /* ------------------------------------------------------------------ registry */
 
 enum { CF_SMALL_MAX = 64 * 1024 };
@@ -1995,6 +2008,8 @@ static cf_sum *cf_sum_map(uint32_t cap)
     return s;
 }
 
+static void cf_sum_clear(cf_sum *s);
+
 /* An empty summary: one the thread used before, or a new mapping. */
 static cf_sum *cf_sum_get(cf_thread *t)
 {
@@ -2002,6 +2017,13 @@ static cf_sum *cf_sum_get(cf_thread *t)
     if (!s)
         return cf_sum_map(CF_SUM_FIRST);
     t->sum_free = s->next;
+    cf_sum_clear(s);
+    return s;
+}
+
+/* Empty s (its room stays). */
+static void cf_sum_clear(cf_sum *s)
+{
     if (s->n < s->cap / 8) { /* few entries to clear: only their slots */
         for (uint32_t i = 0; i < s->n; i++)
             s->tab[s->order[i]].q = CF_SUM_EMPTY;
@@ -2010,7 +2032,6 @@ static cf_sum *cf_sum_get(cf_thread *t)
     }
     s->n = 0;
     s->cut = 0;
-    return s;
 }
 
 static void cf_sum_put(cf_thread *t, cf_sum *s)
@@ -2412,13 +2433,151 @@ static int cf_sumtab_grow_locked(void)
 
 static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint64_t key);
 
+/* Summaries by field footprint (issue 26; cf_fields.c): the summaries of one type and kind
+ * of operation whose per-role sets of touched and of written fields are equal count as one
+ * class, which lists the union of their distinct accesses (in order of first occurrence
+ * across them) with their hits summed: the layout stage, which reduces a sequence to
+ * those sets, sees the same footprints, while the profile grows with the distinct
+ * footprints instead of with the distinct summaries (every block zlib's deflate
+ * compresses touches other elements of its trees).  Only for types whose field map the
+ * blob gives, unless CACHEFIT_EXACT_SUMMARIES=1; written as `sum` lines like the others.
+ * Under cf_seq_mu. */
+typedef struct cf_sumcls {
+    struct cf_sumcls *all;
+    struct cf_sumcls *chain;
+    uint64_t hash;
+    uint64_t count;
+    uint32_t type;
+    int entry;
+    uint32_t ntok;
+    uint32_t n, cap;
+    uint64_t *tok;  /* [ntok]: the footprint */
+    uint64_t *q;    /* [cap]: the union, in order of first occurrence */
+    uint64_t *hits; /* [cap] */
+} cf_sumcls;
+
+static int cf_exact_summaries;
+static cf_sumcls **cf_clstab;
+static size_t cf_clstab_cap;
+static cf_sumcls *cf_cls_all;
+static cf_sumcls **cf_cls_tail = &cf_cls_all;
+static uint64_t cf_ncls;
+static uint64_t *cf_cls_tok;   /* footprint scratch */
+static uint32_t cf_cls_tokcap;
+static cf_sum *cf_cls_merge;   /* union scratch */
+
+static int cf_clstab_grow_locked(void)
+{
+    size_t ncap = cf_clstab_cap ? cf_clstab_cap * 2 : 256;
+    cf_sumcls **n = cf_mmap(ncap * sizeof *n);
+    if (!n)
+        return 0;
+    for (cf_sumcls *c = cf_cls_all; c; c = c->all) {
+        size_t i = (size_t)c->hash & (ncap - 1);
+        c->chain = n[i];
+        n[i] = c;
+    }
+    if (cf_clstab)
+        munmap(cf_clstab, cf_clstab_cap * sizeof *cf_clstab);
+    cf_clstab = n;
+    cf_clstab_cap = ncap;
+    return 1;
+}
+
+/* Count a summary (n distinct quads q with hits) in its class; 0 when it has none (no
+ * field map, no memory, max_sequences reached): the caller counts it as it is. */
+static int cf_cls_count_locked(uint32_t type, int entry, uint32_t n, const uint64_t *q,
+                               const uint64_t *hits)
+{
+    if (cf_exact_summaries || !cf_fields_known(type))
+        return 0;
+    if (n > cf_cls_tokcap) {
+        uint32_t want = n < 4096 ? 4096 : n;
+        uint64_t *p = cf_mmap((size_t)want * sizeof *p);
+        if (!p)
+            return 0;
+        if (cf_cls_tok)
+            munmap(cf_cls_tok, (size_t)cf_cls_tokcap * sizeof *cf_cls_tok);
+        cf_cls_tok = p;
+        cf_cls_tokcap = want;
+    }
+    uint32_t ntok = cf_fields_footprint(type, q, n, cf_cls_tok);
+    if (!ntok)
+        return 0;
+    uint64_t hash = cf_seq_hash(type, cf_cls_tok, cf_seq_key(entry, ntok));
+    cf_sumcls *c = NULL;
+    if (cf_clstab)
+        for (c = cf_clstab[(size_t)hash & (cf_clstab_cap - 1)]; c; c = c->chain)
+            if (c->hash == hash && c->type == type && c->entry == entry && c->ntok == ntok &&
+                memcmp(c->tok, cf_cls_tok, (size_t)ntok * sizeof *c->tok) == 0)
+                break;
+    if (!c) {
+        if (cf_nseqs + cf_nsums >= cf_max_sequences ||
+            (cf_ncls >= cf_clstab_cap && !cf_clstab_grow_locked()) ||
+            !(c = cf_arena_alloc(sizeof *c + (size_t)ntok * sizeof *c->tok +
+                                 (size_t)n * 2 * sizeof *q)))
+            return 0;
+        c->all = NULL;
+        c->hash = hash;
+        c->count = 1;
+        c->type = type;
+        c->entry = entry;
+        c->ntok = ntok;
+        c->n = c->cap = n;
+        c->tok = (uint64_t *)(c + 1);
+        c->q = c->tok + ntok;
+        c->hits = c->q + n;
+        memcpy(c->tok, cf_cls_tok, (size_t)ntok * sizeof *c->tok);
+        memcpy(c->q, q, (size_t)n * sizeof *q);
+        memcpy(c->hits, hits, (size_t)n * sizeof *hits);
+        size_t i = (size_t)hash & (cf_clstab_cap - 1);
+        c->chain = cf_clstab[i];
+        cf_clstab[i] = c;
+        *cf_cls_tail = c;
+        cf_cls_tail = &c->all;
+        cf_ncls++;
+        cf_nsums++;
+        return 1;
+    }
+    /* The union: the class's list, then the summary's accesses not in it. */
+    if (cf_cls_merge)
+        cf_sum_clear(cf_cls_merge);
+    uint64_t cut = cf_cls_merge ? cf_cls_merge->cut : 0;
+    cf_sum_fold_w(NULL, &cf_cls_merge, c->q, c->hits, c->n);
+    cf_sum_fold_w(NULL, &cf_cls_merge, q, hits, n);
+    cf_sum *m = cf_cls_merge;
+    if (!m)
+        return 0;
+    if (m->cut != cut)
+        cf_st_distinct[type]++;
+    if (m->n > c->cap) {
+        uint32_t cap = m->n * 2;
+        uint64_t *nq = cf_arena_alloc((size_t)cap * 2 * sizeof *nq);
+        if (!nq)
+            return 0; /* the class stays as it was: the caller counts the summary apart */
+        c->q = nq;
+        c->hits = nq + cap;
+        c->cap = cap;
+    }
+    cf_sum_flat(m);
+    c->n = m->n;
+    memcpy(c->q, m->q, (size_t)m->n * sizeof *c->q);
+    memcpy(c->hits, m->hits, (size_t)m->n * sizeof *c->hits);
+    c->count++;
+    return 1;
+}
+
 /* Count one invocation with this summary (n >= 1 distinct quads q with their hits). */
 static void cf_sum_count(uint32_t type, int entry, uint32_t n, const uint64_t *q,
                          const uint64_t *hits)
 {
+    pthread_mutex_lock(&cf_seq_mu);
+    if (cf_cls_count_locked(type, entry, n, q, hits)) {
+        pthread_mutex_unlock(&cf_seq_mu);
+        return;
+    }
     uint64_t key = cf_seq_key(entry, n);
     uint64_t hash = cf_seq_hash(type, q, key);
-    pthread_mutex_lock(&cf_seq_mu);
     cf_sumrec *r = NULL;
     if (cf_sumtab)
         for (r = cf_sumtab[(size_t)hash & (cf_sumtab_cap - 1)]; r; r = r->chain)
@@ -3227,6 +3386,13 @@ void cf_dump_now(void)
                 cf_out_quad(o, s->q[k], 1, s->hits[k]);
             cf_out_bytes(o, "\n", 1);
         }
+        for (cf_sumcls *c = cf_cls_all; c; c = c->all) {
+            cf_out_fmt(o, "sum %u %d %llu %u", c->type, c->entry, (unsigned long long)c->count,
+                       c->n);
+            for (uint32_t k = 0; k < c->n; k++)
+                cf_out_quad(o, c->q[k], 1, c->hits[k]);
+            cf_out_bytes(o, "\n", 1);
+        }
         for (int i = 0; i < CF_MAX_TYPES; i++)
             for (int e = 0; e <= CF_MAX_ENTRIES; e++) {
                 cf_sum *s = cf_overflow[i][e];
@@ -3327,6 +3493,9 @@ static void cf_load_blob(void)
                 if (strchr(a1, '@'))
                     cf_named_definitions = 1;
             }
+        } else if (strcmp(word, "fields") == 0) {
+            s = cf_parse_word(s, a1, sizeof a1);
+            cf_fields_load(cf_type_lookup(a1), s);
         } else if (strcmp(word, "entry") == 0) {
             s = cf_parse_word(s, a1, sizeof a1);
             if (cf_nentries < CF_MAX_ENTRIES)
@@ -3387,6 +3556,11 @@ static void cf_fork_child(void)
     cf_sum_all = NULL;
     cf_sum_tail = &cf_sum_all;
     cf_nsums = 0;
+    cf_clstab = NULL; /* the parent's classes (still mapped, unused) */
+    cf_clstab_cap = 0;
+    cf_cls_all = NULL;
+    cf_cls_tail = &cf_cls_all;
+    cf_ncls = 0;
     memset(cf_overflow, 0, sizeof cf_overflow); /* the parent's (still mapped, unused) */
     memset(cf_overflow_n, 0, sizeof cf_overflow_n);
     cf_st_deep = 0;
@@ -3445,6 +3619,7 @@ static void cf_init_once(void)
     cf_max_sequences = cf_env_u64("CACHEFIT_MAX_SEQUENCES", cf_max_sequences, 1, UINT64_MAX);
     cf_max_distinct = (uint32_t)cf_env_u64("CACHEFIT_MAX_DISTINCT", cf_max_distinct, 1, 1u << 24);
     cf_count_on = (int)cf_env_u64("CACHEFIT_COUNT", 1, 0, 1);
+    cf_exact_summaries = (int)cf_env_u64("CACHEFIT_EXACT_SUMMARIES", 0, 0, 1);
     cf_thread_key_ok = pthread_key_create(&cf_thread_key, cf_thread_release) == 0;
     pthread_atfork(cf_fork_prepare, cf_fork_parent, cf_fork_child);
     atexit(cf_atexit);

@@ -536,6 +536,13 @@ static inline __attribute__((always_inline)) void cf_access(const volatile void 
 
 /* Registry (cf_core.c). */
 int cf_type_id(const char *name) CF_HIDDEN;
+int cf_type_lookup(const char *name) CF_HIDDEN; /* -1: not a type (none is made) */
+/* Field maps and summary footprints (cf_fields.c): a blob's `fields TYPE OFF:SIZE ...`
+ * line after the type's name; whether a type has a map; a summary's footprint tokens. */
+void cf_fields_load(int type, const char *s) CF_HIDDEN;
+int cf_fields_known(uint32_t type) CF_HIDDEN;
+uint32_t cf_fields_footprint(uint32_t type, const uint64_t *q, uint32_t n,
+                             uint64_t *out) CF_HIDDEN;
 /* The next space-separated word of a blob line into out (cf_core.c). */
 const char *cf_parse_word(const char *s, char *out, size_t cap) CF_HIDDEN;
 /* A blob's `global ADDR COUNT ELEM STRIDE TYPE ...` line after the word `global`: the

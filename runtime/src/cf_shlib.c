@@ -66,6 +66,9 @@ static void cf_shlib_walk(const char *blob, int load)
         } else if (strcmp(word, "type") == 0 && load) {
             cf_parse_word(s, name, sizeof name);
             cf_type_id(name);
+        } else if (strcmp(word, "fields") == 0 && load) {
+            s = cf_parse_word(s, name, sizeof name);
+            cf_fields_load(cf_type_lookup(name), s);
         } else if (strcmp(word, "global") == 0 && have_self) {
             cf_blob_global g;
             s = cf_parse_global(s, &g);

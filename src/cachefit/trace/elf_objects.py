@@ -526,6 +526,11 @@ def blob_text(self_address: int, facts: ElfFacts, types: tuple[str, ...],
         if slot is not None:
             line += f" via {slot:x} {o.variable_address:x}"
         lines.append(line)
+    # Each traced type's fields as byte spans, for the runtime's summaries by field
+    # footprint (runtime/src/cf_fields.c); the same facts as the layout line's.
+    lines += [f"fields {name} " + " ".join(f"{f.offset}:{f.size}" for f in lay.fields)
+              for name, lay in sorted(facts.layouts.items())
+              if lay.fields and " " not in name]
     layout = {
         "types": {name: {"size": lay.size, "fields": [f.to_json() for f in lay.fields]}
                   for name, lay in sorted(facts.layouts.items())},
