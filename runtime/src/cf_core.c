@@ -2542,14 +2542,13 @@ static int cf_cls_count_locked(uint32_t type, int entry, uint32_t n, const uint6
     /* The union: the class's list, then the summary's accesses not in it. */
     if (cf_cls_merge)
         cf_sum_clear(cf_cls_merge);
-    uint64_t cut = cf_cls_merge ? cf_cls_merge->cut : 0;
     cf_sum_fold_w(NULL, &cf_cls_merge, c->q, c->hits, c->n);
     cf_sum_fold_w(NULL, &cf_cls_merge, q, hits, n);
     cf_sum *m = cf_cls_merge;
     if (!m)
         return 0;
-    if (m->cut != cut)
-        cf_st_distinct[type]++;
+    if (m->cut) /* the union reached max_distinct */
+        __atomic_fetch_add(&cf_st_distinct[type], 1, __ATOMIC_RELAXED);
     if (m->n > c->cap) {
         uint32_t cap = m->n * 2;
         uint64_t *nq = cf_arena_alloc((size_t)cap * 2 * sizeof *nq);
