@@ -25,7 +25,7 @@ PROGRAMS = Path(__file__).resolve().parents[1] / "trace" / "programs"
 CACHEFIT = [sys.executable, "-m", "cachefit.cli.main"]
 A, B = "dict@twodefs_a.h:4", "dict@twodefs_b.h:3"
 ORDER_A = ["type", "used", "rehashidx", "pause", "name"]
-ORDER_B = ["table", "used", "size", "privdata"]
+ORDER_B = ["size", "privdata", "table", "used"]
 FILES = ("twodefs_a.h", "twodefs_b.h", "twodefs_main.c", "twodefs_lib.c")
 MAKEFILE = makefile("CC", {"main.o": ["twodefs_main.c", "twodefs_a.h"],
                            "lib.o": ["twodefs_lib.c", "twodefs_b.h"]})
@@ -39,13 +39,14 @@ def test_build_plans_each_definition(tmp_path: Path) -> None:
     out, profile, plan, summary = built.out, built.profile, built.plan, built.summary
     assert sorted(profile.types) == [A, B]
     # where the traced objects start (mod 64): the program's dict on the heap at 32 (3
-    # invocations), the library's heap dict at 48 (2) and its global at 56 (1)
+    # invocations), the library's heap dict at 48 (2) and its global at 0 (1: aligned)
     assert profile.types[A].alignment == {32: 3}
-    assert profile.types[B].alignment == {48: 2, 56: 1}
+    assert profile.types[B].alignment == {0: 1, 48: 2}
     # A: op_main touches used (8..16) and rehashidx (16..20): one line at 32, no order
     # does better, the declared one is kept. B: op_lib touches size (8..16) and privdata
-    # (24..32): at 48 they are 56..64 and 72..80, two lines, at 56 one; (2+2+1)/3 lines.
-    # Swapping size and used puts them at 64..80 and 72..88: one line at both starts.
+    # (24..32): at 48 they are 56..64 and 72..80, two lines, at 0 one; (2+2+1)/3 lines.
+    # Size and privdata first puts them at 48..64 and at 0..16: one line at both starts
+    # (as would swapping size and used; the solver's tie-break takes this one).
     assert plan == {A: {"order": ORDER_A, "expected_size": 64},
                     B: {"order": ORDER_B, "expected_size": 32}}
     assert [(t["name"], t["lines_before"], t["lines_after"], t["size_after_source"])
@@ -70,7 +71,7 @@ def test_build_plans_each_definition(tmp_path: Path) -> None:
     assert [f.name for f in record_of(str(out / "profile" / "bin" / "prog"), B).fields] == \
         ["table", "size", "used", "privdata"]
     run = subprocess.run([str(optimized)], capture_output=True, text=True, check=True)
-    assert run.stdout == "main 64 0 8 16 24\nlib 32 0 16 8 24\n"
+    assert run.stdout == "main 64 0 8 16 24\nlib 32 16 0 24 8\n"
     report = (out / "report" / "report.txt").read_text()
     assert f"type {A}: 64 bytes" in report and f"type {B}: 32 bytes" in report
 

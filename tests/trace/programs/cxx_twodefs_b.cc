@@ -12,7 +12,7 @@ struct Node {
     void *privdata;
 };
 
-Node b_global;
+alignas(64) Node b_global; // at 0 mod 64 whatever else is linked
 }
 
 void op_b(Node *d)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include "twodefs_b.h"
 
-struct dict lib_global;
+struct dict lib_global __attribute__((aligned(64))); /* at 0 mod 64 wherever linked */
 
 void op_lib(struct dict *d)
 {
