@@ -1930,15 +1930,38 @@ static __attribute__((noinline)) void cf_seq_count_miss(cf_thread *t, uint32_t t
     uint32_t len = (uint32_t)key;
     uint32_t k = cf_recent_slot(len, q);
     cf_seq **rc = t->recent[type];
+    uint64_t *pend = t->rpend[type];
     cf_seq *p = rc[k ^ 1];
-    if (p && p->key == key && memcmp(p->q, q, (size_t)len * sizeof *q) == 0)
-        __atomic_fetch_add(&p->count, 1, __ATOMIC_RELAXED);
-    else
-        p = cf_seq_count(type, cf_seq_hash(type, q, key), key, q);
-    if (p && p != rc[k]) {
+    if (p && p->key == key && memcmp(p->q, q, (size_t)len * sizeof *q) == 0) {
+        /* the pair's two entries change places, with their pending counts */
+        uint64_t n = pend[k ^ 1] + 1;
         rc[k ^ 1] = rc[k];
+        pend[k ^ 1] = pend[k];
         rc[k] = p;
+        pend[k] = n;
+        return;
     }
+    p = cf_seq_count(type, cf_seq_hash(type, q, key), key, q); /* counted there */
+    if (p && p != rc[k]) {
+        if (pend[k ^ 1]) /* the entry leaving the pair */
+            __atomic_fetch_add(&rc[k ^ 1]->count, pend[k ^ 1], __ATOMIC_RELAXED);
+        rc[k ^ 1] = rc[k];
+        pend[k ^ 1] = pend[k];
+        rc[k] = p;
+        pend[k] = 0;
+    }
+}
+
+/* Add the thread's pending counts of its recent sequences to the sequences' counts. */
+static void cf_recent_flush(cf_thread *t)
+{
+    int nt = __atomic_load_n(&cf_ntypes, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < nt; i++)
+        for (int k = 0; k < CF_RECENT; k++)
+            if (t->rpend[i][k]) {
+                __atomic_fetch_add(&t->recent[i][k]->count, t->rpend[i][k], __ATOMIC_RELAXED);
+                t->rpend[i][k] = 0;
+            }
 }
 
 /* Count the thread's sequence for `type` (len >= 1) of an invocation of `entry`: first the
@@ -1948,9 +1971,10 @@ static inline void cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, u
                                        const uint64_t *q)
 {
     uint64_t key = cf_seq_key(entry, len);
-    cf_seq *c = t->recent[type][cf_recent_slot(len, q)];
+    uint32_t k = cf_recent_slot(len, q);
+    cf_seq *c = t->recent[type][k];
     if (CF_LIKELY(c && c->key == key && memcmp(c->q, q, (size_t)len * sizeof *q) == 0)) {
-        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+        t->rpend[type][k]++;
         return;
     }
     cf_seq_count_miss(t, type, key, q);
@@ -2855,6 +2879,7 @@ static void cf_close_nested(cf_thread *t, uint32_t keep)
  * CF_PUBLISH_EVERY - 1 invocations in a snapshot taken while they run). */
 static __attribute__((noinline, cold)) void cf_publish(cf_thread *t)
 {
+    cf_recent_flush(t);
     if (!t->pend_n)
         return;
     __atomic_fetch_add(&cf_invocations, t->pend_n, __ATOMIC_RELAXED);
@@ -3147,10 +3172,11 @@ static inline __attribute__((always_inline)) void cf_leave_count(cf_thread *t, u
         t->pend_entry[entry]++;
         t->pend_emask |= 1ull << entry;
     }
-    cf_seq *c = t->recent[type][cf_recent_slot(len, slice)];
+    uint32_t k = cf_recent_slot(len, slice);
+    cf_seq *c = t->recent[type][k];
     if (CF_LIKELY(c && c->key == cf_seq_key(entry, len) &&
                   memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
-        __atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+        t->rpend[type][k]++;
     else
         cf_leave_miss();
 }
@@ -3569,6 +3595,7 @@ static void cf_fork_child(void)
     if (cf_self.align)
         memset(cf_self.align, 0, CF_MAX_TYPES * CF_ALIGN_LINE * sizeof(uint32_t));
     memset(cf_self.recent, 0, sizeof cf_self.recent); /* entries of the parent's table */
+    memset(cf_self.rpend, 0, sizeof cf_self.rpend); /* the parent adds its own */
     cf_self.pend_n = 0; /* the parent adds what its thread held back */
     cf_self.pend_recorded = 0;
     cf_self.pend_emask = 0;

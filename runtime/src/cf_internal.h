@@ -219,8 +219,10 @@ typedef struct cf_thread {
      * the process totals with the counters above (stat `align`). */
     uint32_t *align;
     /* Sequences this thread counted recently, per type, direct-mapped by length and last
-     * quad (cf_core.c). */
+     * quad (cf_core.c), and the invocations counted through each slot not yet added to the
+     * sequence's count (added by cf_publish, and when the slot's entry leaves the pair). */
     struct cf_seq *recent[CF_MAX_TYPES][CF_RECENT];
+    uint64_t rpend[CF_MAX_TYPES][CF_RECENT];
     /* Objects the max_objects guard left out at the current nesting level of the current
      * invocation (cf_core.c, cf_cut_*): [cut_base, cut_base + cut_size) at registry
      * version cut_seq; cut_n entries valid, emptied whenever the nesting level changes. */
