@@ -2399,6 +2399,10 @@ static void cf_renumber(cf_thread *t, uint32_t type, const uint64_t *q, uint32_t
 static const uint64_t *cf_renumbered(cf_thread *t, uint32_t type, const uint64_t *q,
                                      uint32_t n)
 {
+    if (t->nrole[type] == 1) { /* one object of the type: every quad has role 0 */
+        cf_align_role(t, type, 0);
+        return q;
+    }
     const uint64_t role_bits = (uint64_t)0x7fff << 48;
     uint64_t r0 = q[0] & role_bits, diff = 0;
     for (uint32_t i = 0; i < n; i++)
