@@ -35,7 +35,17 @@ enum { CF_READ = 0, CF_WRITE = 1 };
 /* The line size of the alignment histogram (raw trace `align` lines). */
 enum { CF_ALIGN_LINE = 64 };
 enum { CF_INLINE_ROLES = 4, CF_OBJ_CACHE = 8, CF_NEG_CACHE = 4, CF_GRAN_SHIFT = 8, CF_RECENT = 8,
-       CF_CUT_CACHE = 8 };
+       CF_CUT_CACHE = 8, CF_DEFER = 16 };
+
+/* A nested invocation's literal sequence that the outermost invocation's summary already
+ * holds, and how many more times it occurred since (cf_core.c, cf_defer_*); valid while
+ * gen is the thread's defer_gen. */
+typedef struct cf_defer {
+    struct cf_seq *seq;
+    uint64_t count;
+    uint64_t gen;
+    uint32_t type;
+} cf_defer;
 
 /* One registered object or array: `span` bytes from `base`; elements of `elem`
  * bytes every `stride` bytes (a single object has elem == stride == span). */
@@ -198,6 +208,11 @@ typedef struct cf_thread {
     uint32_t cap[CF_MAX_TYPES]; /* max_accesses, 2 * max_accesses once longer (CF_OUT_LONG) */
     /* Nested invocations: frames[0 .. nest] are active while depth > 0 (cf_core.c). */
     uint32_t nest;
+    /* Sequences of invocations nested in the outermost one, counted for it instead of
+     * folded quad by quad (cf_core.c, cf_defer_*); the generation changes when the
+     * outermost invocation ends. */
+    cf_defer defer[CF_DEFER];
+    uint64_t defer_gen;
     cf_frame *frames;   /* CF_MAX_FRAMES */
     uint64_t *scratch;  /* max_accesses quads: an inner invocation's renumbered sequence */
     /* Counting mode (fcnt above): the counters (CF_CNT_MAX * 10, mapped at first use), and
