@@ -2450,22 +2450,36 @@ static cf_sumrec **cf_sum_tail = &cf_sum_all;
 
 static void *cf_arena_alloc(size_t size);
 
-static int cf_sumtab_grow_locked(void)
+/* The head the records of the summaries' and the classes' chained tables begin with. */
+typedef struct cf_chained {
+    struct cf_chained *all;
+    struct cf_chained *chain;
+    uint64_t hash;
+} cf_chained;
+
+/* Twice the buckets (`first` the first time) for the records listed from `all`. */
+static int cf_chain_grow(cf_chained ***tab, size_t *cap, cf_chained *all, size_t first)
 {
-    size_t ncap = cf_sumtab_cap ? cf_sumtab_cap * 2 : 1024;
-    cf_sumrec **n = cf_mmap(ncap * sizeof *n);
+    size_t ncap = *cap ? *cap * 2 : first;
+    cf_chained **n = cf_mmap(ncap * sizeof *n);
     if (!n)
         return 0;
-    for (cf_sumrec *r = cf_sum_all; r; r = r->all) {
+    for (cf_chained *r = all; r; r = r->all) {
         size_t i = (size_t)r->hash & (ncap - 1);
         r->chain = n[i];
         n[i] = r;
     }
-    if (cf_sumtab)
-        munmap(cf_sumtab, cf_sumtab_cap * sizeof *cf_sumtab);
-    cf_sumtab = n;
-    cf_sumtab_cap = ncap;
+    if (*tab)
+        munmap(*tab, *cap * sizeof **tab);
+    *tab = n;
+    *cap = ncap;
     return 1;
+}
+
+static int cf_sumtab_grow_locked(void)
+{
+    return cf_chain_grow((cf_chained ***)&cf_sumtab, &cf_sumtab_cap, (cf_chained *)cf_sum_all,
+                         1024);
 }
 
 static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint64_t key);
@@ -2493,6 +2507,12 @@ typedef struct cf_sumcls {
     uint64_t *hits; /* [cap] */
 } cf_sumcls;
 
+_Static_assert(offsetof(cf_sumrec, chain) == offsetof(cf_chained, chain) &&
+                   offsetof(cf_sumrec, hash) == offsetof(cf_chained, hash) &&
+                   offsetof(cf_sumcls, chain) == offsetof(cf_chained, chain) &&
+                   offsetof(cf_sumcls, hash) == offsetof(cf_chained, hash),
+               "the chained tables' records begin with cf_chained's fields");
+
 static int cf_exact_summaries;
 static cf_sumcls **cf_clstab;
 static size_t cf_clstab_cap;
@@ -2505,20 +2525,8 @@ static cf_sum *cf_cls_merge;   /* union scratch */
 
 static int cf_clstab_grow_locked(void)
 {
-    size_t ncap = cf_clstab_cap ? cf_clstab_cap * 2 : 256;
-    cf_sumcls **n = cf_mmap(ncap * sizeof *n);
-    if (!n)
-        return 0;
-    for (cf_sumcls *c = cf_cls_all; c; c = c->all) {
-        size_t i = (size_t)c->hash & (ncap - 1);
-        c->chain = n[i];
-        n[i] = c;
-    }
-    if (cf_clstab)
-        munmap(cf_clstab, cf_clstab_cap * sizeof *cf_clstab);
-    cf_clstab = n;
-    cf_clstab_cap = ncap;
-    return 1;
+    return cf_chain_grow((cf_chained ***)&cf_clstab, &cf_clstab_cap, (cf_chained *)cf_cls_all,
+                         256);
 }
 
 /* Count a summary (n distinct quads q with hits) in its class; 0 when it has none (no
