@@ -2770,7 +2770,7 @@ static __attribute__((noinline)) void cf_make_room(cf_thread *t, uint32_t type)
 }
 
 /* Count one invocation of `entry` in the thread's pending counters. */
-static inline void cf_count_entry(cf_thread *t, int entry)
+static inline __attribute__((always_inline)) void cf_count_entry(cf_thread *t, int entry)
 {
     if (CF_LIKELY(entry >= 0 && entry < CF_MAX_ENTRIES)) {
         t->pend_entry[entry]++;
@@ -2926,6 +2926,38 @@ static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
     }
     cf_fast_attach(t);
     t->active = 1;
+}
+
+/* The common start of a nested invocation, what cf_enter_slow and cf_nest_enter do for
+ * it: the first one nested in the outermost invocation (not left by longjmp, of another
+ * entry), which so far touched only the fast role's type (attached, no armed role left to
+ * settle).  Returns 0, having changed nothing, in any other case. */
+static inline int cf_nest_enter1(cf_thread *t, int entry, uintptr_t frame)
+{
+    uint32_t type = t->ftype;
+    uint64_t *pos = t->fpos;
+    if (t->nest || (frame && t->frame && frame >= t->frame) || entry == t->entry ||
+        t->armed || !pos || t->fpos3 || t->touched != 1ull << type)
+        return 0;
+    uint32_t len = (uint32_t)(pos - t->fslice);
+    t->len[type] = len;
+    t->depth++;
+    cf_frame *f = &t->frames[1];
+    t->nest = 1;
+    cf_cut_clear(t);
+    f->entry = entry;
+    f->depth = (uint32_t)t->depth;
+    f->frame = frame;
+    f->folded = 0;
+    f->objcut = 0;
+    f->rmark = t->nroles;
+    f->started = t->touched;
+    f->start[type] = len;
+    /* cf_fast_attach at a nested level: appending, never counting */
+    t->fend = t->fslice + t->cap[type];
+    t->fcnt = NULL;
+    t->active = 1;
+    return 1;
 }
 
 /* End nested invocations down to (excluding) frames[keep] (longjmp out of them, or the
@@ -3095,6 +3127,8 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
  * now, with the ones nested in it, and so do the calls entered after it. */
 static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, int entry, uintptr_t frame)
 {
+    if (t->depth > 0 && cf_nest_enter1(t, entry, frame))
+        return 0;
     if (t->depth > 0) {
         if (frame && t->frame && frame >= t->frame) {
             t->active = 0;
@@ -3169,9 +3203,76 @@ static __attribute__((noinline)) int cf_leave_nested(cf_thread *t, uintptr_t sco
     return 0;
 }
 
+/* The common end of a nested invocation, what cf_leave_nested and cf_frame_end do for
+ * it with nothing to look up: the only one (frames[1]), ended by its own call, whose
+ * accesses all went to the fast role's type (attached, one object of it in the whole
+ * invocation: no role to renumber) while nothing of it was folded, none of its own roles
+ * and no object left out.  Returns 0, having changed nothing, in any other case. */
+static inline int cf_leave_nested1(cf_thread *t, uintptr_t scope)
+{
+    cf_frame *f = &t->frames[1];
+    uint32_t type = t->ftype;
+    uint64_t bit = 1ull << type;
+    uint64_t *pos = t->fpos;
+    if (t->nest != 1 || (uint32_t)t->depth != f->depth || (scope && f->frame && f->frame < scope) ||
+        !pos || t->fpos3 || t->touched != bit || !(f->started & bit) || f->folded ||
+        f->objcut || t->nroles != f->rmark || t->nrole[type] != 1)
+        return 0;
+    uint32_t len = (uint32_t)(pos - t->fslice), s = f->start[type], n = len - s;
+    if (!n || n > cf_max_accesses)
+        return 0;
+    int was = t->active;
+    t->active = 0;
+    t->len[type] = len;
+    t->fpos = NULL; /* detached (cf_fast_detach) while the sequence is counted */
+    t->fend = NULL;
+    const cf_role *r0 = &t->roles[0];
+    if (CF_LIKELY(r0->type == type && r0->role == 0))
+        t->align[type * CF_ALIGN_LINE + (r0->base & (CF_ALIGN_LINE - 1))]++;
+    else
+        cf_align_role(t, type, 0);
+    const uint64_t *q = t->fslice + s;
+    uint64_t key = cf_seq_key(f->entry, n);
+    uint32_t k = cf_recent_slot(n, q);
+    cf_seq *c = t->recent[type][k];
+    if (CF_LIKELY(c && c->key == key && memcmp(c->q, q, (size_t)n * sizeof *q) == 0))
+        t->rpend[type][k]++;
+    else
+        c = cf_seq_count_miss(t, type, key, q);
+    cf_frame *f0 = &t->frames[0];
+    if (c && (f0->folded & bit) && f0->sum[type] && !f0->sum[type]->cut) {
+        cf_defer *d = &t->defer[cf_defer_slot(c)];
+        if (CF_LIKELY(d->seq == c && d->gen == t->defer_gen && d->type == type)) {
+            d->count++; /* cf_defer_nested, the sequence already counted once */
+            t->len[type] = s;
+            t->pend_recorded += n;
+        } else {
+            cf_defer_nested(t, type, c, s, n);
+        }
+    }
+    f->started = 0;
+    t->nest = 0;
+    cf_cut_clear(t);
+    cf_count_entry(t, f->entry);
+    /* cf_fast_attach, its counting mode's common case inline */
+    t->fpos = t->fslice + t->len[type];
+    t->fend = t->fslice + t->cap[type];
+    uint64_t *cnt = NULL;
+    if (f0->folded & bit)
+        cnt = t->cnt_type == (int)type && t->cnt_tag == t->ftag && cf_count_on &&
+                      !RD(cf_share_on) && t->fsize <= CF_CNT_MAX
+                  ? t->cnt : cf_count_attach(t);
+    t->fcnt = cnt;
+    if (cnt)
+        t->fend = t->fpos;
+    t->depth--;
+    t->active = was;
+    return 1;
+}
+
 static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scope)
 {
-    if (CF_UNLIKELY(t->nest) && cf_leave_nested(t, scope))
+    if (CF_UNLIKELY(t->nest) && (cf_leave_nested1(t, scope) || cf_leave_nested(t, scope)))
         return;
     if (t->depth != 1) {
         if (t->depth > 1)
