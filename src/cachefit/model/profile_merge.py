@@ -153,7 +153,8 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     to now. The runtime's counters are summed per type and counter (issue 26): `guards`
     (`types` -> name -> `objects`/`distinct`, and `deep`), `registered` (objects per
     type; left out when an input lacks it, as then the total is unknown) and `reused`
-    (objects per type whose memory was reused unseen; an input without it had none)."""
+    (objects per type whose memory was reused unseen; an input without it had none).
+    `unconverted_sites` (per program, from its blob) is kept when every input has it."""
     commands: list[Any] = []
     entries: list[str] = []
     programs: list[str] = []
@@ -164,6 +165,7 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
     deep = 0
     registered: dict[str, int] | None = {}
     reused: dict[str, int] = {}
+    unconverted: dict[str, int] | None = {}
     processes = 0
     for m in metas:
         for c in m.get("commands", []):
@@ -200,6 +202,13 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
                     registered[name] = registered.get(name, 0) + n
         else:
             registered = None
+        sites = m.get("unconverted_sites")
+        if unconverted is not None and isinstance(sites, dict):
+            for prog, n in sites.items():
+                if _is_count(n):
+                    unconverted[prog] = max(unconverted.get(prog, 0), n)
+        else:
+            unconverted = None
         counts = m.get("reused")
         for name, n in (counts.items() if isinstance(counts, dict) else ()):
             if _is_count(n) and n > 0:
@@ -232,6 +241,8 @@ def merge_metadata(metas: Iterable[dict[str, Any]]) -> dict[str, Any]:
         meta["registered"] = dict(sorted(registered.items()))
     if reused:
         meta["reused"] = dict(sorted(reused.items()))
+    if unconverted is not None:
+        meta["unconverted_sites"] = dict(sorted(unconverted.items()))
     return meta
 
 

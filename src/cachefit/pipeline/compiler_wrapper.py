@@ -334,6 +334,7 @@ class ProfileBuild:
                         link_line: Callable[[int], list[str]]) -> int:
         """Link with a blob of growing capacity until the output's facts fit in it, and
         fill it in (the executable's `__cachefit_blob` or a library's own)."""
+        from cachefit.trace.alloc_sites import unconverted_count
         from cachefit.trace.elf_objects import (
             SHLIB_BLOB_SYMBOL,
             analyze,
@@ -358,7 +359,8 @@ class ProfileBuild:
             got = got_slots(output, {o.symbol for o in facts.objects if o.symbol}) \
                 if shared else None
             meta = {"instrumentation": self.backend, "program": str(Path(output).resolve()),
-                    "entry": list(self.trace.entry)}
+                    "entry": list(self.trace.entry),
+                    "unconverted_sites": unconverted_count(output)}
             limits = {"max_accesses": self.trace.max_accesses,
                       "max_objects": self.trace.max_objects,
                       "max_sequences": self.trace.max_sequences,

@@ -16,6 +16,11 @@ registered objects no invocation touched. A C unit's note also names the definit
 its record had (`dict@FP`); the program's blob maps it to the profile's type when the
 program defines the name several times (issue 27, `definition_aliases`).
 
+The link step also writes the number of unconverted notes into the program's blob
+(`unconverted_sites`, `unconverted_count`); the raw trace carries it into the profile's
+metadata, so that a run whose types were all touched and whose programs have none needs
+no look at the programs (nor pyelftools' import, a fifth of `cachefit trace`'s own time).
+
 Nothing here parses C or runs a program; the notes are the instrumenter's, read with
 pyelftools.
 """
@@ -28,9 +33,6 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from cachefit.model.profile import Profile
 from cachefit.model.type_names import plain_type_name
@@ -116,6 +118,8 @@ def parse_section(data: bytes) -> list[SiteNote]:
 def read_site_notes(program: str | Path) -> list[SiteNote]:
     """The allocation-site notes of a program built in profile mode (none when it has no
     SECTION or is no ELF file)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
     try:
         with open(program, "rb") as fh:
             sec = ELFFile(fh).get_section_by_name(SECTION)
@@ -125,10 +129,18 @@ def read_site_notes(program: str | Path) -> list[SiteNote]:
     return parse_section(data)
 
 
+def unconverted_count(program: str | Path) -> int:
+    """How many of a program's notes are candidates left unconverted (the blob's
+    `unconverted_sites`, written at link time)."""
+    return sum(n.kind == UNCONVERTED for n in read_site_notes(program))
+
+
 def definition_aliases(program: str | Path) -> dict[str, str]:
     """The blob's `alias NAME@FP KEY` lines of a program built in profile mode: which
     traced type each definition its units noted became (issue 27); empty when it has no
     blob or names no definition."""
+    from elftools.common.exceptions import ELFError
+
     from cachefit.trace.elf_objects import find_blob
     try:
         slot = find_blob(program)
@@ -229,17 +241,21 @@ def missed_notes(profile: Profile, programs: Sequence[str | Path] | None = None)
     """Notes for the traced types of `profile` whose objects were not found: a type with
     no access at all, or one whose build has allocation sites cachefit did not register.
     The sites are read from `programs` (default: the profile's traced programs)."""
+    # invocations cut off as runaway or lost to a full table touched objects too
+    touched = {name: t.counted > 0 or t.runaway > 0 or t.table_full > 0
+               for name, t in profile.types.items()}
     if programs is None:
         raw = profile.metadata.get("programs", [])
         programs = [p for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
+        known = profile.metadata.get("unconverted_sites")
+        if all(touched.values()) and isinstance(known, dict) and \
+                all(known.get(p) == 0 for p in programs):
+            return []   # what the programs' blobs said at link time: nothing to read
     by_program: dict[str, tuple[str | Path, list[SiteNote]]] = {}
     for p in programs:
         key = str(Path(p).resolve()) if Path(p).exists() else str(p)
         if key not in by_program:
             by_program[key] = (p, read_site_notes(p))
-    # invocations cut off as runaway or lost to a full table touched objects too
-    touched = {name: t.counted > 0 or t.runaway > 0 or t.table_full > 0
-               for name, t in profile.types.items()}
     if all(touched.values()) and not any(n.kind == UNCONVERTED for _, mine in
                                          by_program.values() for n in mine):
         return []   # type_notes says nothing then: no blob to read (a symbol table lookup)

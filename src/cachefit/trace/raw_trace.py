@@ -334,6 +334,9 @@ def raw_to_profile(raw: RawTrace, cache_line: int = 64) -> Profile:
                      "recorded_accesses": raw.recorded},
         "date": now_iso(),
     }
+    unconverted = raw.blob.get("unconverted_sites") if isinstance(raw.blob, dict) else None
+    if raw.exe and isinstance(unconverted, int) and not isinstance(unconverted, bool):
+        meta["unconverted_sites"] = {raw.exe: unconverted}
     return Profile(types=types, invocations=raw.invocations, cache_line=cache_line,
                    metadata=meta)
 
