@@ -1786,6 +1786,7 @@ static uint64_t cf_st_outside[CF_MAX_TYPES], cf_st_full[CF_MAX_TYPES];
 static uint64_t cf_st_objects[CF_MAX_TYPES], cf_st_distinct[CF_MAX_TYPES], cf_st_deep;
 static uint32_t cf_max_distinct = 65536;
 static int cf_count_on = 1; /* counting mode (CACHEFIT_COUNT=0: off) */
+static int cf_nest_fast = 1; /* cf_nest_enter1, cf_leave_nested1 (CACHEFIT_NEST_FAST=0: off) */
 /* Objects' base addresses modulo CF_ALIGN_LINE, per type: one per invocation (of any
  * kind) and object of the type it touched (raw trace `align` lines). */
 static uint64_t cf_st_align[CF_MAX_TYPES][CF_ALIGN_LINE];
@@ -3127,7 +3128,7 @@ static inline __attribute__((always_inline)) void cf_begin(cf_thread *t, int ent
  * now, with the ones nested in it, and so do the calls entered after it. */
 static __attribute__((noinline)) int cf_enter_slow(cf_thread *t, int entry, uintptr_t frame)
 {
-    if (t->depth > 0 && cf_nest_enter1(t, entry, frame))
+    if (t->depth > 0 && cf_nest_fast && cf_nest_enter1(t, entry, frame))
         return 0;
     if (t->depth > 0) {
         if (frame && t->frame && frame >= t->frame) {
@@ -3272,7 +3273,8 @@ static inline int cf_leave_nested1(cf_thread *t, uintptr_t scope)
 
 static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scope)
 {
-    if (CF_UNLIKELY(t->nest) && (cf_leave_nested1(t, scope) || cf_leave_nested(t, scope)))
+    if (CF_UNLIKELY(t->nest) &&
+        ((cf_nest_fast && cf_leave_nested1(t, scope)) || cf_leave_nested(t, scope)))
         return;
     if (t->depth != 1) {
         if (t->depth > 1)
@@ -3820,6 +3822,7 @@ static void cf_init_once(void)
     cf_max_sequences = cf_env_u64("CACHEFIT_MAX_SEQUENCES", cf_max_sequences, 1, UINT64_MAX);
     cf_max_distinct = (uint32_t)cf_env_u64("CACHEFIT_MAX_DISTINCT", cf_max_distinct, 1, 1u << 24);
     cf_count_on = (int)cf_env_u64("CACHEFIT_COUNT", 1, 0, 1);
+    cf_nest_fast = (int)cf_env_u64("CACHEFIT_NEST_FAST", 1, 0, 1);
     cf_exact_summaries = (int)cf_env_u64("CACHEFIT_EXACT_SUMMARIES", 0, 0, 1);
     cf_thread_key_ok = pthread_key_create(&cf_thread_key, cf_thread_release) == 0;
     pthread_atfork(cf_fork_prepare, cf_fork_parent, cf_fork_child);
