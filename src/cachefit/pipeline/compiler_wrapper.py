@@ -272,7 +272,9 @@ class ProfileBuild:
             for step in compile_commands(self.compiler, cmd, lang, pre, out, self.env, extra,
                                          tmpdir, source=src.path, writes=self.writes,
                                          largest_function=report.largest_function,
-                                         warnings=self.warnings):
+                                         warnings=self.warnings,
+                                         outlined=bool(report.outlined) and
+                                         not report.outline_missed):
                 code = _call(step, self.env)
                 if code != 0:
                     break
