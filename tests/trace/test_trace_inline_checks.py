@@ -74,30 +74,26 @@ BIG_CASES = 1000    # about 14 cursors each: more than MAX_INLINE_FUNCTION in bi
 def _big_program() -> str:
     cases = "\n".join(f"  case {k}: o->a += {k}; o->b ^= o->a; break;"
                       for k in range(BIG_CASES))
-    # declared, and used before its definition by a static function: clang takes an
-    # annotation from the first declaration then (SQLite's sqlite3VdbeExec in sqlite3Step)
     return f"""#include <stdio.h>
 #include <stdlib.h>
 struct obj {{ long a; long b; int c; int d; }};
 __attribute__((noinline)) void small(struct obj *o) {{ o->c += 1; o->d = o->c; }}
-static long big(struct obj *o, int op);
-static long step(struct obj *o, int i) {{ return big(o, (i * 7) % {BIG_CASES}); }}
-int main(void)
-{{
-  struct obj *o = calloc(1, sizeof *o);
-  long s = 0;
-  for (int i = 0; i < 3000; i++) s += step(o, i);
-  printf("%ld\\n", s);
-  free(o);
-  return 0;
-}}
-static long big(struct obj *o, int op)
+long big(struct obj *o, int op)
 {{
   switch (op) {{
 {cases}
   }}
   small(o);
   return o->a + o->b;
+}}
+int main(void)
+{{
+  struct obj *o = calloc(1, sizeof *o);
+  long s = 0;
+  for (int i = 0; i < 3000; i++) s += big(o, (i * 7) % {BIG_CASES});
+  printf("%ld\\n", s);
+  free(o);
+  return 0;
 }}
 """
 

@@ -863,15 +863,9 @@ class UnitInstrumenter:
                                    fn.get_num_template_arguments() > 0):
             self.report.outline_missed = True
             return
-        mark = f'__attribute__((annotate("{OUTLINE_MARK}"), noinline)) '
-        self._insert(fn.extent.start.offset, mark, closing=False, depth=depth)
-        # clang takes the annotation from the first declaration when the function was
-        # used before its definition (SQLite's sqlite3VdbeExec): that one is marked too.
-        first = fn.canonical
-        if first is not None and first != fn and first.extent.start.file is not None and \
-                fn.extent.start.file is not None and \
-                first.extent.start.file.name == fn.extent.start.file.name:
-            self._insert(first.extent.start.offset, mark, closing=False, depth=depth)
+        self._insert(fn.extent.start.offset,
+                     f'__attribute__((annotate("{OUTLINE_MARK}"), noinline)) ',
+                     closing=False, depth=depth)
         self.report.outlined.append(_qualified_name(fn) or fn.spelling)
 
     def _function(self, fn: ci.Cursor, depth: int) -> None:
