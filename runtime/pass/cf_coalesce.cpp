@@ -31,25 +31,10 @@
 // The pass changes nothing else: it does not move loads or stores, does not touch a call
 // that is not a sancov callback, and leaves blocks without runs as they are.  Whether it is
 // used at all is the Python side's choice (cachefit.trace.pass_plugin, CACHEFIT_COALESCE).
-//
-// Functions too big for inlined checks: a function the unit instrumenter marked
-// `__attribute__((annotate("cachefit_outline")))` (cachefit.trace.unit_instrument: more
-// AST cursors than cachefit.trace.sancov_inline.MAX_INLINE_FUNCTION; step 2's optimizer
-// takes time quadratic in the checks inlined into one function) gets no runs, and each of
-// its sancov calls becomes a call that is never inlined: on x86-64 outside shared-library
-// code (not PIC, or PIE) a preserve_most call of
-//
-//     void __cachefit_check_pm(const volatile void *p, uint64_t sm);   // cf_sancov.c
-//
-// with sm = size << 32 | is_store << 63 (the whole check of the sancov callback, while
-// the instrumented function keeps its registers across the call), else the same sancov
-// call marked noinline.  Either records what the call
-// would have recorded; the rest of the unit keeps its inlined checks.
 
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "llvm/ADT/APInt.h"
@@ -67,7 +52,6 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/Compiler.h"
-#include "llvm/TargetParser/Triple.h"
 
 using namespace llvm;
 
@@ -76,8 +60,6 @@ namespace {
 constexpr unsigned CF_RUN_MAX = 16;
 constexpr const char *RUN_FN = "__cachefit_run";
 constexpr const char *DESC_NAME = "__cachefit_run_desc";
-constexpr const char *OUTLINE_MARK = "cachefit_outline";
-constexpr const char *CHECK_PM_FN = "__cachefit_check_pm";
 
 struct Member {
     CallBase *call;
@@ -217,107 +199,23 @@ class Coalescer {
     std::map<std::vector<uint64_t>, GlobalVariable *> descs_;
 };
 
-// The functions marked `annotate("cachefit_outline")` (llvm.global.annotations).
-std::set<const Function *> outlineMarked(Module &m) {
-    std::set<const Function *> out;
-    GlobalVariable *ga = m.getGlobalVariable("llvm.global.annotations");
-    if (!ga || !ga->hasInitializer())
-        return out;
-    auto *arr = dyn_cast<ConstantArray>(ga->getInitializer());
-    if (!arr)
-        return out;
-    for (const Use &op : arr->operands()) {
-        auto *cs = dyn_cast<ConstantStruct>(op.get());
-        if (!cs || cs->getNumOperands() < 2)
-            continue;
-        auto *fn = dyn_cast<Function>(cs->getOperand(0)->stripPointerCasts());
-        auto *str = dyn_cast<GlobalVariable>(cs->getOperand(1)->stripPointerCasts());
-        if (!fn || !str || !str->hasInitializer())
-            continue;
-        auto *data = dyn_cast<ConstantDataArray>(str->getInitializer());
-        if (data && data->isCString() && data->getAsCString() == OUTLINE_MARK)
-            out.insert(fn);
-    }
-    return out;
-}
-
-// Whether __cachefit_check_pm may be called with preserve_most here: x86-64 ELF code
-// that is not a shared library's (cf_sancov_inline.c's CF_ACCESS_CALL, same rule).
-bool preserveMostCalls(const Module &m) {
-    Triple tt(m.getTargetTriple());
-    if (tt.getArch() != Triple::x86_64 || !tt.isOSBinFormatELF())
-        return false;
-    return m.getPICLevel() == PICLevel::NotPIC || m.getPIELevel() != PIELevel::Default;
-}
-
-// The sancov calls of an outlined function: calls of __cachefit_check_pm, or never
-// inlined (see the top of the file).  True when it changed something.
-bool outlineChecks(Function &f, bool pm) {
-    std::vector<std::pair<CallBase *, std::pair<uint32_t, bool>>> calls;
-    for (BasicBlock &bb : f)
-        for (Instruction &inst : bb)
-            if (auto *cb = dyn_cast<CallBase>(&inst))
-                if (auto sc = sancovCallee(*cb))
-                    calls.emplace_back(cb, *sc);
-    if (calls.empty())
-        return false;
-    Module &m = *f.getParent();
-    LLVMContext &ctx = m.getContext();
-    FunctionCallee access;
-    if (pm) {
-        FunctionType *ty = FunctionType::get(Type::getVoidTy(ctx),
-                                             {PointerType::get(ctx, 0), Type::getInt64Ty(ctx)},
-                                             false);
-        Function *existing = m.getFunction(CHECK_PM_FN);
-        if (existing && existing->getFunctionType() != ty)
-            pm = false;
-        else {
-            access = m.getOrInsertFunction(CHECK_PM_FN, ty);
-            if (auto *fn = dyn_cast<Function>(access.getCallee())) {
-                fn->setCallingConv(CallingConv::PreserveMost);
-                fn->addFnAttr(Attribute::NoUnwind);
-            }
-        }
-    }
-    for (auto &[cb, kind] : calls) {
-        if (!pm) {
-            cb->addFnAttr(Attribute::NoInline);
-            continue;
-        }
-        IRBuilder<> b(cb);
-        uint64_t sm = uint64_t(kind.first) << 32 | uint64_t(kind.second) << 63;
-        CallInst *call = b.CreateCall(access, {cb->getArgOperand(0), b.getInt64(sm)});
-        call->setCallingConv(CallingConv::PreserveMost);
-        call->setDebugLoc(cb->getDebugLoc());
-        cb->eraseFromParent();
-    }
-    return true;
-}
-
 struct CoalescePass : PassInfoMixin<CoalescePass> {
     PreservedAnalyses run(Module &m, ModuleAnalysisManager &) {
         const DataLayout &dl = m.getDataLayout();
         std::vector<Run> runs;
-        std::set<const Function *> outlined = outlineMarked(m);
-        bool changed = false;
-        bool pm = preserveMostCalls(m);
         for (Function &f : m) {
             if (f.isDeclaration())
                 continue;
-            if (outlined.count(&f)) {
-                changed |= outlineChecks(f, pm);
-                continue;
-            }
             for (BasicBlock &bb : f) {
                 std::vector<Run> r = findRuns(bb, dl);
                 runs.insert(runs.end(), r.begin(), r.end());
             }
         }
         if (runs.empty())
-            return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+            return PreservedAnalyses::all();
         Coalescer c(m);
         if (!c.prepare())
-            return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+            return PreservedAnalyses::all();
         for (const Run &run : runs)
             c.rewrite(run);
         return PreservedAnalyses::none();

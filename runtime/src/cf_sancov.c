@@ -65,10 +65,6 @@ void __cachefit_access(const volatile void *p, uint64_t sm)
             ".cfi_endproc\n"                                                                    \
             ".size " #name ", .-" #name "\n")
 
-/* __cachefit_check_pm: the whole check of a sanitizer-coverage callback (cf_access) as a
- * preserve_most call, for the functions too big for inlined checks (the pass plugin,
- * runtime/pass/cf_coalesce.cpp, calls it instead of their sancov callbacks): the function
- * keeps its values in registers around its every access. */
 #if defined(__clang__)
 __attribute__((preserve_most)) void cf_record_slow_pm(uintptr_t a, uint64_t sm) CF_HIDDEN;
 __attribute__((preserve_most)) void __cachefit_access_pm(const volatile void *p, uint64_t sm);
@@ -76,16 +72,6 @@ void __cachefit_access_pm(const volatile void *p, uint64_t sm)
 {
     if (!cf_access_inside(&cf_self, (uintptr_t)p, sm))
         cf_record_slow_pm((uintptr_t)p, sm);
-}
-
-__attribute__((preserve_most)) void __cachefit_check_pm(const volatile void *p, uint64_t sm);
-void __cachefit_check_pm(const volatile void *p, uint64_t sm)
-{
-    uintptr_t a = (uintptr_t)p;
-    if (CF_LIKELY(!cf_self.active) || CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
-        return;
-    if (!cf_access_inside(&cf_self, a, sm))
-        cf_record_slow_pm(a, sm);
 }
 #else
 void cf_access_hidden(const volatile void *p, uint64_t sm) CF_HIDDEN;
@@ -95,18 +81,7 @@ void cf_access_hidden(const volatile void *p, uint64_t sm)
         cf_record_slow((uintptr_t)p, sm);
 }
 
-void cf_check_hidden(const volatile void *p, uint64_t sm) CF_HIDDEN;
-void cf_check_hidden(const volatile void *p, uint64_t sm)
-{
-    uintptr_t a = (uintptr_t)p;
-    if (CF_LIKELY(!cf_self.active) || CF_LIKELY(a - RD(cf_lo) >= RD(cf_span)))
-        return;
-    if (!cf_access_inside(&cf_self, a, sm))
-        cf_record_slow(a, sm);
-}
-
 CF_PM_THUNK(__cachefit_access_pm, "", cf_access_hidden);
-CF_PM_THUNK(__cachefit_check_pm, "", cf_check_hidden);
 #endif
 
 CF_PM_THUNK(cf_record_slow_pm, ".hidden cf_record_slow_pm\n", cf_record_slow);

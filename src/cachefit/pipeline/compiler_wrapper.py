@@ -272,9 +272,7 @@ class ProfileBuild:
             for step in compile_commands(self.compiler, cmd, lang, pre, out, self.env, extra,
                                          tmpdir, source=src.path, writes=self.writes,
                                          largest_function=report.largest_function,
-                                         warnings=self.warnings,
-                                         outlined=bool(report.outlined) and
-                                         not report.outline_missed):
+                                         warnings=self.warnings):
                 code = _call(step, self.env)
                 if code != 0:
                     break

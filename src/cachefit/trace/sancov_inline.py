@@ -18,17 +18,13 @@ wrapper runs them):
 The output is an ordinary object (or assembly) file with no extra symbols. When the
 compiler or the flags do not allow this (not clang, LTO, other instrumentation that step 2
 would apply twice, or CACHEFIT_INLINE_CHECKS=0), it gives the one usual command.
-A huge instrumented function (more than MAX_INLINE_FUNCTION cursors, as unit_instrument
-counts them) must not get inlined checks: step 2 re-optimizes the whole unit, and in a
-function with thousands of inlined checks LLVM's GVN and machine CSE take time quadratic
-in their number, as the checks all load the same few globals (SQLite's amalgamation, whose
-sqlite3VdbeExec and yy_reduce are giant switches: step 2 took 13 minutes where the plain
-compile takes 22 s). The instrumenter marks such functions (`annotate("cachefit_outline")`)
-and the pass plugin keeps their checks out of line (preserve_most calls of the runtime's
-whole check), so the rest of the unit still has its checks inlined; a warning says which
-function. Without the plugin, or when a huge function could not be marked, the unit is
-compiled in the one usual step, with a warning. The profile is the same either way: the
-two steps change how the checks are called, not which accesses are instrumented.
+It does so too, with a warning, for a unit with a huge instrumented function (more than
+MAX_INLINE_FUNCTION cursors, as unit_instrument counts them): step 2 re-optimizes the
+whole unit, and in a function with thousands of inlined checks LLVM's GVN and machine
+CSE take time quadratic in their number, as the checks all load the same few globals
+(SQLite's amalgamation, whose sqlite3VdbeExec and yy_reduce are giant switches: step 2
+took 13 minutes where the plain compile takes 22 s). The profile is the same either way:
+the two steps change how the checks are called, not which accesses are instrumented.
 It never edits sources, never changes what is instrumented, and leaves no file
 half-written; the only compiles it runs are the callbacks' bitcode's and (through
 pass_plugin) the plugin's, into the cache.
@@ -54,7 +50,6 @@ from cachefit.frontend.unit_compile import (
 )
 from cachefit.trace import pass_plugin
 from cachefit.trace.runtime_build import runtime_dir
-from cachefit.trace.unit_instrument import MAX_INLINE_FUNCTION
 
 INLINE_SOURCE = "inline/cf_sancov_inline.c"
 # Flags that make step 2 wrong or useless: instrumentation passes it would run a second
@@ -69,6 +64,10 @@ _TARGET_PREFIXES = ("-m32", "-m64", "-mx32", "--target=")
 _CODE_MODEL_FLAGS = frozenset(("-fPIC", "-fpic", "-fPIE", "-fpie", "-fno-PIC", "-fno-pic",
                                "-fno-PIE", "-fno-pie"))
 _CODE_MODEL_PREFIXES = ("-mcmodel=",)
+# Cursors in one instrumented function above which the checks are not inlined (zlib's
+# inflate has 5,400; sqlite3VdbeExec 21,600, and a 14,700-cursor switch of field accesses
+# took 50 s in step 2 for 0.2 s in step 1).
+MAX_INLINE_FUNCTION = 10_000
 
 
 @dataclass(frozen=True)
@@ -133,11 +132,9 @@ def inline_bitcode(compiler: Sequence[str], flags: Sequence[str], env: Mapping[s
 
 def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
          writes: CacheWrites | None = None,
-         largest_function: tuple[str, int] = ("", 0), outlined: bool = False) -> InlineStep:
+         largest_function: tuple[str, int] = ("", 0)) -> InlineStep:
     """Whether this unit can be compiled in two steps, and with which bitcode
-    (`largest_function`: UnitReport.largest_function of the unit; `outlined`: every
-    function too big for inlined checks is marked and the pass plugin will keep their
-    checks out of line)."""
+    (`largest_function`: UnitReport.largest_function of the unit)."""
     if not enabled(env):
         return InlineStep(None, "CACHEFIT_INLINE_CHECKS=0")
     for a in flags:
@@ -145,16 +142,11 @@ def plan(compiler: Sequence[str], flags: Sequence[str], env: Mapping[str, str],
             return InlineStep(None, f"{a} is in the flags")
     name, size = largest_function
     if size > MAX_INLINE_FUNCTION:
-        big = (f"{name} is too big for inlined access checks ({size} AST cursors, more "
+        why = (f"{name} is too big for inlined access checks ({size} AST cursors, more "
                f"than {MAX_INLINE_FUNCTION}: the optimizer would take time quadratic in "
-               "their number); ")
-        if not outlined:
-            why = big + ("this unit calls the runtime for every access (a slower traced "
-                         "run, the same profile)")
-            return InlineStep(None, why, why)
-        return InlineStep(inline_bitcode(compiler, flags, env, writes), warning=big + (
-            "its accesses call the runtime, the rest of the unit has inlined checks (a "
-            "slower traced run, the same profile)"))
+               "their number); this unit calls the runtime for every access (a slower "
+               "traced run, the same profile)")
+        return InlineStep(None, why, why)
     return InlineStep(inline_bitcode(compiler, flags, env, writes))
 
 
@@ -163,27 +155,20 @@ def compile_commands(compiler: Sequence[str], cmd: CompilerCommand, lang: Langua
                      tmpdir: Path, source: str | None = None,
                      writes: CacheWrites | None = None,
                      largest_function: tuple[str, int] = ("", 0),
-                     warnings: list[str] | None = None,
-                     outlined: bool = False) -> list[list[str]]:
+                     warnings: list[str] | None = None) -> list[list[str]]:
     """The compiler commands (to run in order, stopping at the first that fails) that
     compile the preprocessed, instrumented `unit` to `out` (`extra` holds the
     sanitizer-coverage flags): the two steps with the first checks inlined when possible
     (the bitcode between them is a temporary file in `tmpdir`), else the one command of a
     preprocessed unit (cachefit.frontend.unit_compile). `writes`: see inline_bitcode;
-    `largest_function`, `outlined` (the unit marked every huge function) and `warnings`:
-    see plan, which may give a warning to append there. The caller runs the commands."""
+    `largest_function` and `warnings`: see plan, which may give a warning to append there.
+    The caller runs the commands."""
     flags = select(cmd, keep={"other"})
-    coalesce: list[str] | None = None   # runs as one check; huge functions out of line
-    if outlined and largest_function[1] > MAX_INLINE_FUNCTION and enabled(env):
-        coalesce = pass_plugin.plugin_args(compiler, env, warnings, writes)
-    step = plan(compiler, flags, env, writes, largest_function,
-                outlined=outlined and bool(coalesce))
+    step = plan(compiler, flags, env, writes, largest_function)
     if step.warning and warnings is not None:
         warnings.append(f"{source or unit}: {step.warning}")
     if step.bitcode is None:
         return [preprocessed_compile_args(compiler, cmd, lang, unit, out, env, extra, source)]
-    if coalesce is None:
-        coalesce = pass_plugin.plugin_args(compiler, env, warnings, writes)
     final = "-S" if cmd.action == "assemble" else "-c"
     fd, bc = tempfile.mkstemp(dir=tmpdir, suffix=".bc")
     os.close(fd)
@@ -192,6 +177,7 @@ def compile_commands(compiler: Sequence[str], cmd: CompilerCommand, lang: Langua
              "-emit-llvm", "-x", preprocessed_x(lang),
              str(unit), "-o", bc]
     plain_extra = [a for a in extra if not a.startswith("-fsanitize-coverage")]
+    coalesce = pass_plugin.plugin_args(compiler, env, warnings, writes)   # runs as one check
     second = [*compiler, *flags, *plain_extra, *coalesce, "-Wno-unused-command-line-argument",
               final, "-x", "ir", bc, "-Xclang", "-mlink-bitcode-file", "-Xclang", str(step.bitcode),
               "-o", out]

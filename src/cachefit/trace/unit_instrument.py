@@ -162,20 +162,15 @@ class UnitReport:
     # in the object file: cachefit.trace.alloc_sites).
     site_notes: list[SiteNote] = field(default_factory=list)
     # The instrumented function with the most cursors (user code, as walked) and how many:
-    # cachefit.trace.sancov_inline does not inline the checks into a huge one.
+    # cachefit.trace.sancov_inline does not inline the checks into a unit with a huge one.
     largest_function: tuple[str, int] = ("", 0)
-    # The huge ones (more than MAX_INLINE_FUNCTION cursors) marked in the unit for the pass
-    # plugin to keep their checks out of line (`annotate("cachefit_outline")`), and whether
-    # every huge one could be (else the whole unit is compiled without inlined checks).
-    outlined: list[str] = field(default_factory=list)
-    outline_missed: bool = False
     # With the static filter (issue 31, cachefit.trace.touch_filter): which functions of
     # the unit can touch a traced object; None without it.
     functions: FilterResult | None = None
 
     @property
     def edited(self) -> bool:
-        return bool(self.entries or self.allocation_sites or self.carves or self.outlined
+        return bool(self.entries or self.allocation_sites or self.carves
                     or self.frees or self.constructors
                     or self.destructors or self.memops or self.struct_copies or self.site_notes)
 
@@ -230,16 +225,6 @@ _RECORD_KINDS = {CK.STRUCT_DECL, CK.CLASS_DECL, CK.UNION_DECL}
 _TARGET_KINDS = _RECORD_KINDS | {CK.CLASS_TEMPLATE, CK.TYPEDEF_DECL, CK.TYPE_ALIAS_DECL}
 _FUNCTION_DEFS = {CK.FUNCTION_DECL, CK.CXX_METHOD, CK.FUNCTION_TEMPLATE, CK.CONSTRUCTOR,
                   CK.DESTRUCTOR}
-_TEMPLATE_KINDS = {CK.CLASS_TEMPLATE, CK.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION,
-                   CK.FUNCTION_TEMPLATE}
-# Cursors in one instrumented function above which its checks are not inlined: step 2 of
-# the compile (cachefit.trace.sancov_inline) re-optimizes the unit, and in a function with
-# thousands of inlined checks LLVM's GVN and machine CSE take time quadratic in their
-# number (zlib's inflate has 5,400 cursors; sqlite3VdbeExec 21,600, and a 14,700-cursor
-# switch of field accesses took 50 s in step 2 for 0.2 s in step 1). Such a function is
-# marked OUTLINE_MARK for the pass plugin (runtime/pass/cf_coalesce.cpp).
-MAX_INLINE_FUNCTION = 10_000
-OUTLINE_MARK = "cachefit_outline"
 # The cursors _struct_copy looks at.
 _COPY_KINDS = {CK.BINARY_OPERATOR, CK.CALL_EXPR, CK.RETURN_STMT, CK.VAR_DECL}
 # The cursors that give a call's result a pointer type (_destination): an initialised
@@ -751,8 +736,6 @@ class UnitInstrumenter:
                 size = self._fn_sizes.pop()
             if instrumented and size > self.report.largest_function[1]:
                 self.report.largest_function = (_qualified_name(c) or c.spelling, size)
-            if instrumented and size > MAX_INLINE_FUNCTION:
-                self._outline(c, depth)
             return
         if c._kind_id in _DEST_KIND_IDS:
             self._destination(c, kind)
@@ -849,24 +832,6 @@ class UnitInstrumenter:
         return any(t.spelling in ("constexpr", "consteval") and
                    t.extent.start.offset < body_start.offset
                    for t in self.tu.get_tokens(extent=head))
-
-    def _outline(self, fn: ci.Cursor, depth: int) -> None:
-        """Mark a function too big for inlined checks (cachefit.trace.sancov_inline) so
-        that the pass plugin (runtime/pass/cf_coalesce.cpp) keeps its checks out of line;
-        `noinline`, so that its body stays the marked function. Only where a GNU attribute
-        may begin the definition: a C function, a C++ function or member function that is
-        no template (a constructor's or a template's the whole unit compiles without
-        inlined checks, as before)."""
-        if self.lang == "c++" and (fn.kind not in (CK.FUNCTION_DECL, CK.CXX_METHOD) or
-                                   fn.semantic_parent is None or
-                                   fn.semantic_parent.kind in _TEMPLATE_KINDS or
-                                   fn.get_num_template_arguments() > 0):
-            self.report.outline_missed = True
-            return
-        self._insert(fn.extent.start.offset,
-                     f'__attribute__((annotate("{OUTLINE_MARK}"), noinline)) ',
-                     closing=False, depth=depth)
-        self.report.outlined.append(_qualified_name(fn) or fn.spelling)
 
     def _function(self, fn: ci.Cursor, depth: int) -> None:
         if fn.kind in (CK.CONSTRUCTOR, CK.DESTRUCTOR, CK.CXX_METHOD) and \
