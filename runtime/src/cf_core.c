@@ -1970,8 +1970,8 @@ static void cf_recent_flush(cf_thread *t)
  * entry this thread counted last in the sequence's recent slot (compared by kind and
  * length, then contents: no hashing), else through the shared table.  Returns the table's
  * entry (NULL: the table was full, the sequence went into the overflow summary). */
-static inline cf_seq *cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, uint32_t len,
-                                          const uint64_t *q)
+static inline __attribute__((always_inline)) cf_seq *
+cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, uint32_t len, const uint64_t *q)
 {
     uint64_t key = cf_seq_key(entry, len);
     uint32_t k = cf_recent_slot(len, q);
@@ -2356,7 +2356,8 @@ static void cf_overflow_add_locked(uint32_t type, int entry, const uint64_t *q,
 
 /* Count the object of role `role` of `type` (a role of the active outermost invocation)
  * in the thread's alignment counters. */
-static void cf_align_role(cf_thread *t, uint32_t type, uint32_t role)
+static inline __attribute__((always_inline)) void cf_align_role(cf_thread *t, uint32_t type,
+                                                                uint32_t role)
 {
     for (uint32_t i = 0; i < t->nroles; i++) {
         const cf_role *r = &t->roles[i];
@@ -2824,7 +2825,9 @@ static inline uint32_t cf_defer_slot(const cf_seq *c)
 
 /* frames[1] ends with the literal sequence c, its n quads at [s, s + n) of the type's
  * buffer (the buffer's end); frames[0] is a summary of the type. */
-static void cf_defer_nested(cf_thread *t, uint32_t type, cf_seq *c, uint32_t s, uint32_t n)
+static inline __attribute__((always_inline)) void cf_defer_nested(cf_thread *t, uint32_t type,
+                                                                   cf_seq *c, uint32_t s,
+                                                                   uint32_t n)
 {
     cf_defer *d = &t->defer[cf_defer_slot(c)];
     if (d->seq && d->gen == t->defer_gen) {
@@ -2899,19 +2902,12 @@ static void cf_frame_end(cf_thread *t)
 /* An entry function called inside an invocation (depth > 0; depth already counts this
  * call): a new invocation of its kind, unless an invocation of that entry is active (a
  * recursive call: part of it) or CF_MAX_FRAMES are (stat `deep`). */
-static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
+/* Open frames[nest + 1] for an invocation of `entry` whose accesses begin at the
+ * buffers' ends (len[] current: the fast role detached, or its type's len[] written
+ * back), and attach the fast role again. */
+static inline __attribute__((always_inline)) void cf_frame_open(cf_thread *t, int entry,
+                                                                uintptr_t frame)
 {
-    if (entry == t->entry)
-        return;
-    for (uint32_t k = 1; k <= t->nest; k++)
-        if (t->frames[k].entry == entry)
-            return;
-    if (t->nest + 1 >= CF_MAX_FRAMES) {
-        __atomic_fetch_add(&cf_st_deep, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    t->active = 0;
-    cf_slow_begin(t); /* armed roles numbered (or dropped) before anything is measured */
     cf_frame *f = &t->frames[++t->nest];
     cf_cut_clear(t);
     f->entry = entry;
@@ -2926,6 +2922,22 @@ static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
         f->start[type] = t->len[type];
     }
     cf_fast_attach(t);
+}
+
+static void cf_nest_enter(cf_thread *t, int entry, uintptr_t frame)
+{
+    if (entry == t->entry)
+        return;
+    for (uint32_t k = 1; k <= t->nest; k++)
+        if (t->frames[k].entry == entry)
+            return;
+    if (t->nest + 1 >= CF_MAX_FRAMES) {
+        __atomic_fetch_add(&cf_st_deep, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    t->active = 0;
+    cf_slow_begin(t); /* armed roles numbered (or dropped) before anything is measured */
+    cf_frame_open(t, entry, frame);
     t->active = 1;
 }
 
@@ -2940,23 +2952,9 @@ static inline int cf_nest_enter1(cf_thread *t, int entry, uintptr_t frame)
     if (t->nest || (frame && t->frame && frame >= t->frame) || entry == t->entry ||
         t->armed || !pos || t->fpos3 || t->touched != 1ull << type)
         return 0;
-    uint32_t len = (uint32_t)(pos - t->fslice);
-    t->len[type] = len;
+    t->len[type] = (uint32_t)(pos - t->fslice); /* where frames[1] begins */
     t->depth++;
-    cf_frame *f = &t->frames[1];
-    t->nest = 1;
-    cf_cut_clear(t);
-    f->entry = entry;
-    f->depth = (uint32_t)t->depth;
-    f->frame = frame;
-    f->folded = 0;
-    f->objcut = 0;
-    f->rmark = t->nroles;
-    f->started = t->touched;
-    f->start[type] = len;
-    /* cf_fast_attach at a nested level: appending, never counting */
-    t->fend = t->fslice + t->cap[type];
-    t->fcnt = NULL;
+    cf_frame_open(t, entry, frame);
     t->active = 1;
     return 1;
 }
@@ -3227,45 +3225,16 @@ static inline int cf_leave_nested1(cf_thread *t, uintptr_t scope)
     t->len[type] = len;
     t->fpos = NULL; /* detached (cf_fast_detach) while the sequence is counted */
     t->fend = NULL;
-    const cf_role *r0 = &t->roles[0];
-    if (CF_LIKELY(r0->type == type && r0->role == 0))
-        t->align[type * CF_ALIGN_LINE + (r0->base & (CF_ALIGN_LINE - 1))]++;
-    else
-        cf_align_role(t, type, 0);
-    const uint64_t *q = t->fslice + s;
-    uint64_t key = cf_seq_key(f->entry, n);
-    uint32_t k = cf_recent_slot(n, q);
-    cf_seq *c = t->recent[type][k];
-    if (CF_LIKELY(c && c->key == key && memcmp(c->q, q, (size_t)n * sizeof *q) == 0))
-        t->rpend[type][k]++;
-    else
-        c = cf_seq_count_miss(t, type, key, q);
+    cf_align_role(t, type, 0);
+    cf_seq *c = cf_seq_count_recent(t, type, f->entry, n, t->fslice + s);
     cf_frame *f0 = &t->frames[0];
-    if (c && (f0->folded & bit) && f0->sum[type] && !f0->sum[type]->cut) {
-        cf_defer *d = &t->defer[cf_defer_slot(c)];
-        if (CF_LIKELY(d->seq == c && d->gen == t->defer_gen && d->type == type)) {
-            d->count++; /* cf_defer_nested, the sequence already counted once */
-            t->len[type] = s;
-            t->pend_recorded += n;
-        } else {
-            cf_defer_nested(t, type, c, s, n);
-        }
-    }
+    if (c && (f0->folded & bit) && f0->sum[type] && !f0->sum[type]->cut)
+        cf_defer_nested(t, type, c, s, n);
     f->started = 0;
     t->nest = 0;
     cf_cut_clear(t);
     cf_count_entry(t, f->entry);
-    /* cf_fast_attach, its counting mode's common case inline */
-    t->fpos = t->fslice + t->len[type];
-    t->fend = t->fslice + t->cap[type];
-    uint64_t *cnt = NULL;
-    if (f0->folded & bit)
-        cnt = t->cnt_type == (int)type && t->cnt_tag == t->ftag && cf_count_on &&
-                      !RD(cf_share_on) && t->fsize <= CF_CNT_MAX
-                  ? t->cnt : cf_count_attach(t);
-    t->fcnt = cnt;
-    if (cnt)
-        t->fend = t->fpos;
+    cf_fast_attach(t);
     t->depth--;
     t->active = was;
     return 1;

@@ -342,15 +342,22 @@ static inline int cf_cnt_size(uint32_t size)
 
 uint64_t *cf_count_attach(cf_thread *t) CF_HIDDEN;
 
-/* Attach the fast role (if any) again after len[]/cap[] may have changed. */
+/* Attach the fast role (if any) again after len[]/cap[] may have changed.  When it is
+ * already the counted role of this invocation (cnt_type and cnt_tag, set by
+ * cf_count_attach only while counting mode may run), its counters are found here: the
+ * common case of an outermost summary whose nested invocations come and go. */
 static inline __attribute__((always_inline)) void cf_fast_attach(cf_thread *t)
 {
     if (t->fsize) {
         t->fpos = t->fslice + t->len[t->ftype];
         t->fend = t->fslice + t->cap[t->ftype];
-        t->fcnt = CF_UNLIKELY(!t->nest && (t->frames[0].folded >> t->ftype & 1))
-                      ? cf_count_attach(t) : NULL;
-        if (t->fcnt)
+        uint64_t *cnt = NULL;
+        if (CF_UNLIKELY(!t->nest && (t->frames[0].folded >> t->ftype & 1)))
+            cnt = t->cnt_type == (int)t->ftype && t->cnt_tag == t->ftag &&
+                          !__atomic_load_n(&cf_share_on, __ATOMIC_RELAXED)
+                      ? t->cnt : cf_count_attach(t);
+        t->fcnt = cnt;
+        if (cnt)
             t->fend = t->fpos;
     }
 }
