@@ -126,25 +126,41 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         *(double *)(pos) = d_;                                                              \
     } while (0)
 
-/* Add one to the counter at c (counting mode), typed as a double like the quads; 0 when
- * it was 0 (the runtime takes a first count) and nothing was added. */
+/* Count one more access at the counter at c (counting mode), typed as a double like the
+ * quads.  A counter holds minus its count (cf_internal.h), so the count is one subtraction
+ * in memory (x86-64: `subq $1, mem`), which borrows only when the counter was 0: a first
+ * count, which the caller gives back (CF_UNCOUNT) and leaves to the runtime.  Evaluates to
+ * the borrow. */
 #define CF_COUNT(c)                                                                         \
     __extension__({                                                                         \
         double d_ = *(double *)(c);                                                         \
+        uint64_t v_, r_;                                                                    \
+        __builtin_memcpy(&v_, &d_, sizeof v_);                                              \
+        int b_ = __builtin_sub_overflow(v_, (uint64_t)1, &r_);                              \
+        __builtin_memcpy(&d_, &r_, sizeof d_);                                              \
+        *(double *)(c) = d_;                                                                \
+        b_;                                                                                 \
+    })
+
+/* Give back a count that CF_COUNT took.  The counter is read again through a pointer the
+ * optimizer cannot follow (the empty asm): reusing CF_COUNT's value instead would keep it
+ * in a register, and the subtraction could no longer be done in memory. */
+#define CF_UNCOUNT(c)                                                                       \
+    do {                                                                                    \
+        uint64_t *u_ = (c);                                                                 \
+        __asm__("" : "+r"(u_));                                                             \
+        double d_ = *(double *)u_;                                                          \
         uint64_t v_;                                                                        \
         __builtin_memcpy(&v_, &d_, sizeof v_);                                              \
-        if (__builtin_expect(v_ != 0, 1)) {                                                 \
-            v_++;                                                                           \
-            __builtin_memcpy(&d_, &v_, sizeof d_);                                          \
-            *(double *)(c) = d_;                                                            \
-        }                                                                                   \
-        v_ != 0;                                                                            \
-    })
+        v_++;                                                                               \
+        __builtin_memcpy(&d_, &v_, sizeof d_);                                              \
+        *(double *)u_ = d_;                                                                 \
+    } while (0)
 
 /* A macro, not a static function: C99 inline definitions with external linkage may not
  * reference identifiers with internal linkage.  The quad is offset | sm | role << 48, as
  * cf_access_inside stores it.  In counting mode (fcnt, cf_internal.h: fend is at fpos) the
- * fast role's access adds one to its counter, offset * 10 + log2(size) * 2 + mode. */
+ * fast role's access counts one at its counter, offset * 10 + log2(size) * 2 + mode. */
 #define CF_INLINE_CHECK(p, size, mode)                                                      \
     do {                                                                                    \
         uintptr_t a_ = (uintptr_t)(p);                                                      \
@@ -160,9 +176,12 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
                 return;                                                                     \
             }                                                                               \
             uint64_t *c_ = th_->fcnt;                                                       \
-            if (c_ && th_->fseq == __cachefit_killseq &&                                    \
-                CF_COUNT(c_ + off_ * 10 + __builtin_ctz(size) * 2 + (mode)))                \
-                return;                                                                     \
+            if (c_ && th_->fseq == __cachefit_killseq) {                                    \
+                c_ += off_ * 10 + __builtin_ctz(size) * 2 + (mode);                         \
+                if (__builtin_expect(!CF_COUNT(c_), 1))                                     \
+                    return;                                                                 \
+                CF_UNCOUNT(c_);                                                             \
+            }                                                                               \
         }                                                                                   \
         if (__builtin_expect(a_ - __cachefit_lo >= __cachefit_span, 1))                     \
             return;                                                                         \
@@ -242,49 +261,36 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
     uint32_t n = d->n;
     if (off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
         off + (uintptr_t)(intptr_t)d->hi <= th->fsize &&
-        __builtin_expect(th->fseq == __cachefit_killseq, 1) &&
-        __builtin_expect((uintptr_t)th->fend - (uintptr_t)pos >= (uintptr_t)n * sizeof *pos,
-                         1)) {
-        uint64_t tag = th->ftag;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t m = d->member[i];
-            uint64_t o = (off + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m) & 0xffffffffu;
-            CF_PUT_QUAD(pos + i, o | (m & ~(uint64_t)0xffffffffu) | tag);
-        }
-        th->fpos = pos + n;
-        return;
-    }
-    uint64_t *c = th->fcnt;
-    if (c && off + (uintptr_t)(intptr_t)d->lo < th->fsize &&
-        off + (uintptr_t)(intptr_t)d->hi <= th->fsize && th->fseq == __cachefit_killseq) {
-        /* Counting mode: one to each member's counter, unless one is at 0 (a first count:
-         * the members one by one, through the runtime). */
-        c += off * 10;
-        int all = 1;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t m = d->member[i];
-            double v;
-            __builtin_memcpy(&v, c + (intptr_t)(int32_t)(uint32_t)m * 10 +
-                                     __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63),
-                             sizeof v);
-            uint64_t u;
-            __builtin_memcpy(&u, &v, sizeof u);
-            all &= u != 0;
-        }
-        if (__builtin_expect(all, 1)) {
+        __builtin_expect(th->fseq == __cachefit_killseq, 1)) {
+        if (__builtin_expect(
+                (uintptr_t)th->fend - (uintptr_t)pos >= (uintptr_t)n * sizeof *pos, 1)) {
+            uint64_t tag = th->ftag;
             for (uint32_t i = 0; i < n; i++) {
                 uint64_t m = d->member[i];
-                double *p = (double *)(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
-                                       __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 +
-                                       (m >> 63));
-                double v = *p;
-                uint64_t u;
-                __builtin_memcpy(&u, &v, sizeof u);
-                u++;
-                __builtin_memcpy(&v, &u, sizeof v);
-                *p = v;
+                uint64_t o = (off + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m) & 0xffffffffu;
+                CF_PUT_QUAD(pos + i, o | (m & ~(uint64_t)0xffffffffu) | tag);
             }
+            th->fpos = pos + n;
             return;
+        }
+        uint64_t *c = th->fcnt;
+        if (c) {
+            /* Counting mode: one count at each member's counter, unless one of them is a
+             * first count (all given back: the members one by one, through the runtime). */
+            c += off * 10;
+            int first = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t m = d->member[i];
+                first |= CF_COUNT(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
+                                  __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63));
+            }
+            if (__builtin_expect(!first, 1))
+                return;
+            for (uint32_t i = 0; i < n; i++) {
+                uint64_t m = d->member[i];
+                CF_UNCOUNT(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
+                           __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63));
+            }
         }
     }
     uintptr_t s = a + (uintptr_t)(intptr_t)d->lo, e = a + (uintptr_t)(intptr_t)d->hi;

@@ -2281,7 +2281,9 @@ static __attribute__((noinline)) void cf_count_first(cf_thread *t, uintptr_t a, 
     }
     uintptr_t off = a - t->fbase;
     if (cf_sum_file(t, sp, (uint64_t)(uint32_t)off | sm | t->ftag)) {
-        t->fcnt[CF_CNT_INDEX(off, (uint32_t)(sm >> 32) & 0xffff, (uint32_t)(sm >> 63))] = 1;
+        /* one, counted as minus the count (cf_thread.fcnt) */
+        t->fcnt[CF_CNT_INDEX(off, (uint32_t)(sm >> 32) & 0xffff, (uint32_t)(sm >> 63))] =
+            (uint64_t)-1;
     } else { /* not kept, as cf_sum_insert would count it */
         if (*sp)
             (*sp)->cut++;
@@ -2306,8 +2308,9 @@ static void cf_count_merge(cf_thread *t)
             off >= t->cnt_size)
             continue;
         uint64_t *c = &t->cnt[CF_CNT_INDEX(off, size, (uint32_t)(e->q >> 63))];
-        e->hits += *c;
-        t->pend_recorded += *c;
+        uint64_t n = 0 - *c; /* a counter holds minus its count (cf_thread.fcnt) */
+        e->hits += n;
+        t->pend_recorded += n;
         *c = 0;
     }
     t->cnt_type = -1;

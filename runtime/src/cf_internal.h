@@ -148,11 +148,13 @@ typedef struct cf_thread {
     /* Counting mode (issue 26; cf_core.c, cf_count_*): while the outermost invocation is
      * alone (no nested one) and already a summary of the fast role's type, and the fast
      * role is the thread's counted role, an access of 1, 2, 4, 8 or 16 bytes inside it
-     * adds one to fcnt[CF_CNT_INDEX(offset, size, mode)] instead of appending a quad;
-     * the first one to a counter (0) is taken by the runtime, which files the quad in the
-     * summary (in order of first occurrence) and sets the counter to 1.  The counters
-     * are added to the summary's hits when the invocation ends.  NULL: not counting (then
-     * fend is as usual); counting, fend is at fpos (no room). */
+     * counts one at fcnt[CF_CNT_INDEX(offset, size, mode)] instead of appending a quad.
+     * A counter holds minus its count (0: none), so that the inlined check counts with one
+     * subtraction whose borrow is the first count (cf_sancov_inline.c).  The first one to
+     * a counter is taken by the runtime, which files the quad in the summary (in order of
+     * first occurrence) and sets the counter to -1 (one).  The counters are added to the
+     * summary's hits when the invocation ends.  NULL: not counting (then fend is as
+     * usual); counting, fend is at fpos (no room). */
     uint64_t *fcnt;
     /* The other type's role (issue 31): a role of this invocation of another type than the
      * fast role's, confirmed at fseq, that cf_access_inside last took an access to through
@@ -458,8 +460,8 @@ static inline __attribute__((always_inline)) int cf_access_inside(cf_thread *t, 
             uint32_t size = (uint32_t)(sm >> 32) & 0xffff;
             if (t->fcnt && cf_cnt_size(size)) { /* counting mode */
                 uint64_t *c = &t->fcnt[CF_CNT_INDEX(off, size, (uint32_t)(sm >> 63))];
-                if (CF_LIKELY(*c)) {
-                    ++*c;
+                if (CF_LIKELY(*c)) { /* minus the count (fcnt above) */
+                    --*c;
                     return 1;
                 }
             }

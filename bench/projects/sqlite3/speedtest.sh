@@ -7,7 +7,8 @@
 #   usage: speedtest.sh SQLITE_TREE OUT [ROUNDS]
 # SQLITE_TREE: `apt-get source sqlite3` after `./configure && make sqlite3.c` (the
 # amalgamation generated). EXTRA: lines appended to [trace] of the cachefit.toml written
-# to OUT (e.g. 'deallocators = ["sqlite3DbFreeNN", "sqlite3DbNNFreeNN"]').
+# to OUT (e.g. 'deallocators = ["sqlite3DbFreeNN", "sqlite3DbNNFreeNN"]'). TYPES: the
+# traced types as a TOML list (default '["Vdbe", "Mem", "BtCursor"]').
 set -e
 src=$1; out=$2; rounds=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,8 +20,8 @@ FLAGS="-O2 -g -DSQLITE_THREADSAFE=1"
 clang-19 $FLAGS -c sqlite3.c -o plain-sqlite3.o
 clang-19 $FLAGS -c speedtest1.c -o plain-speedtest1.o
 clang-19 -o st-plain plain-speedtest1.o plain-sqlite3.o -lm -ldl -lpthread
-printf '[trace]\ntypes = ["Vdbe", "Mem", "BtCursor"]\nentry = ["sqlite3_step"]\n%s\n' \
-  "${EXTRA:-}" > cachefit.toml
+printf '[trace]\ntypes = %s\nentry = ["sqlite3_step"]\n%s\n' \
+  "${TYPES:-[\"Vdbe\", \"Mem\", \"BtCursor\"]}" "${EXTRA:-}" > cachefit.toml
 cfcc() {
   env PYTHONPATH="$repo/src" CACHEFIT_RUNTIME_DIR="$repo/runtime" CACHEFIT_MODE=profile \
     CACHEFIT_CC=clang-19 CACHEFIT_CONFIG="$PWD/cachefit.toml" CACHEFIT_UNITS_DIR="$PWD/units" \
