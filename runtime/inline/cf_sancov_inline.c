@@ -95,10 +95,15 @@ extern unsigned char *__cachefit_shadow;
     (!defined(__PIC__) || defined(__PIE__))
 __attribute__((cold, preserve_most)) void __cachefit_access_pm(const volatile void *p,
                                                                 uint64_t sm);
+__attribute__((cold, preserve_most)) void __cachefit_count_first_pm(const volatile void *p,
+                                                                     uint64_t sm);
 #define CF_ACCESS_CALL __cachefit_access_pm
+#define CF_COUNT_FIRST_CALL __cachefit_count_first_pm
 #else
 __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm);
+__attribute__((cold)) void __cachefit_count_first(const volatile void *p, uint64_t sm);
 #define CF_ACCESS_CALL __cachefit_access
+#define CF_COUNT_FIRST_CALL __cachefit_count_first
 #endif
 
 /* The head of the calling thread's cf_thread.  On x86-64 ELF: the thread pointer plus the
@@ -129,8 +134,8 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
 /* Count one more access at the counter at c (counting mode), typed as a double like the
  * quads.  A counter holds minus its count (cf_internal.h), so the count is one subtraction
  * in memory (x86-64: `subq $1, mem`), which borrows only when the counter was 0: a first
- * count, which the caller gives back (CF_UNCOUNT) and leaves to the runtime.  Evaluates to
- * the borrow. */
+ * count, which the runtime gives back and takes as before (__cachefit_count_first,
+ * __cachefit_run_first: cf_sancov.c).  Evaluates to the borrow. */
 #define CF_COUNT(c)                                                                         \
     __extension__({                                                                         \
         double d_ = *(double *)(c);                                                         \
@@ -141,21 +146,6 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
         *(double *)(c) = d_;                                                                \
         b_;                                                                                 \
     })
-
-/* Give back a count that CF_COUNT took.  The counter is read again through a pointer the
- * optimizer cannot follow (the empty asm): reusing CF_COUNT's value instead would keep it
- * in a register, and the subtraction could no longer be done in memory. */
-#define CF_UNCOUNT(c)                                                                       \
-    do {                                                                                    \
-        uint64_t *u_ = (c);                                                                 \
-        __asm__("" : "+r"(u_));                                                             \
-        double d_ = *(double *)u_;                                                          \
-        uint64_t v_;                                                                        \
-        __builtin_memcpy(&v_, &d_, sizeof v_);                                              \
-        v_++;                                                                               \
-        __builtin_memcpy(&d_, &v_, sizeof d_);                                              \
-        *(double *)u_ = d_;                                                                 \
-    } while (0)
 
 /* A macro, not a static function: C99 inline definitions with external linkage may not
  * reference identifiers with internal linkage.  The quad is offset | sm | role << 48, as
@@ -177,10 +167,11 @@ __attribute__((cold)) void __cachefit_access(const volatile void *p, uint64_t sm
             }                                                                               \
             uint64_t *c_ = th_->fcnt;                                                       \
             if (c_ && th_->fseq == __cachefit_killseq) {                                    \
-                c_ += off_ * 10 + __builtin_ctz(size) * 2 + (mode);                         \
-                if (__builtin_expect(!CF_COUNT(c_), 1))                                     \
+                if (__builtin_expect(                                                       \
+                        !CF_COUNT(c_ + off_ * 10 + __builtin_ctz(size) * 2 + (mode)), 1))   \
                     return;                                                                 \
-                CF_UNCOUNT(c_);                                                             \
+                CF_COUNT_FIRST_CALL((p), sm_);                                              \
+                return;                                                                     \
             }                                                                               \
         }                                                                                   \
         if (__builtin_expect(a_ - __cachefit_lo >= __cachefit_span, 1))                     \
@@ -250,6 +241,8 @@ struct cf_run_desc {
 _Static_assert(offsetof(struct cf_run_desc, member) == 16, "cf_coalesce.cpp: member at 16");
 __attribute__((cold)) void __cachefit_run_slow(const volatile void *base,
                                                const struct cf_run_desc *d);
+__attribute__((cold)) void __cachefit_run_first(const volatile void *base,
+                                                const struct cf_run_desc *d);
 
 inline __attribute__((always_inline)) void __cachefit_run(const volatile void *base,
                                                           const struct cf_run_desc *d)
@@ -275,8 +268,8 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
         }
         uint64_t *c = th->fcnt;
         if (c) {
-            /* Counting mode: one count at each member's counter, unless one of them is a
-             * first count (all given back: the members one by one, through the runtime). */
+            /* Counting mode: one count at each member's counter; when one of them is a first
+             * count, the runtime gives them all back and takes the members one by one. */
             c += off * 10;
             int first = 0;
             for (uint32_t i = 0; i < n; i++) {
@@ -284,13 +277,9 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
                 first |= CF_COUNT(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
                                   __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63));
             }
-            if (__builtin_expect(!first, 1))
-                return;
-            for (uint32_t i = 0; i < n; i++) {
-                uint64_t m = d->member[i];
-                CF_UNCOUNT(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
-                           __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63));
-            }
+            if (__builtin_expect(first, 0))
+                __cachefit_run_first(base, d);
+            return;
         }
     }
     uintptr_t s = a + (uintptr_t)(intptr_t)d->lo, e = a + (uintptr_t)(intptr_t)d->hi;

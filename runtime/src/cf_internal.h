@@ -309,6 +309,7 @@ void cf_share_dump(int ntypes, void (*put)(void *, const char *, size_t), void *
 void cf_record_slow(uintptr_t a, uint64_t sm) CF_HIDDEN;
 void cf_record_range(uintptr_t a, uintptr_t n, unsigned mode) CF_HIDDEN;
 void __cachefit_access(const volatile void *p, uint64_t sm) __attribute__((cold));
+void __cachefit_count_first(const volatile void *p, uint64_t sm) __attribute__((cold));
 
 /* Write the other type's role's position back into len[] and detach it. */
 static inline __attribute__((always_inline)) void cf_other_detach(cf_thread *t)

@@ -24,6 +24,26 @@ void __cachefit_access(const volatile void *p, uint64_t sm)
         cf_record_slow((uintptr_t)p, sm);
 }
 
+/* A first count in counting mode, from the inlined checks: their subtraction took one
+ * from the fast role's counter at 0 (cf_thread.fcnt: minus the count) and borrowed.  The
+ * count is given back; then the access goes as when the counter was tested before it was
+ * counted: nothing unless the thread is in an invocation, else as __cachefit_access (at a
+ * first count: cf_record_slow, cf_count_first). */
+static inline __attribute__((always_inline)) int cf_count_giveback(cf_thread *t, uintptr_t a,
+                                                                   uint64_t sm)
+{
+    uintptr_t off = a - t->fbase;
+    t->fcnt[CF_CNT_INDEX(off, (uint32_t)(sm >> 32) & 0xffff, (uint32_t)(sm >> 63))]++;
+    return t->active;
+}
+
+void __cachefit_count_first(const volatile void *p, uint64_t sm)
+{
+    cf_thread *t = &cf_self;
+    if (cf_count_giveback(t, (uintptr_t)p, sm) && !cf_access_inside(t, (uintptr_t)p, sm))
+        cf_record_slow((uintptr_t)p, sm);
+}
+
 #if defined(__x86_64__) && defined(__ELF__)
 /* __cachefit_access for callers that assume clang's preserve_most convention (the
  * inlined checks on x86-64): every general register except r11 is preserved, so the
@@ -73,6 +93,15 @@ void __cachefit_access_pm(const volatile void *p, uint64_t sm)
     if (!cf_access_inside(&cf_self, (uintptr_t)p, sm))
         cf_record_slow_pm((uintptr_t)p, sm);
 }
+/* __cachefit_count_first, preserve_most as __cachefit_access_pm. */
+__attribute__((preserve_most)) void __cachefit_count_first_pm(const volatile void *p,
+                                                              uint64_t sm);
+void __cachefit_count_first_pm(const volatile void *p, uint64_t sm)
+{
+    cf_thread *t = &cf_self;
+    if (cf_count_giveback(t, (uintptr_t)p, sm) && !cf_access_inside(t, (uintptr_t)p, sm))
+        cf_record_slow_pm((uintptr_t)p, sm);
+}
 #else
 void cf_access_hidden(const volatile void *p, uint64_t sm) CF_HIDDEN;
 void cf_access_hidden(const volatile void *p, uint64_t sm)
@@ -82,6 +111,7 @@ void cf_access_hidden(const volatile void *p, uint64_t sm)
 }
 
 CF_PM_THUNK(__cachefit_access_pm, "", cf_access_hidden);
+CF_PM_THUNK(__cachefit_count_first_pm, "", __cachefit_count_first);
 #endif
 
 CF_PM_THUNK(cf_record_slow_pm, ".hidden cf_record_slow_pm\n", cf_record_slow);
@@ -103,6 +133,7 @@ struct cf_run_desc {
 };
 _Static_assert(offsetof(struct cf_run_desc, member) == 16, "cf_sancov_inline.c: member at 16");
 void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d);
+void __cachefit_run_first(const volatile void *base, const struct cf_run_desc *d);
 void __cachefit_run(const volatile void *base, const struct cf_run_desc *d);
 
 /* The quads of a run whose extent [s, e) lies in one object that cf_access_inside would
@@ -185,6 +216,23 @@ void __cachefit_run_slow(const volatile void *base, const struct cf_run_desc *d)
         const volatile char *p = (const volatile char *)base + (int32_t)(uint32_t)m;
         cf_access(p, (unsigned)(m >> 32) & 0xffffu, (unsigned)(m >> 63));
     }
+}
+
+/* A run's first count in counting mode (the inlined __cachefit_run counted every member,
+ * and one counter was at 0): every member's count is given back, then the run goes as
+ * when the counters were tested before they were counted: nothing unless the thread is in
+ * an invocation, else member by member (__cachefit_run_slow). */
+void __cachefit_run_first(const volatile void *base, const struct cf_run_desc *d)
+{
+    cf_thread *t = &cf_self;
+    uintptr_t off = (uintptr_t)base - t->fbase;
+    for (uint32_t i = 0; i < d->n; i++) {
+        uint64_t m = d->member[i];
+        t->fcnt[CF_CNT_INDEX(off + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m,
+                             (uint32_t)(m >> 32) & 0xffff, (uint32_t)(m >> 63))]++;
+    }
+    if (t->active)
+        __cachefit_run_slow(base, d);
 }
 
 void __cachefit_run(const volatile void *base, const struct cf_run_desc *d)
