@@ -131,6 +131,12 @@ __attribute__((cold)) void __cachefit_count_first(const volatile void *p, uint64
         *(double *)(pos) = d_;                                                              \
     } while (0)
 
+/* Counting mode's counter of an access (as in cf_internal.h): ten arrays of CF_CNT_MAX
+ * counters, one per size class and mode, indexed by the offset in the counted role. */
+#define CF_CNT_MAX 65536
+#define CF_CNT_INDEX(off, size, mode)                                                       \
+    (((intptr_t)__builtin_ctz(size) * 2 + (intptr_t)(mode)) * CF_CNT_MAX + (intptr_t)(off))
+
 /* Count one more access at the counter at c (counting mode), typed as a double like the
  * quads.  A counter holds minus its count (cf_internal.h), so the count is one subtraction
  * in memory (x86-64: `subq $1, mem`), which borrows only when the counter was 0: a first
@@ -150,7 +156,7 @@ __attribute__((cold)) void __cachefit_count_first(const volatile void *p, uint64
 /* A macro, not a static function: C99 inline definitions with external linkage may not
  * reference identifiers with internal linkage.  The quad is offset | sm | role << 48, as
  * cf_access_inside stores it.  In counting mode (fcnt, cf_internal.h: fend is at fpos) the
- * fast role's access counts one at its counter, offset * 10 + log2(size) * 2 + mode. */
+ * fast role's access counts one at its counter, CF_CNT_INDEX. */
 #define CF_INLINE_CHECK(p, size, mode)                                                      \
     do {                                                                                    \
         uintptr_t a_ = (uintptr_t)(p);                                                      \
@@ -168,7 +174,7 @@ __attribute__((cold)) void __cachefit_count_first(const volatile void *p, uint64
             uint64_t *c_ = th_->fcnt;                                                       \
             if (c_ && th_->fseq == __cachefit_killseq) {                                    \
                 if (__builtin_expect(                                                       \
-                        !CF_COUNT(c_ + off_ * 10 + __builtin_ctz(size) * 2 + (mode)), 1))   \
+                        !CF_COUNT(c_ + CF_CNT_INDEX(off_, size, mode)), 1))                 \
                     return;                                                                 \
                 CF_COUNT_FIRST_CALL((p), sm_);                                              \
                 return;                                                                     \
@@ -270,12 +276,12 @@ inline __attribute__((always_inline)) void __cachefit_run(const volatile void *b
         if (c) {
             /* Counting mode: one count at each member's counter; when one of them is a first
              * count, the runtime gives them all back and takes the members one by one. */
-            c += off * 10;
+            c += off;
             int first = 0;
             for (uint32_t i = 0; i < n; i++) {
                 uint64_t m = d->member[i];
-                first |= CF_COUNT(c + (intptr_t)(int32_t)(uint32_t)m * 10 +
-                                  __builtin_ctz((uint32_t)(m >> 32) & 0xffff) * 2 + (m >> 63));
+                first |= CF_COUNT(c + CF_CNT_INDEX((intptr_t)(int32_t)(uint32_t)m,
+                                                   (uint32_t)(m >> 32) & 0xffff, m >> 63));
             }
             if (__builtin_expect(first, 0))
                 __cachefit_run_first(base, d);

@@ -217,7 +217,7 @@ typedef struct cf_thread {
     uint64_t defer_gen;
     cf_frame *frames;   /* CF_MAX_FRAMES */
     uint64_t *scratch;  /* max_accesses quads: an inner invocation's renumbered sequence */
-    /* Counting mode (fcnt above): the counters (CF_CNT_MAX * 10, mapped at first use), and
+    /* Counting mode (fcnt above): the counters (10 * CF_CNT_MAX, mapped at first use), and
      * the counted role of the outermost invocation: its type (-1: none yet), tag and size. */
     uint64_t *cnt;
     int cnt_type;
@@ -335,8 +335,12 @@ static inline __attribute__((always_inline)) void cf_fast_detach(cf_thread *t)
 }
 
 /* Counting mode's counter of an access of `size` bytes (1, 2, 4, 8 or 16: class
- * log2(size)) at offset `off` of the counted role, and the largest role it counts. */
-#define CF_CNT_INDEX(off, size, mode) ((off) * 10 + (uintptr_t)__builtin_ctz(size) * 2 + (mode))
+ * log2(size)) at offset `off` of the counted role, and the largest role it counts: ten
+ * arrays of CF_CNT_MAX counters, one per size class and mode, so that the inlined check
+ * finds a counter as one scaled index (off) and a constant displacement
+ * (cf_sancov_inline.c). */
+#define CF_CNT_INDEX(off, size, mode)                                                       \
+    (((uintptr_t)__builtin_ctz(size) * 2 + (mode)) * CF_CNT_MAX + (off))
 enum { CF_CNT_MAX = 65536 };
 static inline int cf_cnt_size(uint32_t size)
 {
