@@ -1914,6 +1914,18 @@ static uint64_t cf_seq_hash(uint32_t type, const uint64_t *q, uint64_t key)
     return h ^ (h >> 29);
 }
 
+/* Whether the n quads at a and b are the same: the differences or-ed together, no branch
+ * per quad and no call (a sequence in its recent slot is nearly always the same, and
+ * short: the whole comparison is the common case). */
+static inline __attribute__((always_inline)) int cf_quads_equal(const uint64_t *a,
+                                                                const uint64_t *b, uint32_t n)
+{
+    uint64_t d = 0;
+    for (uint32_t i = 0; i < n; i++)
+        d |= a[i] ^ b[i];
+    return d == 0;
+}
+
 /* The thread's recent-sequence slot for a sequence: direct-mapped by its length and
  * last quad (sequences of one entry function often differ only in length). */
 static inline uint32_t cf_recent_slot(uint32_t len, const uint64_t *q)
@@ -1933,7 +1945,7 @@ static __attribute__((noinline)) cf_seq *cf_seq_count_miss(cf_thread *t, uint32_
     cf_seq **rc = t->recent[type];
     uint64_t *pend = t->rpend[type];
     cf_seq *p = rc[k ^ 1];
-    if (p && p->key == key && memcmp(p->q, q, (size_t)len * sizeof *q) == 0) {
+    if (p && p->key == key && cf_quads_equal(p->q, q, len)) {
         /* the pair's two entries change places, with their pending counts */
         uint64_t n = pend[k ^ 1] + 1;
         rc[k ^ 1] = rc[k];
@@ -1976,7 +1988,7 @@ cf_seq_count_recent(cf_thread *t, uint32_t type, int entry, uint32_t len, const 
     uint64_t key = cf_seq_key(entry, len);
     uint32_t k = cf_recent_slot(len, q);
     cf_seq *c = t->recent[type][k];
-    if (CF_LIKELY(c && c->key == key && memcmp(c->q, q, (size_t)len * sizeof *q) == 0)) {
+    if (CF_LIKELY(c && c->key == key && cf_quads_equal(c->q, q, len))) {
         t->rpend[type][k]++;
         return c;
     }
@@ -3264,7 +3276,7 @@ static __attribute__((noinline)) void cf_leave_slow(cf_thread *t, uintptr_t scop
 
 /* The end of __cachefit_leave when the sequence (t->len[t->ftype] quads at t->fslice) is
  * not the one in its recent slot; reads its arguments back from the thread so that the
- * caller keeps nothing across its memcmp. */
+ * caller keeps nothing across the call. */
 static __attribute__((noinline)) void cf_leave_miss(void)
 {
     cf_thread *t = &cf_self;
@@ -3323,8 +3335,7 @@ static inline __attribute__((always_inline)) void cf_leave_count(cf_thread *t, u
     }
     uint32_t k = cf_recent_slot(len, slice);
     cf_seq *c = t->recent[type][k];
-    if (CF_LIKELY(c && c->key == cf_seq_key(entry, len) &&
-                  memcmp(c->q, slice, (size_t)len * sizeof *slice) == 0))
+    if (CF_LIKELY(c && c->key == cf_seq_key(entry, len) && cf_quads_equal(c->q, slice, len)))
         t->rpend[type][k]++;
     else
         cf_leave_miss();
