@@ -1,14 +1,15 @@
 """The traced run's cost at two or more cachefit commits, on zlib and Lua, in one run.
 
     nice .venv/bin/python bench/trace/checkout_bench.py --commits A B [C ...]
-        [--work DIR] [--mib 16] [--scale 2] [--rounds 3] [--json FILE]
+        [--work DIR] [--mib 16] [--level -6] [--scale 2] [--rounds 3] [--copies 1]
+        [--json FILE]
 
 For each commit, an export (`git archive`) is the cachefit used to build the profile
 builds (each with a cache directory of its own) and to trace them; the programs come from
 the same Debian sources as bench/profile_scale (`apt-get source zlib` / `lua5.4`), fetched
 once into the work directory:
   * zlib: `[trace] types = ["internal_state"]`, `entry = ["deflate", "longest_match"]`,
-    built by `cachefit build --step profile`; workload `minigzip -6` of MIB MiB of text;
+    built by `cachefit build --step profile`; workload `minigzip LEVEL` of MIB MiB of text;
   * Lua 5.4: types lua_State, CallInfo, Table, the four entries of run_lua.py, built by
     bench/projects/lua/build-lua.sh through `cachefit cc` with Lua's string cache of one
     slot (filter_bench.py says why) and a constant hash seed (`luai_makeseed` mixes the
@@ -19,9 +20,13 @@ profiles can be compared sequence for sequence.
 Then, rounds interleaved (plain, then each commit, in each round), two CPU times (user +
 sys of the process tree): the traced program alone (the runtime writing its raw trace,
 CACHEFIT_TRACE_DIR) and the whole `cachefit trace -o prof.json -- PROGRAM` (program plus
-conversion); medians of `--rounds`, and their ratios to the plain program. Last, whether
-the commits' profiles have the same invocations and sequences, type by type. Prints JSON;
-figures go to bench/trace/RESULTS.md by hand. Builds only in the work directory.
+conversion); medians of `--rounds` times `--copies`, and their ratios to the plain
+program. Each variant runs from `--copies` copies of its tree, in turn: one binary file
+runs at a speed of its own, steadily over rounds (its code's pages stay where they are in
+memory), and two copies of one binary differed by up to 15 % on zlib -1
+(bench/trace/RESULTS.md, session 26). Last, whether the commits' profiles have the same
+invocations and sequences, type by type. Prints JSON; figures go to
+bench/trace/RESULTS.md by hand. Builds only in the work directory.
 """
 
 from __future__ import annotations
@@ -113,8 +118,19 @@ def same_profiles(paths: list[Path]) -> dict[str, object]:
                       for name, t in sorted(first.types.items())}}
 
 
+def copies_of(tree: Path, k: int) -> list[Path]:
+    """`tree` and k - 1 fresh copies of it beside it (new files: their pages are new)."""
+    out = [tree]
+    for i in range(1, k):
+        copy = tree.with_name(f"{tree.name}.copy{i}")
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(tree, copy, symlinks=True)
+        out.append(copy)
+    return out
+
+
 def bench(name: str, src: Path, work: Path, commits: list[str], run: list[str],
-          builder, rounds: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
+          builder, rounds: int, copies: int = 1) -> dict[str, object]:  # type: ignore[no-untyped-def]
     trees = {"plain": work / name / "plain"}
     envs: dict[str, dict[str, str]] = {"plain": dict(os.environ)}
     if not (trees["plain"] / ".built").exists():
@@ -132,20 +148,24 @@ def bench(name: str, src: Path, work: Path, commits: list[str], run: list[str],
     command: dict[str, list[float]] = {v: [] for v in trees if v != "plain"}
     raw = Path(tempfile.mkdtemp(prefix="cf-raw-", dir=work))
     run = ["setarch", "-R", *run]
+    runs_in = {variant: copies_of(tree, copies) for variant, tree in trees.items()}
     for _ in range(rounds):
-        for variant, tree in trees.items():
-            env = envs[variant]
-            if variant != "plain":
-                env = dict(env, CACHEFIT_TRACE_DIR=str(raw))
-            program[variant].append(round(cpu(run, tree, env), 3))
-            for f in raw.iterdir():
-                f.unlink()
-            if variant != "plain":
-                cmd = [PY, "-m", "cachefit.cli.main", "trace", "-o", "prof.json", "--", *run]
-                command[variant].append(round(cpu(cmd, tree, envs[variant]), 3))
-            print(f"{name} {variant}: program {program[variant][-1]:.2f} s"
-                  + (f", trace {command[variant][-1]:.2f} s" if variant in command else ""),
-                  file=sys.stderr)
+        for i in range(copies):
+            for variant in trees:
+                tree = runs_in[variant][i]
+                env = envs[variant]
+                if variant != "plain":
+                    env = dict(env, CACHEFIT_TRACE_DIR=str(raw))
+                program[variant].append(round(cpu(run, tree, env), 3))
+                for f in raw.iterdir():
+                    f.unlink()
+                if variant != "plain":
+                    cmd = [PY, "-m", "cachefit.cli.main", "trace", "-o", "prof.json", "--",
+                           *run]
+                    command[variant].append(round(cpu(cmd, tree, envs[variant]), 3))
+                print(f"{name} {variant} ({tree.name}): program {program[variant][-1]:.2f} s"
+                      + (f", trace {command[variant][-1]:.2f} s" if variant in command
+                         else ""), file=sys.stderr)
     plain = statistics.median(program["plain"])
     return {"workload": " ".join(run),
             "program_cpu_seconds": program, "trace_cpu_seconds": command,
@@ -164,6 +184,9 @@ def main() -> int:
     ap.add_argument("--mib", type=float, default=16.0, help="zlib's input size")
     ap.add_argument("--scale", type=float, default=2.0, help="bench.lua's SCALE")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--copies", type=int, default=1,
+                    help="run each variant from this many copies of its tree, in turn")
+    ap.add_argument("--level", default="-6", help="minigzip's compression level")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     work = args.work.resolve()
@@ -172,12 +195,12 @@ def main() -> int:
     if args.program in ("zlib", "both"):
         data = make_input(work / "input.txt", int(args.mib * 1024 * 1024))
         out["zlib"] = bench("zlib", fetch_zlib(work), work, args.commits,
-                            ["sh", "-c", f"./minigzip -6 < {data} > /dev/null"],
-                            build_zlib, args.rounds)
+                            ["sh", "-c", f"./minigzip {args.level} < {data} > /dev/null"],
+                            build_zlib, args.rounds, args.copies)
     if args.program in ("lua", "both"):
         out["lua"] = bench("lua", fetch_lua(work), work, args.commits,
                            ["src/lua", "bench.lua", f"{args.scale:g}"], build_lua,
-                           args.rounds)
+                           args.rounds, args.copies)
     return emit(out, args.json)
 
 
