@@ -104,6 +104,9 @@ def test_inline_bitcode_is_built_with_the_units_code_model(tmp_path: Path,
         pm = "preserve_mostcc void @__cachefit_access_pm(" in ir
         plain = "@__cachefit_access(" in ir
         assert pm != plain, ir[-2000:]
+        # a first count in counting mode goes the same way (issue 26)
+        assert ("preserve_mostcc void @__cachefit_count_first_pm(" in ir) == pm, ir[-2000:]
+        assert ("@__cachefit_count_first(" in ir) == plain, ir[-2000:]
         return bc, "pm" if pm else "plain"
 
     pic, pic_call = callee(["-fPIC"])
