@@ -342,6 +342,7 @@ static inline __attribute__((always_inline)) void cf_fast_detach(cf_thread *t)
 #define CF_CNT_INDEX(off, size, mode)                                                       \
     (((uintptr_t)__builtin_ctz(size) * 2 + (mode)) * CF_CNT_MAX + (off))
 enum { CF_CNT_MAX = 65536 };
+_Static_assert(CF_CNT_MAX == 65536, "cf_sancov_inline.c: CF_CNT_MAX is 65536 there too");
 static inline int cf_cnt_size(uint32_t size)
 {
     return size <= 16 && (size & (size - 1)) == 0 && size;

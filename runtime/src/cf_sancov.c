@@ -32,8 +32,9 @@ void __cachefit_access(const volatile void *p, uint64_t sm)
 static inline __attribute__((always_inline)) int cf_count_giveback(cf_thread *t, uintptr_t a,
                                                                    uint64_t sm)
 {
-    uintptr_t off = a - t->fbase;
-    t->fcnt[CF_CNT_INDEX(off, (uint32_t)(sm >> 32) & 0xffff, (uint32_t)(sm >> 63))]++;
+    if (t->fcnt) /* (it was when the check counted) */
+        t->fcnt[CF_CNT_INDEX(a - t->fbase, (uint32_t)(sm >> 32) & 0xffff,
+                             (uint32_t)(sm >> 63))]++;
     return t->active;
 }
 
@@ -226,7 +227,7 @@ void __cachefit_run_first(const volatile void *base, const struct cf_run_desc *d
 {
     cf_thread *t = &cf_self;
     uintptr_t off = (uintptr_t)base - t->fbase;
-    for (uint32_t i = 0; i < d->n; i++) {
+    for (uint32_t i = 0; t->fcnt && i < d->n; i++) {
         uint64_t m = d->member[i];
         t->fcnt[CF_CNT_INDEX(off + (uintptr_t)(intptr_t)(int32_t)(uint32_t)m,
                              (uint32_t)(m >> 32) & 0xffff, (uint32_t)(m >> 63))]++;
