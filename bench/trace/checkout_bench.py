@@ -1,7 +1,7 @@
 """The traced run's cost at two or more cachefit commits, on zlib and Lua, in one run.
 
     nice .venv/bin/python bench/trace/checkout_bench.py --commits A B [C ...]
-        [--work DIR] [--mib 16] [--level -6] [--scale 2] [--rounds 3] [--copies 1]
+        [--work DIR] [--mib 16] [--level -6] [--scale 2] [--rounds 3] [--copies 3]
         [--json FILE]
 
 For each commit, an export (`git archive`) is the cachefit used to build the profile
@@ -184,7 +184,7 @@ def main() -> int:
     ap.add_argument("--mib", type=float, default=16.0, help="zlib's input size")
     ap.add_argument("--scale", type=float, default=2.0, help="bench.lua's SCALE")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--copies", type=int, default=1,
+    ap.add_argument("--copies", type=int, default=3,
                     help="run each variant from this many copies of its tree, in turn")
     ap.add_argument("--level", default="-6", help="minigzip's compression level")
     ap.add_argument("--json", type=Path)
